@@ -1,0 +1,105 @@
+"""Per-call cost of ``registry.call`` next to pydantic ``validate_call`` and the mcp SDK's
+in-memory client, all calling the same two-int tool in the same run.
+
+    python benchmarks/call_overhead.py [--calls 20000] [--rounds 7]
+
+Prints medians over rounds (the machine is shared and noisy) and the ratios.
+Targets: registry call <= 3x validate_call, and >= 30x faster than the mcp in-memory client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import validate_call
+
+from nexus_jupyter import Registry
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def per_call_sync(fn: Callable[[], Any], calls: int, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
+
+
+async def per_call_async(fn: Callable[[], Any], calls: int, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            await fn()
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
+
+
+async def measure_mcp(calls: int, rounds: int) -> float:
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+    server.add_tool(add)
+    async with Client(server) as client:
+        for _ in range(50):  # warm up (the first structured call imports jsonschema)
+            await client.call_tool("add", {"a": 1, "b": 2})
+        return await per_call_async(
+            lambda: client.call_tool("add", {"a": 1, "b": 2}), calls, rounds
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--mcp-calls", type=int, default=1_000)
+    args = parser.parse_args()
+
+    reg = Registry(search="keyword")
+    reg.add(add)
+    payload = {"a": 1, "b": 2}
+    assert reg.call_sync("add", payload).value == 3
+
+    validated = validate_call(add)
+    t_validate = per_call_sync(lambda: validated(**payload), args.calls, args.rounds)
+    t_plain = per_call_sync(lambda: add(**payload), args.calls, args.rounds)
+    t_sync = per_call_sync(lambda: reg.call_sync("add", payload), args.calls, args.rounds)
+
+    async def registry_async() -> float:
+        for _ in range(100):  # warm up: a proven-fast sync tool then runs inline
+            await reg.call("add", payload)
+        return await per_call_async(lambda: reg.call("add", payload), args.calls, args.rounds)
+
+    t_async = asyncio.run(registry_async())
+    t_mcp = asyncio.run(measure_mcp(args.mcp_calls, max(3, args.rounds // 2)))
+    reg.close()
+
+    us = 1e6
+    print(f"median per-call cost over {args.rounds} rounds of {args.calls} calls "
+          f"(mcp: {args.mcp_calls} calls)")  # fmt: skip
+    print(f"  plain function call            {t_plain * us:9.2f} us")
+    print(f"  pydantic validate_call         {t_validate * us:9.2f} us")
+    print(f"  await registry.call            {t_async * us:9.2f} us")
+    print(f"  registry.call_sync             {t_sync * us:9.2f} us")
+    print(f"  mcp in-memory Client.call_tool {t_mcp * us:9.2f} us")
+    print(f"ratio registry.call / validate_call      = {t_async / t_validate:6.2f}x (target <= 3)")
+    print(f"ratio registry.call_sync / validate_call = {t_sync / t_validate:6.2f}x (target <= 3)")
+    print(
+        f"mcp client / registry.call               = {t_mcp / t_async:6.1f}x faster (target >= 30)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""nexus_jupyter: the notebook as the workbench for AI-agent tools.
+
+>>> from nexus_jupyter import Registry, tool
+>>> @tool
+... def add(a: int, b: int) -> int:
+...     "Add two integers."
+...     return a + b
+>>> reg = Registry()
+>>> _ = reg.add(add)
+>>> reg.call_sync("add", {"a": 1, "b": 2}).structured
+3
+
+In IPython/Jupyter: ``%load_ext nexus_jupyter``; then ``%tool?`` explains the magics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .core.context import CancellationToken, RequestInfo, ToolContext
+from .core.decorator import tool
+from .core.errors import (
+    ApprovalRequired,
+    ConfigError,
+    ExportError,
+    FieldError,
+    MissingCredential,
+    NexusError,
+    PermissionDenied,
+    SourceError,
+    ToolDefinitionError,
+    ToolNotFound,
+    ToolUnavailable,
+    ToolValidationError,
+)
+from .core.registry import Registry
+from .core.result import Image, ToolResult
+from .core.spec import ToolSpec
+from .core.state import RegistryChanged, ToolEntry
+from .core.tool import Tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ApprovalRequired",
+    "CancellationToken",
+    "ConfigError",
+    "ExportError",
+    "FieldError",
+    "Image",
+    "MissingCredential",
+    "NexusError",
+    "PermissionDenied",
+    "Registry",
+    "RegistryChanged",
+    "RequestInfo",
+    "SourceError",
+    "Tool",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolEntry",
+    "ToolNotFound",
+    "ToolResult",
+    "ToolSpec",
+    "ToolUnavailable",
+    "ToolValidationError",
+    "__version__",
+    "load_ipython_extension",
+    "registry",
+    "tool",
+    "unload_ipython_extension",
+]
+
+
+def registry() -> Registry:
+    """The session's registry (what the magics use); created on first use."""
+    from .session import session_registry
+
+    return session_registry()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext nexus_jupyter``."""
+    from .notebook.extension import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .notebook.extension import unload
+
+    unload(ipython)
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "nexus_jupyter.serve.jupyter"}]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "nexus-jupyter"}]

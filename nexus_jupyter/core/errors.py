@@ -1,0 +1,176 @@
+"""Every error nexus_jupyter raises on purpose.
+
+The hierarchy::
+
+    NexusError                      base class; catch this to catch them all
+    ├── ToolDefinitionError         a function cannot become a tool (bad signature, bad option)
+    ├── ToolNotFound                no tool by that name (carries "did you mean" suggestions)
+    ├── ToolValidationError         call arguments do not match the schema (one entry per field)
+    ├── ToolUnavailable             the tool is listed but cannot run now (server down, ...)
+    ├── PolicyError
+    │   ├── PermissionDenied        the call is above the session's grant, blocked, or ACL-denied
+    │   └── ApprovalRequired        the call needs a human approval nobody gave
+    ├── MissingCredential           a credential the tool requires is not set
+    ├── SourceError                 a source (file, folder, MCP server) failed to load
+    ├── ConfigError                 nex.yaml (or runtime settings) is invalid
+    └── ExportError                 a notebook tool cannot be written as a file
+
+Each message names what was wrong, shows the offending value with ``!r`` and says how to fix it.
+Faces (magics, REST, MCP, CLI) turn these into their own error shape at the edge; nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ApprovalRequired",
+    "ConfigError",
+    "ExportError",
+    "FieldError",
+    "MissingCredential",
+    "NexusError",
+    "PermissionDenied",
+    "PolicyError",
+    "SourceError",
+    "ToolDefinitionError",
+    "ToolNotFound",
+    "ToolUnavailable",
+    "ToolValidationError",
+]
+
+
+class NexusError(Exception):
+    """Base class of every error nexus_jupyter raises on purpose."""
+
+
+class ToolDefinitionError(NexusError, TypeError):
+    """Raised when a function cannot become a tool: ``*args``, an unannotated parameter,
+    an unknown permission, a schema that is not a JSON object schema, ..."""
+
+
+class ToolNotFound(NexusError, LookupError):
+    """Raised when a name is not in the registry. ``suggestions`` holds close names."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = ""
+        if self.suggestions:
+            hint = " Did you mean " + " or ".join(repr(s) for s in self.suggestions[:3]) + "?"
+        else:
+            hint = " List the available tools with `%tool list` or `Registry.list()`."
+        super().__init__(f"No tool named {name!r}.{hint}")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One invalid argument: where it is, what is wrong, and the value that was sent.
+
+    ``loc`` is the path as segments (``("items", 0, "name")``); ``path`` renders it as a
+    JSONPath (``$.items[0].name``) for people, REST answers and form fields.
+    """
+
+    loc: tuple[str | int, ...]
+    message: str
+    value: Any = None
+
+    @property
+    def path(self) -> str:
+        out = "$"
+        for part in self.loc:
+            out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "loc": list(self.loc),
+            "message": self.message,
+            "value": _jsonable_preview(self.value),
+        }
+
+
+def _jsonable_preview(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value if not isinstance(value, str) or len(value) <= 200 else value[:200] + "…"
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+class ToolValidationError(NexusError, ValueError):
+    """Raised when call arguments do not match the tool's input schema.
+
+    ``errors`` has one :class:`FieldError` per offending field.
+    """
+
+    def __init__(self, tool: str, errors: Sequence[FieldError]) -> None:
+        self.tool = tool
+        self.errors = tuple(errors)
+        parts = [f"{e.path}: {e.message} (got {_jsonable_preview(e.value)!r})" for e in self.errors]
+        n = len(self.errors)
+        super().__init__(
+            f"Invalid arguments for tool {tool!r} ({n} error{'s' if n != 1 else ''}): "
+            + "; ".join(parts)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "errors": [e.to_dict() for e in self.errors]}
+
+
+class ToolUnavailable(NexusError, RuntimeError):
+    """Raised when a listed tool cannot run now (its MCP server is down, a CLI is missing)."""
+
+
+class PolicyError(NexusError, PermissionError):
+    """Base class of policy decisions that stop a call."""
+
+
+class PermissionDenied(PolicyError):
+    """Raised when a call is above the session's granted level, blocked, or denied by an ACL."""
+
+
+class ApprovalRequired(PolicyError):
+    """Raised when a call needs an approval and nobody can (or did) give it."""
+
+    def __init__(self, message: str, tool: str = "", arguments: Any = None) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        super().__init__(message)
+
+
+class MissingCredential(NexusError, LookupError):
+    """Raised when a tool needs a credential that is not set; the message says how to set it."""
+
+    def __init__(self, service: str, key: str | None = None, tool: str | None = None) -> None:
+        self.service = service
+        self.key = key
+        self.tool = tool
+        what = f"{service}/{key}" if key else service
+        env_key = key or "API_KEY"
+        env = f"NEXUS_CRED_{_env_part(service)}_{_env_part(env_key)}"
+        for_tool = f" (needed by tool {tool!r})" if tool else ""
+        super().__init__(
+            f"Missing credential {what!r}{for_tool}. Set it with "
+            f"`%tool credentials set {service} {env_key}`, "
+            f"`nexus-tools credentials set {service} {env_key}`, or the environment variable {env}."
+        )
+
+
+def _env_part(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text).upper()
+
+
+class SourceError(NexusError, RuntimeError):
+    """Raised (and recorded as a status) when a source fails to load: a broken tool file,
+    a folder that does not exist, an MCP server that does not start."""
+
+
+class ConfigError(NexusError, ValueError):
+    """Raised when nex.yaml or runtime settings are invalid; names the file, line and key."""
+
+
+class ExportError(NexusError, ValueError):
+    """Raised when a notebook tool cannot be exported as a self-contained file."""
