@@ -23,7 +23,7 @@ _SPHINX_PARAM = re.compile(
 )
 _SPHINX_FIELD = re.compile(r"^:\w+")
 _GOOGLE_ITEM = re.compile(r"^(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:(.*)$")
-_NUMPY_ITEM = re.compile(r"^(\*{0,2}\w+)\s*(?::.*)?$")
+_NUMPY_ITEM = re.compile(r"^(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?$")
 
 
 @dataclass(frozen=True)
