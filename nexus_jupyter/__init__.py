@@ -15,9 +15,8 @@ In IPython/Jupyter: ``%load_ext nexus_jupyter``; then ``%tool?`` explains the ma
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .core.context import CancellationToken, RequestInfo, ToolContext
 from .core.decorator import tool
 from .core.errors import (
     ApprovalRequired,
@@ -33,11 +32,45 @@ from .core.errors import (
     ToolUnavailable,
     ToolValidationError,
 )
-from .core.registry import Registry
-from .core.result import Image, ToolResult
-from .core.spec import ToolSpec
-from .core.state import RegistryChanged, ToolEntry
-from .core.tool import Tool
+
+if TYPE_CHECKING:
+    from .core.context import CancellationToken, RequestInfo, ToolContext
+    from .core.registry import Registry
+    from .core.result import Image, ToolResult
+    from .core.spec import ToolSpec
+    from .core.state import RegistryChanged, ToolEntry
+    from .core.tool import Tool
+
+# Imported on first use (PEP 562) so that `import nexus_jupyter` and `%load_ext` stay fast:
+# the registry pulls in pydantic, which a kernel may never need before the first tool.
+_LAZY = {
+    "CancellationToken": ".core.context",
+    "RequestInfo": ".core.context",
+    "ToolContext": ".core.context",
+    "Registry": ".core.registry",
+    "Image": ".core.result",
+    "ToolResult": ".core.result",
+    "ToolSpec": ".core.spec",
+    "RegistryChanged": ".core.state",
+    "ToolEntry": ".core.state",
+    "Tool": ".core.tool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nexus_jupyter' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 
