@@ -1,0 +1,25 @@
+"""Suite-wide isolation: no test reads or writes the real ~/.nexus or caches."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+# Set before any test module imports the package, so defaults resolve inside the sandbox.
+_SANDBOX = tempfile.mkdtemp(prefix="nexus-tests-")
+os.environ["NEXUS_HOME"] = os.path.join(_SANDBOX, "home")
+os.environ.setdefault("NEXUS_CACHE_DIR", os.path.join(_SANDBOX, "cache"))
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.pop("NEXUS_TOOLS_DIR", None)
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Credentials from the developer's environment must not leak into tests."""
+    for key in list(os.environ):
+        if key.startswith("NEXUS_CRED_"):
+            monkeypatch.delenv(key)
+    yield
