@@ -1,0 +1,285 @@
+/**
+ * Client of the nexus_jupyter REST API under `/nexus/api/` on the Jupyter server.
+ *
+ * Every request goes through `ServerConnection.makeRequest`, which adds the token
+ * and the XSRF header the server requires for POSTs.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+/** One row of the catalog (`GET tools`). */
+export interface IToolEntry {
+  name: string;
+  description: string;
+  source: string;
+  source_kind: string;
+  permission: string;
+  categories: string[];
+  capabilities: string[];
+  status: string;
+  reason: string | null;
+  /** Sources of the tools this one shadows. */
+  shadowed: string[];
+  /** Set on the row of a tool that lost a name clash: the winner's source. */
+  shadowed_by?: string | null;
+  version?: string | null;
+  score?: number | null;
+}
+
+/** The answer of `GET tools`. */
+export interface IToolList {
+  tools: IToolEntry[];
+  total: number;
+  suggestions: string[];
+}
+
+/** One version of a tool, newest first (`GET tools/{name}`). */
+export interface IToolVersion {
+  version: string;
+  source?: string;
+  time?: number | null;
+  current?: boolean;
+  /** File versions only: 1 for the oldest, a summary of the change and what wrote it. */
+  number?: number;
+  summary?: string;
+  event?: string;
+}
+
+/** The answer of `GET tools/{name}`: the spec plus where it stands. */
+export interface IToolDetails {
+  name: string;
+  description: string;
+  input_schema: Record<string, any>;
+  output_schema?: Record<string, any> | null;
+  permission: string;
+  categories: string[];
+  capabilities: string[];
+  requires_credentials: string[];
+  source: string;
+  version?: string | null;
+  status: string;
+  reason: string | null;
+  shadowed: { source: string; version?: string | null }[];
+  versions: IToolVersion[];
+  [key: string]: any;
+}
+
+/** One invalid argument reported by the server (`422`). */
+export interface IFieldError {
+  path: string;
+  loc?: (string | number)[];
+  message: string;
+  value?: unknown;
+}
+
+/** A content block of a tool result (MCP style). */
+export interface IContentBlock {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  [key: string]: unknown;
+}
+
+/** `ToolResult.to_dict()`. */
+export interface IToolResult {
+  tool: string;
+  structured?: unknown;
+  content?: IContentBlock[];
+  error?: string | null;
+  error_type?: string | null;
+  is_error: boolean;
+  duration: number;
+  [key: string]: unknown;
+}
+
+/** What a call can end with, as the panel needs to show it. */
+export type CallOutcome =
+  | { kind: 'result'; result: IToolResult }
+  | { kind: 'validation'; message: string; errors: IFieldError[] }
+  | { kind: 'approval'; message: string }
+  | { kind: 'denied'; message: string }
+  | { kind: 'error'; status: number; message: string };
+
+/** One source in `GET status`. */
+export interface ISourceStatus {
+  name: string;
+  kind?: string;
+  tools?: number;
+  error?: string | null;
+  details?: Record<string, any> | null;
+  [key: string]: unknown;
+}
+
+/** The answer of `GET status`. */
+export interface IStatus {
+  sources: ISourceStatus[];
+  tools: number;
+  [key: string]: unknown;
+}
+
+/** A registry change pushed on the event stream. */
+export interface IChangedEvent {
+  type: 'changed';
+  added: string[];
+  removed: string[];
+  updated: string[];
+  sources: string[];
+}
+
+/** Filters of `GET tools`. */
+export interface IListQuery {
+  q?: string;
+  source?: string;
+  permission?: string;
+  category?: string;
+  capability?: string;
+  status?: string;
+  offset?: number;
+  limit?: number;
+}
+
+/** An HTTP answer that is not 2xx, with the server's JSON body when it sent one. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: any
+  ) {
+    super(message);
+  }
+}
+
+const API = 'nexus/api';
+
+async function request(
+  path: string,
+  init: RequestInit = {},
+  settings = ServerConnection.makeSettings()
+): Promise<any> {
+  const url = URLExt.join(settings.baseUrl, API, path);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, init, settings);
+  } catch (error) {
+    throw new ServerConnection.NetworkError(error as TypeError);
+  }
+  const text = await response.text();
+  let body: any = null;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { message: text };
+    }
+  }
+  if (!response.ok) {
+    const message = body?.message ?? `${response.status} ${response.statusText}`;
+    throw new ApiError(response.status, message, body);
+  }
+  return body;
+}
+
+/** Search and filter the catalog. */
+export function listTools(query: IListQuery = {}): Promise<IToolList> {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null && value !== '') {
+      params.set(key, String(value));
+    }
+  }
+  const qs = params.toString();
+  return request('tools' + (qs ? `?${qs}` : ''));
+}
+
+/** The spec, status and versions of one tool. */
+export function getTool(name: string): Promise<IToolDetails> {
+  return request(`tools/${encodeURIComponent(name)}`);
+}
+
+/** Sources and their errors. */
+export function getStatus(): Promise<IStatus> {
+  return request('status');
+}
+
+/** Call a tool; every expected failure comes back as an outcome, not an exception. */
+export async function callTool(
+  name: string,
+  args: Record<string, unknown>,
+  approved = false
+): Promise<CallOutcome> {
+  try {
+    const result = await request(`tools/${encodeURIComponent(name)}/call`, {
+      method: 'POST',
+      body: JSON.stringify({ arguments: args, approved })
+    });
+    return { kind: 'result', result };
+  } catch (error) {
+    if (!(error instanceof ApiError)) {
+      return { kind: 'error', status: 0, message: String(error) };
+    }
+    const body = error.body ?? {};
+    if (error.status === 422 && Array.isArray(body.errors)) {
+      return { kind: 'validation', message: error.message, errors: body.errors };
+    }
+    if (error.status === 409 && body.error === 'approval_required') {
+      return { kind: 'approval', message: error.message };
+    }
+    if (error.status === 403) {
+      return { kind: 'denied', message: error.message };
+    }
+    return { kind: 'error', status: error.status, message: error.message };
+  }
+}
+
+/**
+ * Follow the server's registry changes over a WebSocket, reconnecting with backoff.
+ *
+ * Returns a function that closes the stream for good.
+ */
+export function followChanges(
+  onChange: (event: IChangedEvent) => void,
+  onConnection: (connected: boolean) => void = () => undefined
+): () => void {
+  const settings = ServerConnection.makeSettings();
+  let socket: WebSocket | null = null;
+  let closed = false;
+  let delay = 500;
+  let timer: number | undefined;
+
+  const connect = () => {
+    let url = URLExt.join(settings.wsUrl, API, 'events');
+    if (settings.token) {
+      // Browsers cannot set headers on a WebSocket; cookies or the token in the query authenticate.
+      url += `?token=${encodeURIComponent(settings.token)}`;
+    }
+    socket = new settings.WebSocket(url);
+    socket.onopen = () => {
+      delay = 500;
+      onConnection(true);
+    };
+    socket.onmessage = msg => {
+      try {
+        const data = JSON.parse(msg.data);
+        if (data && data.type === 'changed') {
+          onChange(data as IChangedEvent);
+        }
+      } catch (error) {
+        console.error('nexus-jupyter: bad event from the server', error);
+      }
+    };
+    socket.onclose = () => {
+      onConnection(false);
+      if (!closed) {
+        timer = window.setTimeout(connect, delay);
+        delay = Math.min(delay * 2, 10000);
+      }
+    };
+  };
+  connect();
+  return () => {
+    closed = true;
+    window.clearTimeout(timer);
+    socket?.close();
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Small presentational pieces shared by the list and the details view.
+ */
+import React from 'react';
+
+const PERMISSION_LABELS: Record<string, string> = {
+  read_only: 'read-only',
+  workspace_write: 'writes',
+  danger_full_access: 'full access'
+};
+
+/** A permission badge, colored by risk. */
+export function PermissionBadge(props: { permission: string }): JSX.Element {
+  const label = PERMISSION_LABELS[props.permission] ?? props.permission;
+  return (
+    <span
+      className={`jp-NexusTools-badge jp-NexusTools-perm-${props.permission}`}
+      title={`Permission: ${props.permission}`}
+    >
+      {label}
+    </span>
+  );
+}
+
+/** A badge with a tooltip; `kind` picks the color (error, warn, info). */
+export function Badge(props: {
+  kind: 'error' | 'warn' | 'info';
+  label: string;
+  title?: string;
+}): JSX.Element {
+  return (
+    <span
+      className={`jp-NexusTools-badge jp-NexusTools-badge-${props.kind}`}
+      title={props.title ?? props.label}
+    >
+      {props.label}
+    </span>
+  );
+}
+
+/** Status badges of a tool: error / unavailable / shadowed. */
+export function StatusBadges(props: {
+  status: string;
+  reason: string | null;
+  shadowed: unknown[];
+  shadowedBy?: string | null;
+}): JSX.Element {
+  const { status, reason, shadowed, shadowedBy } = props;
+  return (
+    <>
+      {status === 'error' && <Badge kind="error" label="error" title={reason ?? 'error'} />}
+      {status === 'unavailable' && (
+        <Badge kind="warn" label="unavailable" title={reason ?? 'unavailable'} />
+      )}
+      {shadowedBy && (
+        <Badge kind="warn" label="shadowed" title={`Shadowed by the ${shadowedBy} source`} />
+      )}
+      {shadowed.length > 0 && (
+        <Badge
+          kind="info"
+          label={`shadows ${shadowed.length}`}
+          title={`Also defined by: ${shadowed.map(s => (typeof s === 'string' ? s : (s as any).source)).join(', ')}`}
+        />
+      )}
+    </>
+  );
+}
+
+/** Pretty JSON in a pre block. */
+export function JsonBlock(props: { value: unknown; className?: string }): JSX.Element {
+  return (
+    <pre className={`jp-NexusTools-json ${props.className ?? ''}`}>
+      {JSON.stringify(props.value, null, 2)}
+    </pre>
+  );
+}

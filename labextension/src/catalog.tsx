@@ -1,0 +1,282 @@
+/**
+ * The "Tools" sidebar: search box, results grouped by source, source problems, and the
+ * details view of the selected tool. Follows the server's change stream, so it never
+ * needs a refresh.
+ */
+import { ReactWidget } from '@jupyterlab/ui-components';
+import React from 'react';
+
+import {
+  followChanges,
+  getStatus,
+  IChangedEvent,
+  IStatus,
+  IToolEntry,
+  IToolList,
+  listTools
+} from './api';
+import { PermissionBadge, StatusBadges } from './badges';
+import { ToolDetails } from './details';
+
+const SEARCH_DEBOUNCE_MS = 150;
+
+// Precedence on a name clash, strongest first: groups are shown in this order.
+const KIND_ORDER = ['notebook', 'directory', 'mcp', 'config', 'builtin'];
+
+function groupBySource(tools: IToolEntry[], ranked: boolean): [string, IToolEntry[]][] {
+  const groups = new Map<string, IToolEntry[]>();
+  const kinds = new Map<string, number>();
+  for (const tool of tools) {
+    const list = groups.get(tool.source) ?? [];
+    list.push(tool);
+    groups.set(tool.source, list);
+    const rank = KIND_ORDER.indexOf(tool.source_kind);
+    kinds.set(tool.source, rank === -1 ? KIND_ORDER.length : rank);
+  }
+  const entries = [...groups.entries()];
+  // Search results: the group with the best hit comes first. Browsing: by precedence.
+  return ranked ? entries : entries.sort(([a], [b]) => kinds.get(a)! - kinds.get(b)!);
+}
+
+function firstLine(text: string): string {
+  return (text ?? '').split('\n')[0];
+}
+
+function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): JSX.Element {
+  const { tool, onOpen } = props;
+  return (
+    <li
+      className={
+        'jp-NexusTools-item' +
+        (tool.status !== 'ok' ? ' jp-NexusTools-item-problem' : '') +
+        (tool.shadowed_by ? ' jp-NexusTools-item-shadowed' : '')
+      }
+      data-tool={tool.name}
+      tabIndex={0}
+      role="button"
+      aria-label={`Open tool ${tool.name}`}
+      onClick={() => onOpen(tool.name)}
+      onKeyDown={event => {
+        if (event.key === 'Enter' || event.key === ' ') {
+          event.preventDefault();
+          onOpen(tool.name);
+        }
+      }}
+    >
+      <div className="jp-NexusTools-itemHeader">
+        <span className="jp-NexusTools-itemName">{tool.name}</span>
+        <PermissionBadge permission={tool.permission} />
+        <StatusBadges
+          status={tool.status}
+          reason={tool.reason}
+          shadowed={tool.shadowed}
+          shadowedBy={tool.shadowed_by}
+        />
+      </div>
+      <div className="jp-NexusTools-itemDescription">{firstLine(tool.description)}</div>
+    </li>
+  );
+}
+
+function Problems(props: { status: IStatus | null }): JSX.Element | null {
+  const broken = (props.status?.sources ?? []).filter(s => s.error);
+  if (broken.length === 0) {
+    return null;
+  }
+  return (
+    <div className="jp-NexusTools-problems" role="alert">
+      {broken.map(source => (
+        <div key={source.name} className="jp-NexusTools-problem">
+          <span className="jp-NexusTools-problemSource">{source.name}</span>
+          <pre className="jp-NexusTools-problemText">{source.error}</pre>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** The whole panel as a React component; `searchRef` lets commands focus the box. */
+export function Catalog(props: {
+  searchRef: React.RefObject<HTMLInputElement>;
+}): JSX.Element {
+  const [query, setQuery] = React.useState('');
+  const [list, setList] = React.useState<IToolList | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const [status, setStatus] = React.useState<IStatus | null>(null);
+  const [selected, setSelected] = React.useState<string | null>(null);
+  const [revision, setRevision] = React.useState(0);
+  const [detailsRevision, setDetailsRevision] = React.useState(0);
+  const [connected, setConnected] = React.useState(false);
+  const selectedRef = React.useRef<string | null>(null);
+  selectedRef.current = selected;
+
+  // Server-side search, debounced as the user types, and re-run on every registry change.
+  React.useEffect(() => {
+    let cancelled = false;
+    const timer = window.setTimeout(() => {
+      listTools({ q: query.trim(), limit: 500 }).then(
+        result => {
+          if (!cancelled) {
+            setList(result);
+            setError(null);
+          }
+        },
+        err => {
+          if (!cancelled) {
+            setError(String(err.message ?? err));
+          }
+        }
+      );
+    }, SEARCH_DEBOUNCE_MS);
+    return () => {
+      cancelled = true;
+      window.clearTimeout(timer);
+    };
+  }, [query, revision]);
+
+  React.useEffect(() => {
+    getStatus().then(setStatus, err => console.error('nexus-jupyter: status', err));
+  }, [revision]);
+
+  React.useEffect(
+    () =>
+      followChanges(
+        (event: IChangedEvent) => {
+          setRevision(r => r + 1);
+          const name = selectedRef.current;
+          if (name && [...event.added, ...event.removed, ...event.updated].includes(name)) {
+            setDetailsRevision(r => r + 1);
+          }
+        },
+        isConnected => {
+          setConnected(isConnected);
+          if (isConnected) {
+            // Changes may have happened while the stream was down.
+            setRevision(r => r + 1);
+          }
+        }
+      ),
+    []
+  );
+
+  const groups = list ? groupBySource(list.tools, query.trim() !== '') : [];
+  return (
+    <div className="jp-NexusTools-root">
+      <div className="jp-NexusTools-header">
+        <input
+          ref={props.searchRef}
+          className="jp-NexusTools-search jp-mod-styled"
+          type="search"
+          placeholder="Search tools"
+          aria-label="Search tools"
+          value={query}
+          onChange={event => {
+            setQuery(event.target.value);
+            setSelected(null);
+          }}
+          onKeyDown={event => {
+            if (event.key === 'Escape') {
+              setQuery('');
+            } else if (event.key === 'ArrowDown' || event.key === 'Enter') {
+              const first = event.currentTarget
+                .closest('.jp-NexusTools-root')
+                ?.querySelector<HTMLElement>('.jp-NexusTools-item');
+              if (first) {
+                event.preventDefault();
+                event.key === 'Enter' ? first.click() : first.focus();
+              }
+            }
+          }}
+        />
+        <span
+          className={`jp-NexusTools-live ${connected ? 'jp-mod-connected' : ''}`}
+          title={connected ? 'Live: updates as tools change' : 'Not connected to live updates'}
+        />
+      </div>
+      <Problems status={status} />
+      {error && (
+        <div className="jp-NexusTools-notice jp-NexusTools-notice-error" role="alert">
+          {error}
+        </div>
+      )}
+      {selected ? (
+        <ToolDetails
+          name={selected}
+          revision={detailsRevision}
+          onBack={() => {
+            setSelected(null);
+            window.setTimeout(() => props.searchRef.current?.focus(), 0);
+          }}
+        />
+      ) : (
+        <div className="jp-NexusTools-list" aria-live="polite">
+          {list && list.tools.length === 0 && (
+            <div className="jp-NexusTools-empty">
+              No tools match.
+              {list.suggestions.length > 0 && (
+                <>
+                  {' '}
+                  Did you mean{' '}
+                  {list.suggestions.map((s, i) => (
+                    <React.Fragment key={s}>
+                      {i > 0 && ', '}
+                      <button className="jp-NexusTools-link" onClick={() => setQuery(s)}>
+                        {s}
+                      </button>
+                    </React.Fragment>
+                  ))}
+                  ?
+                </>
+              )}
+            </div>
+          )}
+          {groups.map(([source, tools]) => (
+            <section key={source} className="jp-NexusTools-group" data-source={source}>
+              <h3 className="jp-NexusTools-groupTitle">
+                {source} <span className="jp-NexusTools-count">{tools.length}</span>
+              </h3>
+              <ul className="jp-NexusTools-items">
+                {tools.map(tool => (
+                  <ToolRow key={tool.name} tool={tool} onOpen={setSelected} />
+                ))}
+              </ul>
+            </section>
+          ))}
+          {list && list.total > list.tools.length && (
+            <div className="jp-NexusTools-muted">
+              Showing {list.tools.length} of {list.total}; refine the search.
+            </div>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** The Lumino widget that hosts the catalog in the left area. */
+export class ToolsPanel extends ReactWidget {
+  private readonly searchRef = React.createRef<HTMLInputElement>();
+
+  constructor() {
+    super();
+    this.id = 'nexus-jupyter-tools';
+    this.addClass('jp-NexusTools');
+  }
+
+  /** Put the keyboard focus in the search box. */
+  focusSearch(): void {
+    const input = this.searchRef.current;
+    if (input) {
+      input.focus();
+      input.select();
+    }
+  }
+
+  protected onActivateRequest(): void {
+    this.focusSearch();
+  }
+
+  render(): JSX.Element {
+    return <Catalog searchRef={this.searchRef} />;
+  }
+}

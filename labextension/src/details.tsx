@@ -1,0 +1,209 @@
+/**
+ * The details view of one tool: description, parameters, schema, versions, and the Try form.
+ */
+import React from 'react';
+
+import { getTool, IToolDetails } from './api';
+import { Badge, JsonBlock, PermissionBadge, StatusBadges } from './badges';
+import { TryForm } from './tryform';
+
+interface IParameterRow {
+  name: string;
+  type: string;
+  required: boolean;
+  description: string;
+  default?: unknown;
+}
+
+function typeOf(schema: any): string {
+  if (!schema || typeof schema !== 'object') {
+    return 'any';
+  }
+  if (schema.enum) {
+    return schema.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
+  }
+  if (Array.isArray(schema.type)) {
+    return schema.type.join(' | ');
+  }
+  if (schema.type === 'array') {
+    return `array of ${typeOf(schema.items)}`;
+  }
+  if (schema.type) {
+    return schema.type;
+  }
+  const union = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(union)) {
+    return union.map(typeOf).join(' | ');
+  }
+  if (schema.$ref) {
+    return String(schema.$ref).split('/').pop() ?? 'object';
+  }
+  return 'any';
+}
+
+function parameters(schema: Record<string, any>): IParameterRow[] {
+  const props = schema?.properties ?? {};
+  const required = new Set<string>(schema?.required ?? []);
+  return Object.entries(props).map(([name, sub]: [string, any]) => ({
+    name,
+    type: typeOf(sub),
+    required: required.has(name),
+    description: sub?.description ?? '',
+    default: sub?.default
+  }));
+}
+
+/** Loads and shows one tool; reloads when `revision` changes (a live update). */
+export function ToolDetails(props: {
+  name: string;
+  revision: number;
+  onBack: () => void;
+}): JSX.Element {
+  const { name, revision, onBack } = props;
+  const [tool, setTool] = React.useState<IToolDetails | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const backRef = React.useRef<HTMLButtonElement>(null);
+
+  React.useEffect(() => {
+    let cancelled = false;
+    getTool(name).then(
+      details => {
+        if (!cancelled) {
+          setTool(details);
+          setError(null);
+        }
+      },
+      err => {
+        if (!cancelled) {
+          setError(err.status === 404 ? `The tool ${name} is gone.` : String(err.message ?? err));
+        }
+      }
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [name, revision]);
+
+  React.useEffect(() => backRef.current?.focus(), [name]);
+
+  const rows = tool ? parameters(tool.input_schema) : [];
+  return (
+    <div
+      className="jp-NexusTools-details"
+      onKeyDown={event => {
+        if (event.key === 'Escape') {
+          event.stopPropagation();
+          onBack();
+        }
+      }}
+    >
+      <div className="jp-NexusTools-detailsHeader">
+        <button
+          ref={backRef}
+          className="jp-NexusTools-back jp-mod-styled"
+          onClick={onBack}
+          title="Back to the catalog (Escape)"
+          aria-label="Back to the catalog"
+        >
+          ←
+        </button>
+        <h2 className="jp-NexusTools-toolName">{name}</h2>
+      </div>
+      {error && (
+        <div className="jp-NexusTools-notice jp-NexusTools-notice-error" role="alert">
+          {error}
+        </div>
+      )}
+      {tool && (
+        <>
+          <div className="jp-NexusTools-badges">
+            <PermissionBadge permission={tool.permission} />
+            <StatusBadges status={tool.status} reason={tool.reason} shadowed={tool.shadowed} />
+            <Badge kind="info" label={tool.source} title={`Source: ${tool.source}`} />
+            {tool.categories.map(c => (
+              <Badge key={c} kind="info" label={c} title={`Category: ${c}`} />
+            ))}
+          </div>
+          {tool.reason && tool.status !== 'ok' && (
+            <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{tool.reason}</div>
+          )}
+          <p className="jp-NexusTools-description">{tool.description}</p>
+          {tool.requires_credentials?.length > 0 && (
+            <p className="jp-NexusTools-credentials">
+              Needs credentials: {tool.requires_credentials.join(', ')}
+            </p>
+          )}
+          <h3 className="jp-NexusTools-sectionTitle">Parameters</h3>
+          {rows.length === 0 ? (
+            <p className="jp-NexusTools-muted">No parameters.</p>
+          ) : (
+            <table className="jp-NexusTools-params">
+              <tbody>
+                {rows.map(row => (
+                  <tr key={row.name}>
+                    <td>
+                      <code>{row.name}</code>
+                      {row.required && (
+                        <span className="jp-NexusTools-required" title="required">
+                          *
+                        </span>
+                      )}
+                    </td>
+                    <td className="jp-NexusTools-type">{row.type}</td>
+                    <td>
+                      {row.description}
+                      {row.default !== undefined && (
+                        <span className="jp-NexusTools-muted">
+                          {' '}
+                          (default {JSON.stringify(row.default)})
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <details className="jp-NexusTools-schema">
+            <summary>Input schema</summary>
+            <JsonBlock value={tool.input_schema} />
+            {tool.output_schema && (
+              <>
+                <div className="jp-NexusTools-muted">Output schema</div>
+                <JsonBlock value={tool.output_schema} />
+              </>
+            )}
+          </details>
+          <details className="jp-NexusTools-versions">
+            <summary>
+              Versions ({tool.versions.length || 1})
+              {tool.version ? ` — current ${tool.version.slice(0, 12)}` : ''}
+            </summary>
+            {tool.versions.length === 0 ? (
+              <p className="jp-NexusTools-muted">No earlier versions recorded.</p>
+            ) : (
+              <ul>
+                {tool.versions.map((v, i) => (
+                  <li key={`${v.version}-${i}`} className="jp-NexusTools-version">
+                    {v.number !== undefined && <span>#{v.number} </span>}
+                    <code>{String(v.version).slice(0, 12)}</code>
+                    {v.summary ? ` ${v.summary}` : ''}
+                    {v.event ? ` (${v.event})` : ''}
+                    {v.time ? ` · ${new Date(v.time * 1000).toLocaleString()}` : ''}
+                    {v.current && <strong> · current</strong>}
+                  </li>
+                ))}
+              </ul>
+            )}
+            {tool.shadowed.length > 0 && (
+              <p className="jp-NexusTools-muted">
+                Also defined (shadowed) by: {tool.shadowed.map(s => s.source).join(', ')}
+              </p>
+            )}
+          </details>
+          <TryForm key={`${tool.name}`} tool={tool} />
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,285 @@
+"""REST handlers of the Jupyter server extension, under ``/nexus/api/``.
+
+Each handler is thin: it parses the request, asks the server's registry, and turns the
+core's errors into HTTP answers::
+
+    ToolNotFound        404 {"error": "not_found", "message", "suggestions"}
+    ToolValidationError 422 {"error": "validation", "message", "errors": [FieldError...]}
+    PermissionDenied    403 {"error": "permission_denied", "message"}
+    ApprovalRequired    409 {"error": "approval_required", "message"}
+    MissingCredential   412 {"error": "missing_credential", "message", "service"}
+    ToolUnavailable     503 {"error": "unavailable", "message"}
+    other NexusError    400 {"error": "bad_request", "message"}
+
+Every route needs an authenticated user and is authorized against the ``nexus`` resource
+(``read`` for GET, ``write`` for POST); POSTs also pass Jupyter's XSRF check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+
+from ..core.context import RequestInfo
+from ..core.errors import (
+    ApprovalRequired,
+    MissingCredential,
+    NexusError,
+    PermissionDenied,
+    ToolNotFound,
+    ToolUnavailable,
+    ToolValidationError,
+)
+from ..core.state import ToolEntry
+from .jupyter_events import AUTH_RESOURCE
+
+if TYPE_CHECKING:
+    from ..core.registry import Registry
+    from .jupyter import NexusServerState
+
+__all__ = ["CallHandler", "StatusHandler", "ToolHandler", "ToolsHandler", "entry_row", "entry_rows"]
+
+_FILTERS = ("source", "permission", "category", "capability", "status")
+_MAX_LIMIT = 1000
+_TOOL_NAME = r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)"
+
+
+def entry_row(entry: ToolEntry, score: float | None = None) -> dict[str, Any]:
+    """One catalog row: enough to list, group and badge a tool, not its whole schema."""
+    spec = entry.spec
+    return {
+        "shadowed_by": None,
+        "name": spec.name,
+        "description": spec.description,
+        "source": spec.source,
+        "source_kind": spec.source_kind,
+        "origin": spec.origin,
+        "permission": spec.permission,
+        "categories": list(spec.categories),
+        "capabilities": list(spec.capabilities),
+        "status": entry.status,
+        "reason": entry.reason,
+        "shadowed": [t.spec.source for t in entry.shadowed],
+        "version": spec.version,
+        "score": score,
+    }
+
+
+def entry_rows(entry: ToolEntry, score: float | None = None) -> list[dict[str, Any]]:
+    """The winner's row, then one row per tool it shadows (``shadowed_by`` set), so a
+    source's group shows every tool it defines and which ones lost a name clash."""
+    rows = [entry_row(entry, score)]
+    for loser in entry.shadowed:
+        row = entry_row(ToolEntry(loser), score)
+        row["shadowed_by"] = entry.spec.source
+        rows.append(row)
+    return rows
+
+
+def _error(status: int, kind: str, message: str, **extra: Any) -> web.HTTPError:
+    err = web.HTTPError(status, reason=None)
+    err.nexus_body = {"error": kind, "message": message, **extra}  # type: ignore[attr-defined]
+    return err
+
+
+class NexusHandler(APIHandler):
+    """Base of the REST handlers: the registry and the JSON error shape."""
+
+    auth_resource = AUTH_RESOURCE
+
+    @property
+    def nexus(self) -> NexusServerState:
+        state: NexusServerState = self.settings["nexus"]
+        return state
+
+    @property
+    def registry(self) -> Registry:
+        return self.nexus.registry
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        body = getattr(exc, "nexus_body", None)
+        if body is None:
+            super().write_error(status_code, **kwargs)
+            return
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(body, default=str))
+
+    def int_argument(self, name: str, default: int, maximum: int) -> int:
+        raw = self.get_query_argument(name, None)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise _error(400, "bad_request", f"{name} must be an integer, got {raw!r}.") from None
+        if value < 0:
+            raise _error(400, "bad_request", f"{name} must be >= 0, got {value!r}.")
+        return min(value, maximum)
+
+    def lookup(self, name: str) -> ToolEntry:
+        try:
+            return self.registry.entry(name)
+        except ToolNotFound as exc:
+            raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
+
+
+class ToolsHandler(NexusHandler):
+    """``GET /nexus/api/tools``: search (``q``), filters, paging.
+
+    Without ``q`` the tools come sorted by name; with ``q`` by relevance. Each tool that
+    shadows others is followed by their rows (``shadowed_by`` names the winner's source);
+    ``total`` counts rows. ``suggestions`` holds close names when nothing matched.
+    """
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        query = (self.get_query_argument("q", "") or "").strip()
+        offset = self.int_argument("offset", 0, 1_000_000)
+        limit = self.int_argument("limit", 100, _MAX_LIMIT)
+        filters: dict[str, Any] = {
+            k: self.get_query_argument(k) for k in _FILTERS if self.get_query_argument(k, "")
+        }
+        reg = self.registry
+        try:
+            if query:
+                # cast: Registry.list (the method) shadows the builtin in search()'s annotation.
+                hits = cast("list[Any]", reg.search(query, limit=_MAX_LIMIT, **filters))
+                rows = []
+                for hit in hits:
+                    entry = reg.snapshot.entries.get(hit.name)
+                    if entry is not None:
+                        rows += entry_rows(entry, round(float(hit.score), 4))
+            else:
+                rows = [row for e in reg.entries(**filters) for row in entry_rows(e)]
+        except NexusError as exc:
+            raise _error(400, "bad_request", str(exc)) from exc
+        suggestions = reg.suggest(query) if query and not rows else []
+        self.finish(
+            json.dumps(
+                {"tools": rows[offset : offset + limit], "total": len(rows),
+                 "offset": offset, "limit": limit, "suggestions": suggestions},
+                default=str,
+            )
+        )  # fmt: skip
+
+
+class ToolHandler(NexusHandler):
+    """``GET /nexus/api/tools/{name}``: spec, schema, status, shadowed versions, history."""
+
+    @web.authenticated
+    @authorized
+    def get(self, name: str) -> None:
+        entry = self.lookup(name)
+        body = entry.to_dict()
+        body["versions"] = self.file_versions(entry) or self.nexus.history.versions(
+            name, entry.spec.version
+        )
+        self.finish(json.dumps(body, default=str))
+
+    def file_versions(self, entry: ToolEntry) -> list[dict[str, Any]]:
+        """A directory tool's file history (newest first), from the folder's version store;
+        ``[]`` for other tools, which fall back to what this server has seen."""
+        spec = entry.spec
+        if spec.source_kind != "directory" or not spec.origin:
+            return []
+        try:
+            from ..sources.versions import versions
+        except ImportError:
+            return []
+        try:
+            found = versions(spec.origin)
+        except (NexusError, OSError, ValueError) as exc:
+            self.log.warning("nexus_jupyter: no version history for %s: %s", spec.name, exc)
+            return []
+        newest = len(found) - 1
+        return [
+            {**v.to_dict(), "version": v.short, "source": spec.source, "current": i == newest}
+            for i, v in reversed(list(enumerate(found)))
+        ]
+
+
+class CallHandler(NexusHandler):
+    """``POST /nexus/api/tools/{name}/call`` with ``{"arguments": {...}, "approved": bool}``.
+
+    The call runs on the registry's background loop, so a slow tool never blocks the
+    server. ``approved`` means the user approved this call in the UI after a 409.
+    """
+
+    @web.authenticated
+    @authorized
+    async def post(self, name: str) -> None:
+        body = self._body()
+        arguments = body.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            kind = type(arguments).__name__
+            raise _error(400, "bad_request", f"arguments must be a JSON object, got {kind}.")
+        approved = body.get("approved", False) is True
+        user = self.current_user
+        request = RequestInfo(principal=getattr(user, "username", None), client="rest")
+        reg = self.registry
+        call = reg.call(name, arguments, request=request, approved=approved)
+        try:
+            result = await asyncio.wrap_future(reg.loop.submit(call))
+        except ToolNotFound as exc:
+            raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
+        except ToolValidationError as exc:
+            raise _error(422, "validation", str(exc),
+                         errors=[e.to_dict() for e in exc.errors]) from exc  # fmt: skip
+        except ApprovalRequired as exc:
+            raise _error(409, "approval_required", str(exc)) from exc
+        except PermissionDenied as exc:
+            raise _error(403, "permission_denied", str(exc)) from exc
+        except MissingCredential as exc:
+            raise _error(412, "missing_credential", str(exc), service=exc.service) from exc
+        except ToolUnavailable as exc:
+            raise _error(503, "unavailable", str(exc)) from exc
+        except NexusError as exc:
+            raise _error(400, "bad_request", str(exc)) from exc
+        self.finish(json.dumps(result.to_dict(), default=str))
+
+    def _body(self) -> dict[str, Any]:
+        if not self.request.body:
+            return {}
+        try:
+            body = json.loads(self.request.body)
+        except ValueError as exc:
+            raise _error(400, "bad_request", f"The request body is not JSON: {exc}.") from exc
+        if not isinstance(body, dict):
+            usage = 'The request body must be {"arguments": {...}, "approved": false}.'
+            raise _error(400, "bad_request", usage)
+        return body
+
+
+class StatusHandler(NexusHandler):
+    """``GET /nexus/api/status``: every source with its error and details (per-file errors,
+    MCP server states), plus how many browsers follow the event stream."""
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        status = self.registry.status()
+        status["listeners"] = self.nexus.hub.listeners
+        status["root"] = self.nexus.root
+        self.finish(json.dumps(status, default=str))
+
+
+def handlers(base_url: str, url_join: Callable[..., str]) -> list[tuple[str, type]]:
+    """The routes, rooted at ``{base_url}nexus/api/``."""
+    from .jupyter_events import EventsHandler
+
+    api = url_join(base_url, "nexus", "api")
+    return [
+        (url_join(api, "tools"), ToolsHandler),
+        (url_join(api, "tools", _TOOL_NAME), ToolHandler),
+        (url_join(api, "tools", _TOOL_NAME, "call"), CallHandler),
+        (url_join(api, "status"), StatusHandler),
+        (url_join(api, "events"), EventsHandler),
+    ]

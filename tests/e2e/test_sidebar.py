@@ -1,0 +1,232 @@
+"""The JupyterLab "Tools" sidebar in a real headless Chromium.
+
+Starts JupyterLab on 127.0.0.1 with a token and a root whose ``tools/dynamic`` holds a tool
+file, then runs ``sidebar.spec.mjs`` (playwright-core driving Debian's ``/usr/bin/chromium``):
+open the panel from the command palette, search, open a tool, get a per-field error from the
+server, run it, see the result, write a new tool file and see it appear within 2 s. The
+screenshot lands in ``test-artifacts/sidebar.png``.
+
+Needs: the built labextension (``nexus_jupyter/labextension``; ``pip install -e .`` or
+``npm run build:prod`` in ``labextension/``), ``npm ci`` in ``tests/e2e`` (done here when
+missing), and a Chromium (``apt-get install -y chromium``). Without a browser it skips, loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(300)]
+
+HERE = Path(__file__).parent
+REPO = HERE.parent.parent
+LABEXTENSION = REPO / "nexus_jupyter" / "labextension"
+ARTIFACTS = REPO / "test-artifacts"
+TOKEN = "nexus-e2e-token"
+SERVER_DEADLINE_S = 90.0
+
+MULTIPLY = '''from nexus_jupyter import tool
+
+
+@tool(categories=["math"])
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers.
+
+    Args:
+        a: The first factor.
+        b: The second factor.
+    """
+    return a * b
+'''
+
+
+GREET = '''from nexus_jupyter import tool
+
+
+@tool(permission="workspace_write", categories=["text"])
+def greet(name: str) -> str:
+    """Greet someone (asks for approval: see nex.yaml)."""
+    return f"Hello, {name}!"
+'''
+
+
+GLOB = '''from nexus_jupyter import tool
+
+
+@tool
+def glob(pattern: str) -> list[str]:
+    """A folder's own glob, which shadows the built-in one."""
+    return [pattern]
+'''
+
+
+def _browser() -> str | None:
+    for candidate in (os.environ.get("NEXUS_E2E_BROWSER"), "/usr/bin/chromium",
+                      shutil.which("chromium"), shutil.which("chromium-browser")):  # fmt: skip
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _skip_loudly(reason: str) -> None:
+    banner = "!" * 78
+    message = f"\n{banner}\nE2E SIDEBAR TEST SKIPPED: {reason}\n{banner}\n"
+    sys.stderr.write(message)
+    pytest.skip(reason)
+
+
+def _ensure_playwright() -> None:
+    if (HERE / "node_modules" / "playwright-core").is_dir():
+        return
+    npm = shutil.which("npm")
+    assert npm, "npm is needed to install playwright-core (tests/e2e/package.json)"
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True, timeout=300)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers={"Authorization": f"token {TOKEN}"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def _wait_for_tool(base: str, name: str, server: subprocess.Popen[bytes], log: Path) -> None:
+    """Poll until the server lists ``name`` (JupyterLab needs a few seconds to start)."""
+    deadline = time.monotonic() + SERVER_DEADLINE_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"JupyterLab exited early:\n{log.read_text()[-4000:]}")
+        try:
+            status, body = _get(f"{base}nexus/api/tools?q={name}")
+        except OSError:
+            status, body = 0, b""
+        if status == 200 and any(t["name"] == name for t in json.loads(body)["tools"]):
+            return
+        time.sleep(0.25)  # polling a starting process, not waiting for a watcher
+    raise AssertionError(f"{name!r} never showed up in {base}nexus/api/tools:\n"
+                         f"{log.read_text()[-4000:]}")  # fmt: skip
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A JupyterLab server with the extension, isolated from the user's config and settings."""
+    assert (LABEXTENSION / "package.json").is_file(), (
+        f"{LABEXTENSION} is not built: run `pip install -e .` or "
+        "`npm ci && npm run build:prod` in labextension/"
+    )
+    root = tmp_path / "root"
+    tools_dir = root / "tools" / "dynamic"
+    tools_dir.mkdir(parents=True)
+    (tools_dir / "multiply_tool.py").write_text(MULTIPLY)
+    (tools_dir / "greet_tool.py").write_text(GREET)
+    (tools_dir / "glob_tool.py").write_text(GLOB)  # shadows the built-in glob
+    (root / "nex.yaml").write_text("approvals:\n  greet: ask\n")
+    # Serve the extension from this checkout's build, whatever is installed in the env.
+    labext = tmp_path / "labextensions"
+    labext.mkdir()
+    (labext / "nexus-jupyter").symlink_to(LABEXTENSION, target_is_directory=True)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        "NEXUS_VERSIONS_DIR": str(tmp_path / "versions"),
+        "HOME": str(tmp_path / "home"),
+    }
+    env.pop("NEXUS_TOOLS_DIR", None)
+    # No "official Jupyter news?" toast over the screenshots.
+    news = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    port = _free_port()
+    log = tmp_path / "jupyterlab.log"
+    command = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
+        f"--LabApp.extra_labextensions_path={labext}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        _wait_for_tool(base, "multiply", server, log)
+        yield {"url": base, "tools_dir": str(tools_dir), "log": str(log)}
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
+    browser = _browser()
+    if browser is None:
+        _skip_loudly("no Chromium found (apt-get install -y chromium, or set NEXUS_E2E_BROWSER)")
+    node = shutil.which("node")
+    if node is None:
+        _skip_loudly("node is not installed; it drives the browser through playwright-core")
+    _ensure_playwright()
+    ARTIFACTS.mkdir(exist_ok=True)
+    screenshot = ARTIFACTS / "sidebar.png"
+    env = {
+        **os.environ,
+        "NEXUS_E2E_URL": lab["url"],
+        "NEXUS_E2E_TOKEN": TOKEN,
+        "NEXUS_E2E_TOOLS_DIR": lab["tools_dir"],
+        "NEXUS_E2E_SCREENSHOT": str(screenshot),
+        "NEXUS_E2E_BROWSER": str(browser),
+    }
+    run = subprocess.run([str(node), str(HERE / "sidebar.spec.mjs")], env=env, cwd=HERE,
+                         capture_output=True, text=True, timeout=240)  # fmt: skip
+    report = f"--- spec output ---\n{run.stdout}\n{run.stderr}"
+    if run.returncode != 0:
+        report += f"\n--- JupyterLab log (tail) ---\n{Path(lab['log']).read_text()[-4000:]}"
+    assert run.returncode == 0, report
+    for step in ("the built-in glob is marked shadowed",
+                 "server validation error shown on field b", "approved call ran",
+                 "new tool file appeared in the panel", "broken file's error shown",
+                 "dark theme applied"):  # fmt: skip
+        assert step in run.stdout, report
+    assert screenshot.is_file() and screenshot.stat().st_size > 1000
+    print(run.stdout)
+
+
+def test_labextension_unit_tests() -> None:
+    """The sidebar's pure functions (JSONPath -> form errors), under node's test runner."""
+    node = shutil.which("node")
+    if node is None:
+        _skip_loudly("node is not installed; it runs the labextension's unit tests")
+    lib = REPO / "labextension" / "lib" / "errors.js"
+    assert lib.is_file(), f"{lib} is missing: build the labextension (npm run build:prod)"
+    run = subprocess.run([str(node), "--experimental-detect-module", "--test", "test/"],
+                         cwd=REPO / "labextension", capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "# fail 0" in run.stdout
