@@ -1,0 +1,74 @@
+"""``tool_search``: find deferred tools by text, or load their schemas by name.
+
+The deferred-loading pattern: an agent is shown the eager tools with their full schemas
+and only the names of the rest; it calls ``tool_search("weather forecast")`` to find
+candidates and ``tool_search("select:get_weather,get_forecast")`` to load their schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.decorator import tool
+from ...core.tool import Tool
+
+__all__ = ["tool_search_tool"]
+
+MAX_RESULTS = 50
+
+
+def _brief(spec: Any) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.summary, "input_schema": dict(spec.input_schema)}
+
+
+def _full(spec: Any) -> dict[str, Any]:
+    out = {"name": spec.name, "description": spec.description,
+           "input_schema": dict(spec.input_schema)}  # fmt: skip
+    if spec.output_schema is not None:
+        out["output_schema"] = dict(spec.output_schema)
+    return out
+
+
+def tool_search_tool(registry: Any) -> Tool:
+    """The ``tool_search`` tool over ``registry``."""
+
+    @tool(permission="read_only", categories=["meta", "search"], capabilities=["find_tools"],
+          eager=True)  # fmt: skip
+    def tool_search(query: str, max_results: int = 5) -> dict[str, Any]:
+        """Search the available tools, or load the full schemas of named ones.
+
+        Eager tools (those already listed with their schemas) need no search. Use free text
+        ('convert currency') to find tools, ranked best first; use 'select:NAME1,NAME2' to
+        get the complete definitions of tools you already know by name.
+
+        Args:
+            query: Free text, or 'select:' followed by comma-separated tool names.
+            max_results: Maximum number of tools returned for a free-text query.
+        """
+        if not 1 <= max_results <= MAX_RESULTS:
+            raise ValueError(
+                f"max_results must be between 1 and {MAX_RESULTS}, got {max_results!r}."
+            )
+        text = query.strip()
+        if text.lower().startswith("select:"):
+            names = [n.strip() for n in text[len("select:") :].split(",") if n.strip()]
+            if not names:
+                raise ValueError("select: needs tool names, like 'select:read,grep'.")
+            specs = registry.search_index.select(names)
+            found = {s.name.lower() for s in specs}
+            missing = [n for n in names if n.lower() not in found]
+            out: dict[str, Any] = {"tools": [_full(s) for s in specs]}
+            if missing:
+                out["not_found"] = missing
+                out["suggestions"] = {n: registry.suggest(n) for n in missing}
+            return out
+        if not text:
+            raise ValueError("query is empty; give words describing the tool, or 'select:NAME'.")
+        hits = registry.search(text, limit=max_results)
+        return {
+            "query": text,
+            "tools": [_brief(h.spec) for h in hits],
+            "total_tools": len(registry),
+        }
+
+    return Tool.from_function(tool_search, source="builtin", source_kind="builtin")

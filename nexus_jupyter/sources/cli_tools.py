@@ -1,0 +1,125 @@
+"""Command-line programs from ``nex.yaml`` (``cli_tools``) offered as tools.
+
+Each entry becomes a tool taking ``args`` (appended to its ``command``) and optional
+``stdin``. Availability is checked off the caller's thread when the source starts
+(``shutil.which`` on the program, then the ``check`` command must exit 0); a tool that is
+not available is listed as ``unavailable`` with the reason and the install hint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.config_model import CliToolSettings
+from ..core.spec import SourceKind
+from ..core.tool import Tool
+
+__all__ = ["CHECK_TIMEOUT", "CliToolsSource", "check_cli_tool"]
+
+CHECK_TIMEOUT = 10.0
+_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "args": {"type": "array", "items": {"type": "string"}, "default": [],
+                 "description": "Arguments appended to the command."},
+        "stdin": {"type": "string", "description": "Text sent to the program's standard input."},
+    },
+    "additionalProperties": False,
+}  # fmt: skip
+
+
+def check_cli_tool(settings: CliToolSettings) -> str | None:
+    """Why the tool cannot run here, or ``None`` when it can."""
+    hint = f" Install: {settings.install_hint}" if settings.install_hint else ""
+    try:
+        program = shlex.split(settings.command)[0]
+    except (ValueError, IndexError):
+        return f"invalid command {settings.command!r} in nex.yaml"
+    if shutil.which(program) is None:
+        return f"{program!r} is not installed (not on PATH).{hint}"
+    if not settings.check:
+        return None
+    try:
+        done = subprocess.run(shlex.split(settings.check), capture_output=True, text=True,
+                              timeout=CHECK_TIMEOUT, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    except (OSError, ValueError) as exc:
+        return f"check {settings.check!r} could not run ({type(exc).__name__}: {exc}).{hint}"
+    except subprocess.TimeoutExpired:
+        return f"check {settings.check!r} did not finish in {CHECK_TIMEOUT:g} s.{hint}"
+    if done.returncode != 0:
+        first = (done.stderr or done.stdout).strip().splitlines()[:1]
+        said = f": {first[0][:200]}" if first else ""
+        return f"check {settings.check!r} failed (exit {done.returncode}){said}.{hint}"
+    return None
+
+
+def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
+    base = shlex.split(settings.command)
+
+    async def run(arguments: dict[str, Any]) -> dict[str, Any]:
+        args = [str(a) for a in arguments.get("args") or []]
+        stdin = arguments.get("stdin")
+        proc = await asyncio.create_subprocess_exec(
+            *base, *args, cwd=root, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(stdin.encode() if stdin is not None else None), settings.timeout
+            )
+        except (TimeoutError, asyncio.CancelledError):
+            proc.kill()
+            await proc.wait()
+            raise
+        return {"exit_code": proc.returncode, "stdout": out.decode(errors="replace"),
+                "stderr": err.decode(errors="replace")}  # fmt: skip
+
+    description = settings.description or f"Run `{settings.command}` with the given arguments."
+    return Tool.from_schema(settings.name, description, _SCHEMA, run,
+                            permission=settings.permission, categories=("cli",),
+                            origin=settings.command)  # fmt: skip
+
+
+class CliToolsSource:
+    """Source ``config:cli_tools`` (kind ``config``)."""
+
+    kind: SourceKind = "config"
+
+    def __init__(self, tools: Sequence[CliToolSettings], root: str | Path) -> None:
+        self.name = "config:cli_tools"
+        self.namespace: str | None = None
+        self.settings = list(tools)
+        self.root = Path(root)
+        self._tools = [_make_tool(s, self.root) for s in self.settings]
+        self.last_check: dict[str, str | None] = {}
+
+    def load(self) -> Iterable[Tool]:
+        return list(self._tools)
+
+    def check(self) -> dict[str, str | None]:
+        """Run every availability check now: ``{name: reason or None}``."""
+        self.last_check = {s.name: check_cli_tool(s) for s in self.settings}
+        return dict(self.last_check)
+
+    def publish_availability(self, registry: Any) -> None:
+        """Check availability and publish the set with the unavailable ones marked."""
+        results = self.check()
+        unavailable = {n: r for n, r in results.items() if r is not None}
+        registry.publish(self.name, self._tools, unavailable=unavailable,
+                         details={"checks": results})  # fmt: skip
+
+    async def start(self, registry: Any) -> None:
+        await asyncio.to_thread(self.publish_availability, registry)
+
+    async def stop(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"CliToolsSource({[s.name for s in self.settings]!r})"

@@ -1,0 +1,206 @@
+"""Credentials: providers, checks before calls, and a canary secret that must never show."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexus_jupyter import MissingCredential, Registry, ToolContext, ToolUnavailable, tool
+from nexus_jupyter.core.audit import AuditLog
+from nexus_jupyter.core.credential_providers import CredentialFileError, env_name
+from nexus_jupyter.core.credentials import CredentialStore, count_secret
+from nexus_jupyter.core.policy import Policy
+
+keyring_backend = pytest.importorskip("keyring.backend")  # the `keyring` extra
+
+CANARY = "canary-Zq9x7Wv3-secret"
+
+
+def assert_no_secret(text: str, secret: str = CANARY) -> None:
+    found = count_secret(text, secret)
+    assert found == 0, f"secret appears {found} time(s) in: {text[:300]!r}"
+
+
+class MemoryKeyring(keyring_backend.KeyringBackend):  # type: ignore[name-defined]
+    """A real keyring backend (the keyring API) that keeps passwords in memory."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.data.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.data[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.data.pop((service, username), None)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("NEXUS_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def _store(provider: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> CredentialStore:
+    store = CredentialStore(home=home, keyring_backend=MemoryKeyring())
+    if provider == "env":
+        monkeypatch.setenv(env_name("weather-api", "api_key"), CANARY)
+    else:
+        store.set("weather-api", "api_key", CANARY, provider=provider)
+    return store
+
+
+@tool(requires_credentials=["weather-api"])
+async def weather(city: str, *, ctx: ToolContext) -> str:
+    """Weather for a city."""
+    key = await ctx.credentials.get("weather-api", "api_key")
+    ctx.log.warning("calling the weather API with key %s", key)
+    raise ValueError(f"the API rejected key {key!r} for {city}")
+
+
+@tool(requires_credentials=["weather-api/api_key"])
+def sync_weather(city: str) -> str:
+    """Weather, sync flavour."""
+    raise RuntimeError(f"boom {os.environ.get(env_name('weather-api', 'api_key'), '')}")
+
+
+@pytest.mark.parametrize("provider", ["env", "file", "keyring"])
+async def test_canary_never_appears(provider: str, home: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch,
+                                    caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    caplog.set_level(logging.DEBUG)
+    store = _store(provider, home, monkeypatch)
+    audit = AuditLog(tmp_path / "audit.jsonl", masker=store.mask)
+    reg = Registry(search="keyword", policy=Policy(), credentials=store, audit=audit)
+    try:
+        reg.add(weather)
+        reg.add(sync_weather)
+        assert reg.entry("weather").status == "ok"
+        result = await reg.call("weather", {"city": "Oslo"})
+        assert result.is_error and "***" in str(result.error)
+        seen = [repr(result), str(result.to_dict()), repr(store), repr(store.view()),
+                str(store.list()), str(store.describe()), repr(reg), str(reg.status()),
+                str([e.to_dict() for e in reg.entries()]), audit.path.read_text(),
+                caplog.text, repr(store.providers)]  # fmt: skip
+        if provider == "env":
+            sync_result = reg.call_sync("sync_weather", {"city": "Oslo"})
+            seen += [str(sync_result.to_dict())]
+        for text in seen:
+            assert_no_secret(text)
+        assert store.lookup("weather-api", "api_key") == CANARY  # the value is really there
+    finally:
+        reg.close()
+
+
+def test_log_records_are_masked_with_exception_text(home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    caplog.set_level(logging.DEBUG)
+    store = _store("file", home, monkeypatch)  # masking lasts as long as the store
+    log = logging.getLogger("nexus_jupyter.test")
+    try:
+        raise ValueError(f"bad {CANARY}")
+    except ValueError:
+        log.exception("failed with %s", CANARY)
+    assert "failed with ***" in caplog.text and "bad ***" in caplog.text
+    assert_no_secret(caplog.text)
+    del store
+
+
+def test_file_is_0600_and_refused_when_others_can_read(home: Path) -> None:
+    store = CredentialStore(home=home, providers=None)
+    store.set("svc", "token", CANARY, provider="file")
+    path = home / "credentials.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert_no_secret(repr(store.provider("file")))
+    path.chmod(0o644)
+    fresh = CredentialStore(home=home)
+    with pytest.raises(CredentialFileError, match="chmod 600") as info:
+        fresh.lookup("svc", "token")
+    assert_no_secret(str(info.value))
+    assert fresh.has("svc") is False
+    with pytest.raises(CredentialFileError):
+        fresh.require(_spec("svc"))
+
+
+def _spec(*needs: str) -> Any:
+    from nexus_jupyter import ToolSpec
+
+    return ToolSpec("t", requires_credentials=needs)
+
+
+def test_missing_credential_says_how_to_set_it(home: Path) -> None:
+    store = CredentialStore(home=home)
+    assert store.missing(_spec("github/token", "other")) == ["github/token", "other"]
+    with pytest.raises(MissingCredential) as info:
+        store.require(_spec("github/token"))
+    message = str(info.value)
+    assert "credentials set github token" in message and "NEXUS_CRED_GITHUB_TOKEN" in message
+
+
+def test_service_or_service_key_requirements(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = CredentialStore(home=home)
+    store.set("github", "token", "t0ken-value", provider="file")
+    assert store.missing(_spec("github")) == []
+    assert store.missing(_spec("github/token")) == []
+    assert store.missing(_spec("github/api_key")) == ["github/api_key"]
+    monkeypatch.setenv("NEXUS_CRED_SLACK_BOT_TOKEN", "xoxb-value")
+    assert store.missing(_spec("slack/bot_token", "slack")) == []
+    assert store.list() == {"github": ["token"], "slack_bot": ["token"]}
+
+
+async def test_tool_without_its_credential_is_unavailable_with_reason(home: Path) -> None:
+    store = CredentialStore(home=home)
+    reg = Registry(search="keyword", credentials=store)
+    try:
+        reg.add(weather)
+        entry = reg.entry("weather")
+        assert entry.status == "unavailable" and "weather-api" in (entry.reason or "")
+        assert [e.name for e in reg.entries(available=False)] == ["weather"]
+        with pytest.raises(ToolUnavailable, match="missing credential"):
+            await reg.call("weather", {"city": "x"})
+        store.set("weather-api", "api_key", CANARY, provider="file")
+        assert reg.entry("weather").status == "ok"
+    finally:
+        reg.close()
+
+
+def test_keyring_set_list_delete_never_stores_value_in_the_index(home: Path) -> None:
+    ring = MemoryKeyring()
+    store = CredentialStore(home=home, keyring_backend=ring)
+    assert store.default_provider() == "keyring"
+    store.set("svc", "token", CANARY)
+    assert ring.data == {("nexus:svc", "token"): CANARY}
+    assert_no_secret((home / "keyring-index.json").read_text())
+    assert store.list() == {"svc": ["token"]}
+    assert store.delete("svc") is True
+    assert store.lookup("svc", "token") is None and store.list() == {}
+
+
+def test_env_is_read_only_and_overrides_the_file(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CredentialStore(home=home)
+    store.set("svc", "api_key", "from-file", provider="file")
+    monkeypatch.setenv("NEXUS_CRED_SVC_API_KEY", "from-env")
+    assert store.lookup("svc") == "from-env"
+    with pytest.raises(Exception, match="read-only"):
+        store.set("svc", "api_key", "x", provider="env")
+
+
+def test_mask_replaces_every_known_value(home: Path) -> None:
+    store = CredentialStore(home=home)
+    store.set("a", "k", "short-but-ok", provider="file")
+    store.set("b", "k", "short-but-ok-longer", provider="file")
+    assert store.mask("x short-but-ok-longer y short-but-ok") == "x *** y ***"
+    assert store.mask("") == ""

@@ -1,0 +1,175 @@
+"""``nexus-tools`` as a real subprocess: output, exit codes, one-line errors, credentials."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXE = str(Path(sys.executable).parent / "nexus-tools")
+CANARY = "cli-canary-Hk27Pq-secret"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "hello.txt").write_text("hello from the workspace\n")
+    # keyword search: no embedding model to load in every subprocess
+    (tmp_path / "ws" / "nex.yaml").write_text("search: {mode: keyword}\n")
+    out = {k: v for k, v in os.environ.items() if not k.startswith("NEXUS_CRED_")}
+    out["NEXUS_HOME"] = str(home)
+    return out
+
+
+def run(
+    env: dict[str, str], tmp: Path, *args: str, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EXE, "--root", str(tmp / "ws"), "--wait", "5", *args], env=env,
+                          input=stdin, capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nexus-tools: error: "), proc.stderr
+    return lines[0]
+
+
+def test_list_search_info(env: dict[str, str], tmp_path: Path) -> None:
+    listed = run(env, tmp_path, "--json", "list")
+    assert listed.returncode == 0, listed.stderr
+    names = {row["name"] for row in json.loads(listed.stdout)}
+    assert {"read", "write", "edit", "bash", "grep", "glob", "ls", "tool_search"} <= names
+    text = run(env, tmp_path, "list", "--permission", "danger_full_access")
+    assert text.returncode == 0 and "bash" in text.stdout and "read " not in text.stdout
+    found = run(env, tmp_path, "--json", "search", "run a shell command", "--limit", "2")
+    assert json.loads(found.stdout)[0]["name"] == "bash"
+    info = run(env, tmp_path, "--json", "info", "read")
+    assert json.loads(info.stdout)["input_schema"]["required"] == ["path"]
+
+
+def test_call_json_and_key_value(env: dict[str, str], tmp_path: Path) -> None:
+    by_kv = run(env, tmp_path, "call", "read", "path=hello.txt")
+    assert by_kv.returncode == 0 and "hello from the workspace" in by_kv.stdout
+    by_json = run(
+        env, tmp_path, "--json", "call", "grep", '{"pattern": "hello", "output_mode": "count"}'
+    )
+    assert json.loads(by_json.stdout)["structured"] == {"hello.txt": 1}
+
+
+def test_exit_codes_and_one_line_errors(env: dict[str, str], tmp_path: Path) -> None:
+    unknown = run(env, tmp_path, "call", "raed", "path=x")
+    assert unknown.returncode == 2 and "Did you mean 'read'" in one_line_error(unknown)
+    bad_json = run(env, tmp_path, "call", "read", "{nope")
+    assert bad_json.returncode == 2 and "not valid JSON" in one_line_error(bad_json)
+    invalid = run(env, tmp_path, "call", "read", "path=3")
+    assert invalid.returncode == 2 and "$.path" in one_line_error(invalid)
+    failing = run(env, tmp_path, "call", "read", "path=missing.txt")
+    assert failing.returncode == 1 and "FileNotFoundError" in one_line_error(failing)
+    outside = run(env, tmp_path, "call", "write", "path=../escape.txt", "content=x")
+    assert outside.returncode == 1 and "outside the workspace" in one_line_error(outside)
+    assert not (tmp_path / "escape.txt").exists()
+    usage = run(env, tmp_path, "frobnicate")
+    assert usage.returncode == 2
+
+
+def test_dangerous_call_needs_yes_without_a_tty(env: dict[str, str], tmp_path: Path) -> None:
+    refused = run(env, tmp_path, "call", "bash", "command=echo hi")
+    assert refused.returncode == 1 and "--yes" in one_line_error(refused)
+    approved = run(env, tmp_path, "--json", "call", "bash", "command=echo hi", "--yes")
+    assert (
+        approved.returncode == 0 and json.loads(approved.stdout)["structured"]["stdout"] == "hi\n"
+    )
+    audit = (Path(env["NEXUS_HOME"]) / "audit.jsonl").read_text().splitlines()
+    decisions = [json.loads(line)["decision"] for line in audit if '"bash"' in line]
+    assert decisions == ["ask-denied", "allow"]
+
+
+def test_check_shows_cli_tool_availability(env: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "ws" / "nex.yaml").write_text(
+        "search: {mode: keyword}\ncli_tools:\n"
+        f"  - {{name: py, command: {sys.executable}, check: '{sys.executable} --version'}}\n"
+        "  - {name: ghost, command: ghost-cli-not-here, install_hint: 'apt install ghost'}\n"
+        "  - {name: broken, command: 'true', check: 'false'}\n"
+    )
+    report = run(env, tmp_path, "--json", "check")
+    assert report.returncode == 0, report.stderr
+    tools = {t["name"]: t for t in json.loads(report.stdout)["tools"]}
+    assert tools["py"]["status"] == "ok"
+    assert (
+        tools["ghost"]["status"] == "unavailable"
+        and "apt install ghost" in tools["ghost"]["reason"]
+    )
+    assert "check 'false' failed (exit 1)" in tools["broken"]["reason"]
+    text = run(env, tmp_path, "check")
+    assert (
+        "ghost" in text.stdout and "unavailable" in text.stdout and "tools available" in text.stdout
+    )
+
+
+def test_bad_config_is_one_line_with_file_and_line(env: dict[str, str], tmp_path: Path) -> None:
+    config = tmp_path / "other.yaml"
+    config.write_text("tools_dir: x\ngrnt: read_only\n")
+    proc = run(env, tmp_path, "--config", str(config), "list")
+    assert proc.returncode == 1
+    line = one_line_error(proc)
+    assert f"{config}, line 2" in line and "Did you mean 'grant'" in line
+
+
+def test_credentials_set_list_delete_never_print_the_value(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    stored = run(env, tmp_path, "credentials", "set", "weather", "api_key", stdin=CANARY + "\n")
+    assert stored.returncode == 0, stored.stderr
+    path = Path(env["NEXUS_HOME"]) / "credentials.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and CANARY in path.read_text()
+    listed = run(env, tmp_path, "--json", "credentials", "list")
+    assert json.loads(listed.stdout) == [
+        {"service": "weather", "key": "api_key", "provider": "file"}
+    ]
+    checked = run(env, tmp_path, "--json", "check")
+    assert json.loads(checked.stdout)["credentials"] == {"weather": ["api_key"]}
+    for proc in (stored, listed, checked):
+        assert CANARY not in proc.stdout + proc.stderr
+    gone = run(env, tmp_path, "credentials", "delete", "weather")
+    assert gone.returncode == 0
+    again = run(env, tmp_path, "credentials", "delete", "weather")
+    assert again.returncode == 2 and "No stored credential" in one_line_error(again)
+
+
+def test_check_and_call_through_a_real_mcp_server(env: dict[str, str], tmp_path: Path) -> None:
+    server = Path(sys.executable).parent / "mcp-server-time"
+    (tmp_path / "ws" / "nex.yaml").write_text(
+        "search: {mode: keyword}\nmcp:\n  servers:\n"
+        f"    - {{name: time, command: '{server}'}}\n"
+        "    - {name: dead, command: /nonexistent/mcp-server}\n"
+        "    - {name: needs_key, url: 'http://127.0.0.1:9/mcp', "
+        "headers: {Authorization: 'Bearer ${credentials:nokey/token}'}}\n"
+    )
+    report = run(env, tmp_path, "--wait", "60", "--json", "check")
+    assert report.returncode == 0, report.stderr
+    data = json.loads(report.stdout)
+    sources = {s["name"]: s for s in data["sources"]}
+    assert sources["mcp:time"]["status"] == "ok" and sources["mcp:time"]["tools"] >= 1
+    assert sources["mcp:dead"]["status"] == "error"
+    assert "nexus-tools credentials set nokey token" in (sources["mcp:needs_key"]["error"] or "")
+    tools = {t["name"]: t for t in data["tools"]}
+    assert tools["mcp__time__get_current_time"]["status"] == "ok"
+    called = run(
+        env,
+        tmp_path,
+        "--wait",
+        "60",
+        "--json",
+        "call",
+        "mcp__time__get_current_time",
+        "timezone=UTC",
+    )
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout)["structured"]["timezone"] == "UTC"
