@@ -54,7 +54,7 @@ typecheck: $(STAMP)
 
 demo: $(STAMP)
 	@echo "Starting JupyterLab on http://$(HOST):$(PORT)/lab/tree/notebooks/01-quickstart.ipynb"
-	$(BIN)/jupyter lab --no-browser --ip=$(HOST) --port=$(PORT) \
+	$(BIN)/jupyter lab --no-browser --ip=$(HOST) --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) \
 	  --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/notebooks/01-quickstart.ipynb
 
 bench: $(STAMP)

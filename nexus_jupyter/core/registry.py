@@ -456,3 +456,14 @@ class Registry(CallRunner):
         if existing is not None:
             return existing.source
         return self.add_source(source)
+
+    # Rich display (added by the notebook workbench; renderers in core/render.py).
+    def _repr_html_(self) -> str:
+        from .render import registry_html
+
+        return registry_html(self.entries(), self.sources())
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        from .render import registry_text
+
+        p.text(registry_text(self.entries(), self.sources()))

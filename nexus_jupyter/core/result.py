@@ -149,6 +149,16 @@ class ToolResult:
             "request_id": self.request_id,
         }
 
+    def _repr_html_(self) -> str:
+        from .render_result import result_html
+
+        return result_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        from .render_result import result_text
+
+        p.text(result_text(self))
+
     def __repr__(self) -> str:
         status = f"error={self.error!r}" if self.is_error else f"value={_short(self.value)}"
         return f"ToolResult({self.tool!r}, {status}, duration={self.duration * 1000:.1f} ms)"

@@ -1,0 +1,180 @@
+"""The notebook workbench as plain Python functions; the magics are thin shims over these.
+
+Every function takes an optional ``registry`` (default: the session registry,
+``nexus_jupyter.registry()``) and returns an object that displays well in a notebook::
+
+    from nexus_jupyter.notebook import api
+    api.list_tools(category="math")
+    api.search_tools("add two numbers")
+    api.call_tool("add", {"a": 1, "b": 2})
+    api.try_tool("add")          # a test-call form (widget)
+    api.browse()                 # the catalog (widget)
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .history import CallHistory, CallRecord, session_history
+from .views import HistoryView, SearchView, ToolInfo, ToolListView
+
+__all__ = [
+    "browse",
+    "call_history",
+    "call_tool",
+    "current_registry",
+    "define_tools",
+    "list_tools",
+    "remove_tool",
+    "search_tools",
+    "tool_info",
+    "try_tool",
+]
+
+
+def _in_widget_kernel(shell: Any = None) -> bool:
+    if shell is None:
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+        except ImportError:
+            return False
+    return getattr(shell, "kernel", None) is not None
+
+
+def current_registry(registry: Any = None) -> Any:
+    """``registry``, or the session registry. In a kernel that can show widgets the session
+    registry gets the notebook's approve/deny prompt as its ``approver``."""
+    if registry is not None:
+        return registry
+    import nexus_jupyter
+
+    reg = nexus_jupyter.registry()
+    if reg.approver is None and _in_widget_kernel():
+        from .widgets.approval import NotebookApprover
+
+        reg.approver = NotebookApprover()
+    return reg
+
+
+def list_tools(*, source: str | None = None, category: str | None = None,
+               registry: Any = None, **filters: Any) -> ToolListView:  # fmt: skip
+    """Tools sorted by name, filtered by ``source`` (a name or kind), ``category`` or any
+    filter of ``Registry.entries``."""
+    reg = current_registry(registry)
+    if source is not None and not source.endswith("*"):
+        _check_source(reg, source)
+    return ToolListView(reg.entries(source=source, category=category, **filters))
+
+
+def _check_source(reg: Any, source: str) -> None:
+    known = sorted({s.name for s in reg.sources()} | {s.kind for s in reg.sources()})
+    if source in known:
+        return
+    import difflib
+
+    from ..core.errors import NexusError
+
+    close = difflib.get_close_matches(source, known, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise NexusError(f"No source named {source!r}.{hint} Sources: {', '.join(known)}.")
+
+
+def search_tools(query: str, *, limit: int = 10, registry: Any = None,
+                 **filters: Any) -> SearchView:  # fmt: skip
+    """Ranked matches for ``query`` (name, description, parameters, categories)."""
+    if not query.strip():
+        from ..core.errors import NexusError
+
+        raise NexusError("Search for something: give a query, e.g. `%tool search weather`.")
+    reg = current_registry(registry)
+    return SearchView(query, reg.search(query, limit=limit, **filters))
+
+
+def tool_info(name: str, *, registry: Any = None) -> ToolInfo:
+    """The tool's card: badges, description, parameters, origin, what it shadows."""
+    return ToolInfo(current_registry(registry).entry(name))
+
+
+def call_tool(name: str, arguments: Mapping[str, Any] | None = None, *, registry: Any = None,
+              history: CallHistory | None = None, **options: Any) -> Any:  # fmt: skip
+    """Call ``name`` and record the call in the history; returns the ``ToolResult``.
+
+    Works in a cell with a running event loop. Pre-call problems raise (unknown tool,
+    invalid arguments, policy); a failing tool gives a result with ``error`` set.
+    """
+    from ..core.context import RequestInfo
+
+    reg = current_registry(registry)
+    options.setdefault("request", RequestInfo(client="notebook"))
+    result = reg.call_sync(name, dict(arguments or {}), **options)
+    (history or session_history()).record_result(arguments, result)
+    return result
+
+
+def remove_tool(name: str, *, registry: Any = None) -> None:
+    """Remove a tool this session added (a notebook tool)."""
+    reg = current_registry(registry)
+    reg.remove(name)
+    from .extension import current_tracker
+
+    tracker = current_tracker()
+    if tracker is not None:
+        tracker.forget(name)
+
+
+def call_history(name: str | None = None, *, history: CallHistory | None = None,
+                 registry: Any = None) -> HistoryView:  # fmt: skip
+    """Past calls (of ``name`` only, when given), oldest first."""
+    if name is not None:
+        reg = current_registry(registry)
+        known = {r.tool for r in (history or session_history()).entries()}
+        if name not in known and reg.find(name) is None:
+            from ..core.errors import ToolNotFound
+
+            raise ToolNotFound(name, reg.suggest(name))
+    return HistoryView((history or session_history()).entries(name))
+
+
+def replay(record: CallRecord | int, *, registry: Any = None,
+           history: CallHistory | None = None) -> Any:  # fmt: skip
+    """Call again with the arguments of a history record (or its id)."""
+    hist = history or session_history()
+    if isinstance(record, int):
+        record = hist.get(record)
+    return call_tool(record.tool, record.arguments, registry=registry, history=hist)
+
+
+def try_tool(name: str, *, registry: Any = None, history: CallHistory | None = None) -> Any:
+    """A test-call form for ``name`` (ipywidgets): fields from its schema, Run, Cancel,
+    result, progress, history with replay."""
+    reg = current_registry(registry)
+    tool = reg.get(name)
+    from .widgets.form import ToolForm
+
+    return ToolForm(tool, reg, history=history or session_history())
+
+
+def browse(query: str = "", *, registry: Any = None, history: CallHistory | None = None) -> Any:
+    """The catalog (ipywidgets): search as you type, filters, details, Try."""
+    from .widgets.catalog import Catalog
+
+    return Catalog(current_registry(registry), query=query,
+                   history=history or session_history())  # fmt: skip
+
+
+def define_tools(source: str, *, shell: Any = None, registry: Any = None,
+                 name: str | None = None, permission: str | None = None,
+                 categories: Sequence[str] = (), capabilities: Sequence[str] = (),
+                 requires_credentials: Sequence[str] = (), origin: str = "") -> list[Any]:  # fmt: skip
+    """Run ``source`` in the user namespace and register the functions it defines as tools
+    (what ``%%tool`` does); ``@tool`` options apply to each. Returns the tools."""
+    from .cell_tools import run_and_mark
+
+    return run_and_mark(textwrap.dedent(source), shell=shell, registry=current_registry(registry),
+                        name=name, permission=permission, categories=categories,
+                        capabilities=capabilities, requires_credentials=requires_credentials,
+                        origin=origin)  # fmt: skip

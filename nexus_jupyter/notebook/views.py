@@ -1,0 +1,89 @@
+"""What the workbench functions return: plain containers that display as HTML in a notebook
+and as readable text in a terminal (the renderers live in ``core/render*.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.render import entries_html, entries_text, entry_html, entry_text, hits_html, hits_text
+from ..core.render_result import history_html, history_text
+
+__all__ = ["HelpText", "HistoryView", "SearchView", "ToolInfo", "ToolListView"]
+
+
+class ToolListView(list[Any]):
+    """A list of ``ToolEntry``; ``.names`` for the names."""
+
+    @property
+    def names(self) -> list[str]:
+        return [e.name for e in self]
+
+    def _repr_html_(self) -> str:
+        return entries_html(list(self))
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(entries_text(list(self)))
+
+
+class SearchView(list[Any]):
+    """Ranked ``SearchHit``s for ``query``; ``.names`` in rank order."""
+
+    def __init__(self, query: str, hits: list[Any]) -> None:
+        super().__init__(hits)
+        self.query = query
+
+    @property
+    def names(self) -> list[str]:
+        return [h.name for h in self]
+
+    def _repr_html_(self) -> str:
+        return hits_html(self.query, list(self))
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(hits_text(self.query, list(self)))
+
+
+class ToolInfo:
+    """One ``ToolEntry`` shown as a card; ``.entry``, ``.tool``, ``.spec``."""
+
+    def __init__(self, entry: Any) -> None:
+        self.entry = entry
+        self.tool = entry.tool
+        self.spec = entry.tool.spec
+
+    @property
+    def name(self) -> str:
+        return str(self.spec.name)
+
+    def _repr_html_(self) -> str:
+        return entry_html(self.entry)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(entry_text(self.entry))
+
+    def __repr__(self) -> str:
+        return entry_text(self.entry)
+
+
+class HistoryView(list[Any]):
+    """``CallRecord``s, oldest first."""
+
+    def _repr_html_(self) -> str:
+        return history_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(history_text(self))
+
+
+class HelpText(str):
+    """Help shown as plain text (not as a quoted string) in a notebook and a terminal."""
+
+    __slots__ = ()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"

@@ -1,0 +1,156 @@
+"""The catalog: search as you type, filters, a result list with badges, a details pane and
+a Try button that opens the test-call form. It refreshes itself on registry events (which
+arrive on other threads; ipykernel sends the trait updates from there)."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+import ipywidgets as W
+
+from ...core.render import entry_html, tool_badges
+from ...core.spec import PERMISSIONS
+
+__all__ = ["Catalog"]
+
+ANY = ""
+_LIMIT = 60  # rows drawn at once; the count says how many more match
+
+
+def _dropdown(label: str, options: list[str]) -> W.Dropdown:
+    return W.Dropdown(options=[(f"any {label}", ANY), *[(o, o) for o in options]], value=ANY,
+                      description=label, layout=W.Layout(width="220px"),
+                      style={"description_width": "70px"})  # fmt: skip
+
+
+class Catalog(W.VBox):
+    """Every tool of ``registry``: ``search`` box, filter dropdowns, ``rows``, ``details``."""
+
+    def __init__(self, registry: Any, *, query: str = "", history: Any = None) -> None:
+        self.registry, self.history = registry, history
+        self.search = W.Text(value=query, placeholder="search tools…", continuous_update=True,
+                             layout=W.Layout(width="50%"))  # fmt: skip
+        self.source_filter = _dropdown("source", [])
+        self.permission_filter = _dropdown("permission", list(PERMISSIONS))
+        self.category_filter = _dropdown("category", [])
+        self.status_filter = _dropdown("status", ["ok", "unavailable", "error"])
+        self.count = W.HTML("")
+        self.rows = W.VBox(layout=W.Layout(max_height="420px", overflow_y="auto", width="50%"))
+        self.details = W.HTML("<i>Select a tool to see its details.</i>")
+        self.try_button = W.Button(description="Try", icon="play", disabled=True,
+                                   button_style="primary")  # fmt: skip
+        self.try_button.on_click(lambda _: self.open_form())
+        self.form_area = W.VBox()
+        self.selected: str | None = None
+        self.form: Any = None
+        for control in (self.search, self.source_filter, self.permission_filter,
+                        self.category_filter, self.status_filter):  # fmt: skip
+            control.observe(lambda _: self.refresh(), names="value")
+        filters = W.HBox([self.source_filter, self.permission_filter, self.category_filter,
+                          self.status_filter], layout=W.Layout(flex_flow="row wrap"))  # fmt: skip
+        right = W.VBox([self.details, self.try_button], layout=W.Layout(width="50%"))
+        super().__init__([W.HBox([self.search, self.count]), filters, W.HBox([self.rows, right]),
+                          self.form_area])  # fmt: skip
+        self._unsubscribe = registry.subscribe(self._on_change)
+        self.refresh()
+
+    # -- what matches ---------------------------------------------------------------------
+
+    def filters(self) -> dict[str, Any]:
+        chosen = {"source": self.source_filter.value, "permission": self.permission_filter.value,
+                  "category": self.category_filter.value, "status": self.status_filter.value}  # fmt: skip
+        return {k: v for k, v in chosen.items() if v != ANY}
+
+    def matches(self) -> list[Any]:
+        """The entries shown: ranked by the query, or all by name when there is none."""
+        query, filters = self.search.value.strip(), self.filters()
+        if not query:
+            return list(self.registry.entries(**filters))
+        hits = self.registry.search(query, limit=200, **filters)
+        entries = []
+        for hit in hits:
+            try:
+                entries.append(self.registry.entry(hit.name))
+            except Exception:
+                continue  # removed between the search and now
+        return entries
+
+    @property
+    def names(self) -> list[str]:
+        """Names of the rows shown, in order."""
+        return [row.children[0].description for row in self.rows.children]
+
+    # -- drawing --------------------------------------------------------------------------
+
+    def _update_filter_options(self) -> None:
+        entries = self.registry.entries()
+        sources = sorted({e.spec.source for e in entries if e.spec.source})
+        categories = sorted({c for e in entries for c in e.spec.categories})
+        for dropdown, values, label in ((self.source_filter, sources, "source"),
+                                        (self.category_filter, categories, "category")):  # fmt: skip
+            current = dropdown.value
+            options = [(f"any {label}", ANY), *[(v, v) for v in values]]
+            if list(dropdown.options) != options:
+                dropdown.options = options
+                dropdown.value = current if current in values else ANY
+
+    def refresh(self) -> None:
+        """Redraw the rows (and the details of the selected tool)."""
+        self._update_filter_options()
+        entries = self.matches()
+        rows = []
+        for entry in entries[:_LIMIT]:
+            button = W.Button(description=entry.name, tooltip=entry.spec.summary,
+                              layout=W.Layout(width="auto", min_width="140px"))  # fmt: skip
+            button.on_click(lambda b: self.select(b.description))
+            badges = tool_badges(entry.tool, entry.status, categories=False)
+            rows.append(W.HBox([button, W.HTML(f"{badges}<span style='color:#444'>"
+                                               f"{html.escape(entry.spec.summary)}</span>")]))  # fmt: skip
+        self.rows.children = rows
+        more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
+        self.count.value = f"<span style='color:#666'>{len(entries)} tools{more}</span>"
+        if self.selected is not None:
+            self.select(self.selected, quiet=True)
+
+    def select(self, name: str, *, quiet: bool = False) -> None:
+        """Show ``name`` in the details pane."""
+        entry = self.registry.snapshot.entries.get(name)
+        if entry is None:
+            self.selected = None
+            self.details.value = f"<i>{html.escape(name)} is gone from the registry.</i>"
+            self.try_button.disabled = True
+            return
+        self.selected = name
+        entry = self.registry.entry(name)
+        schema = html.escape(json.dumps(dict(entry.spec.input_schema), indent=2, default=str))
+        self.details.value = (entry_html(entry) + "<details><summary>JSON schema</summary>"
+                              f"<pre>{schema}</pre></details>")  # fmt: skip
+        self.try_button.disabled = False
+
+    def open_form(self) -> Any:
+        """Open the test-call form of the selected tool below the catalog."""
+        if self.selected is None:
+            return None
+        from .form import ToolForm
+
+        if self.form is not None:
+            self.form.close()
+        self.form = ToolForm(self.registry.get(self.selected), self.registry, history=self.history)
+        self.form_area.children = [self.form]
+        return self.form
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _on_change(self, change: Any) -> None:
+        if change.tools_changed or change.sources:
+            self.refresh()
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self.form is not None:
+            self.form.close()
+        super().close()

@@ -1,0 +1,179 @@
+"""The test-call form: fields from the tool's JSON schema (or raw JSON), Run, the result pane
+and this tool's call history with replay.
+
+>>> form = ToolForm(registry.get("add"), registry)       # doctest: +SKIP
+>>> form.fields.fields["a"].set(1); form.run_button.click()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from ...core.context import RequestInfo
+from ...core.errors import FieldError, ToolValidationError
+from ...core.render import tool_badges
+from .form_fields import Field, FieldInputError, build_field, field_at
+from .history_panel import HistoryPanel
+from .result import ResultPane
+
+__all__ = ["ToolForm"]
+
+
+class ToolForm(W.VBox):
+    """A form for one tool. ``fields`` is the root field (an object field), ``result`` the
+    :class:`ResultPane`, ``history_panel`` the calls of this tool."""
+
+    def __init__(self, tool: Any, registry: Any, *, history: Any = None) -> None:
+        self.tool, self.registry, self.history = tool, registry, history
+        spec = tool.spec
+        self.header = W.HTML(
+            f"<b style='font-size:110%'>{_esc(spec.name)}</b> {tool_badges(tool, categories=False)}"
+            f"<div style='color:#444'>{_esc(spec.description) or '<i>no description</i>'}</div>"
+        )
+        schema = dict(spec.input_schema)
+        self.fields: Field = build_field(schema, (), "", root=schema)
+        self.raw = W.Textarea(layout=W.Layout(width="90%", height="140px", display="none"))
+        self.mode = W.ToggleButtons(options=["form", "JSON"], value="form",
+                                    tooltips=["Fill in fields", "Edit the arguments as JSON"])  # fmt: skip
+        self.mode.observe(self._switch_mode, names="value")
+        self.form_error = W.HTML("")
+        self.run_button = W.Button(description="Run", icon="play", button_style="primary")
+        self.run_button.on_click(lambda _: self.run())
+        self.result = ResultPane()
+        self.history_panel = HistoryPanel(history, spec.name, self.replay)
+        self.notice = W.HTML("")
+        super().__init__(self._parts())
+        self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_registry_change)
+
+    def _parts(self) -> list[W.Widget]:
+        return [self.header, self.notice, self.mode, self.fields.widget, self.raw,
+                self.form_error, self.run_button, self.result, self.history_panel]  # fmt: skip
+
+    # -- arguments ------------------------------------------------------------------------
+
+    def arguments(self) -> dict[str, Any]:
+        """What Run would send (raises :class:`FieldInputError` for unreadable input)."""
+        if self.mode.value == "JSON":
+            try:
+                value = json.loads(self.raw.value or "{}")
+            except ValueError as exc:
+                raise FieldInputError((), f"the arguments are not valid JSON: {exc}") from None
+            if not isinstance(value, dict):
+                raise FieldInputError((), f"the arguments must be a JSON object, got {value!r}")
+            return value
+        value = self.fields.get()
+        return value if isinstance(value, dict) else {}
+
+    def set_arguments(self, arguments: dict[str, Any]) -> None:
+        """Fill the form (and the JSON box) with ``arguments``."""
+        self.fields.set(arguments)
+        self.raw.value = json.dumps(arguments, indent=2, default=str)
+
+    def _switch_mode(self, change: Any) -> None:
+        self.clear_errors()
+        if change["new"] == "JSON":
+            try:
+                self.raw.value = json.dumps(self.fields.get(), indent=2, default=str)
+            except FieldInputError as exc:
+                self.raw.value = "{}"
+                self.show_errors([FieldError(exc.loc, str(exc))])
+            self.fields.widget.layout.display, self.raw.layout.display = "none", None
+        else:
+            try:
+                self.fields.set(json.loads(self.raw.value or "{}"))
+            except ValueError as exc:
+                self.form_error.value = _error_html(f"could not read the JSON: {exc}")
+            self.fields.widget.layout.display, self.raw.layout.display = None, "none"
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def clear_errors(self) -> None:
+        self.fields.clear_errors()
+        self.form_error.value = ""
+
+    def show_errors(self, errors: Any) -> None:
+        """Put each error next to its field; errors with no field (or in JSON mode) go under
+        the form with their path."""
+        loose = []
+        for error in errors:
+            field = field_at(self.fields, tuple(error.loc))
+            if self.mode.value == "form" and field is not self.fields:
+                field.set_error(error.message)
+            else:
+                loose.append(f"{error.path}: {error.message}" if error.loc else error.message)
+        self.form_error.value = _error_html("; ".join(loose)) if loose else ""
+
+    # -- running --------------------------------------------------------------------------
+
+    def run(self) -> Any:
+        """Validate, then call on the background loop. Returns the call's future, or ``None``
+        when the arguments are invalid (the errors are shown next to the fields)."""
+        self.clear_errors()
+        try:
+            arguments = self.arguments()
+        except FieldInputError as exc:
+            self.show_errors([FieldError(exc.loc, str(exc))])
+            return None
+        tool = self.registry.find(self.tool.spec.name) or self.tool
+        try:
+            tool.validate(arguments)
+        except ToolValidationError as exc:
+            self.show_errors(exc.errors)
+            return None
+        return self.result.start(self.registry, tool.spec.name, arguments, history=self.history,
+                                 request=RequestInfo(client="notebook"),
+                                 on_invalid=lambda e: self.show_errors(e.errors))  # fmt: skip
+
+    def replay(self, arguments: dict[str, Any]) -> Any:
+        """Fill the form with past ``arguments`` and run again."""
+        self.set_arguments(arguments)
+        return self.run()
+
+    # -- the tool changes under the form (cell re-run, file edited) -----------------------
+
+    def _on_registry_change(self, change: Any) -> None:
+        name = self.tool.spec.name
+        if name in change.removed:
+            self.notice.value = _error_html(f"{name!r} was removed from the registry.")
+            self.run_button.disabled = True
+        elif name in change.updated or name in change.added:
+            fresh = self.registry.find(name)
+            if fresh is not None and fresh.spec.version != self.tool.spec.version:
+                self.rebuild(fresh)
+
+    def rebuild(self, tool: Any) -> None:
+        """Rebuild the fields for a new version of the tool, keeping what was typed."""
+        try:
+            kept = self.arguments()
+        except FieldInputError:
+            kept = {}
+        self.tool = tool
+        schema = dict(tool.spec.input_schema)
+        self.fields = build_field(schema, (), "", root=schema)
+        self.fields.set(kept)
+        self.children = self._parts()
+        self.fields.widget.layout.display = None if self.mode.value == "form" else "none"
+        self.run_button.disabled = False
+        self.notice.value = (f"<i style='color:#555'>{_esc(tool.spec.name)} was updated "
+                             f"(v{_esc(tool.spec.version)}); the form follows.</i>")  # fmt: skip
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.history_panel.close()
+        super().close()
+
+
+def _esc(text: Any) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+def _error_html(message: str) -> str:
+    return f"<span style='color:#c62828'>⚠ {_esc(message)}</span>"

@@ -1,0 +1,300 @@
+"""Form fields generated from JSON Schema, one small class per kind of value.
+
+:func:`build_field` walks a chain of builders (as ipywidgets' ``interaction`` does); each
+returns a :class:`Field` or ``None`` for "not mine", and the raw-JSON field catches the rest.
+Every field has an ``error`` line right under it, so a validation error from the registry
+(``FieldError.loc``) is shown next to the value it is about.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import ipywidgets as W
+
+__all__ = ["UNSET", "Field", "FieldInputError", "build_field", "field_at"]
+
+UNSET: Any = type("Unset", (), {"__repr__": lambda self: "UNSET"})()
+Loc = tuple[str | int, ...]
+_LONG_TEXT = 120  # a string allowed to be longer than this gets a multi-line box
+_BIG = 2**53  # JavaScript's safe integer range: the front end cannot hold more
+
+
+class FieldInputError(ValueError):
+    """What the user typed cannot be read (bad JSON in a JSON box)."""
+
+    def __init__(self, loc: Loc, message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+class Field:
+    """A labelled control for one value at ``loc``, with help text and an error line."""
+
+    def __init__(self, schema: Mapping[str, Any], loc: Loc, label: str) -> None:
+        self.schema = schema
+        self.loc = loc
+        self.label = label
+        self.error = W.HTML("", layout=W.Layout(display="none"))
+        self.control = self.build()
+        description = schema.get("description", "")
+        self.help = W.HTML(f"<small style='color:#666'>{_esc(description)}</small>")
+        self.help.layout.display = None if description else "none"
+        self.widget = W.VBox([self.row(), self.help, self.error])
+
+    def row(self) -> W.Widget:
+        if not self.label:
+            return self.control
+        return W.HBox([W.Label(self.label, layout=W.Layout(width="160px")), self.control])
+
+    # subclasses -----------------------------------------------------------------------
+    def build(self) -> W.Widget:
+        raise NotImplementedError
+
+    def get(self) -> Any:
+        return self.control.value
+
+    def set(self, value: Any) -> None:
+        self.control.value = value
+
+    def children(self) -> list[Field]:
+        return []
+
+    # shared ---------------------------------------------------------------------------
+    def set_error(self, message: str | None) -> None:
+        self.error.value = (
+            f"<span style='color:#c62828'>⚠ {_esc(message)}</span>" if message else ""
+        )
+        self.error.layout.display = None if message else "none"
+
+    def clear_errors(self) -> None:
+        self.set_error(None)
+        for child in self.children():
+            child.clear_errors()
+
+    def on_change(self, callback: Callable[[], Any]) -> None:
+        self.control.observe(lambda _: callback(), names="value")
+
+    def prefill(self) -> None:
+        default = self.schema.get("default")
+        if default is not None:
+            try:
+                self.set(default)
+            except Exception:  # an odd default must not break the form; the JSON mode has it
+                pass
+
+
+def _esc(text: Any) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+def field_at(root: Field, loc: Loc) -> Field:
+    """The deepest field whose ``loc`` is a prefix of ``loc`` (the root if none)."""
+    best = root
+    for child in root.children():
+        if child.loc == loc[: len(child.loc)] and len(child.loc) >= len(best.loc):
+            best = field_at(child, loc)
+            break
+    return best
+
+
+# -- scalars ------------------------------------------------------------------------------
+
+
+class StringField(Field):
+    def build(self) -> W.Widget:
+        long = (self.schema.get("maxLength") or 0) > _LONG_TEXT or self.schema.get("format") in (
+            "textarea", "multiline") or len(str(self.schema.get("default") or "")) > 60  # fmt: skip
+        placeholder = (
+            str(self.schema.get("examples", [""])[0]) if self.schema.get("examples") else ""
+        )
+        if long:
+            return W.Textarea(placeholder=placeholder, layout=W.Layout(width="60%", height="80px"))
+        return W.Text(placeholder=placeholder, layout=W.Layout(width="60%"))
+
+    def set(self, value: Any) -> None:
+        self.control.value = value if isinstance(value, str) else json.dumps(value)
+
+
+def _bounds(schema: Mapping[str, Any], step: float) -> tuple[float | None, float | None]:
+    low = schema.get("minimum")
+    if isinstance(schema.get("exclusiveMinimum"), int | float):
+        low = schema["exclusiveMinimum"] + step
+    high = schema.get("maximum")
+    if isinstance(schema.get("exclusiveMaximum"), int | float):
+        high = schema["exclusiveMaximum"] - step
+    return low, high
+
+
+class IntegerField(Field):
+    def build(self) -> W.Widget:
+        low, high = _bounds(self.schema, 1)
+        if low is None and high is None:
+            return W.IntText(layout=W.Layout(width="200px"))
+        return W.BoundedIntText(min=int(low if low is not None else -_BIG),
+                                max=int(high if high is not None else _BIG),
+                                layout=W.Layout(width="200px"))  # fmt: skip
+
+    def set(self, value: Any) -> None:
+        self.control.value = int(value)
+
+
+class NumberField(Field):
+    def build(self) -> W.Widget:
+        low, high = _bounds(self.schema, 1e-9)
+        if low is None and high is None:
+            return W.FloatText(layout=W.Layout(width="200px"))
+        return W.BoundedFloatText(min=float(low if low is not None else -1e15),
+                                  max=float(high if high is not None else 1e15),
+                                  layout=W.Layout(width="200px"))  # fmt: skip
+
+    def set(self, value: Any) -> None:
+        self.control.value = float(value)
+
+
+class BooleanField(Field):
+    def build(self) -> W.Widget:
+        return W.Checkbox(value=False, indent=False)
+
+    def set(self, value: Any) -> None:
+        self.control.value = bool(value)
+
+
+class EnumField(Field):
+    """``enum`` / ``Literal``: a dropdown of the allowed values."""
+
+    def build(self) -> W.Widget:
+        self.choices = list(self.schema["enum"])
+        labels = [c if isinstance(c, str) else json.dumps(c) for c in self.choices]
+        return W.Dropdown(options=list(zip(labels, range(len(labels)), strict=True)), value=0)
+
+    def get(self) -> Any:
+        return self.choices[self.control.value]
+
+    def set(self, value: Any) -> None:
+        if value in self.choices:
+            self.control.value = self.choices.index(value)
+
+
+class ConstField(Field):
+    def build(self) -> W.Widget:
+        return W.HTML(f"<code>{_esc(json.dumps(self.schema['const']))}</code>")
+
+    def get(self) -> Any:
+        return self.schema["const"]
+
+    def set(self, value: Any) -> None:
+        pass
+
+    def on_change(self, callback: Callable[[], Any]) -> None:
+        pass
+
+
+class NullField(ConstField):
+    def build(self) -> W.Widget:
+        return W.HTML("<code>null</code>")
+
+    def get(self) -> Any:
+        return None
+
+
+class JsonField(Field):
+    """Anything else (free-form objects, ``dict[str, X]``, odd schemas): a JSON text box."""
+
+    def build(self) -> W.Widget:
+        return W.Textarea(placeholder="JSON value", layout=W.Layout(width="60%", height="60px"))
+
+    def get(self) -> Any:
+        text = self.control.value.strip()
+        if not text:
+            return UNSET
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise FieldInputError(self.loc, f"not valid JSON: {exc}") from None
+
+    def set(self, value: Any) -> None:
+        self.control.value = json.dumps(value, indent=1)
+
+
+def _kind(schema: Mapping[str, Any]) -> str | None:
+    kind = schema.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def _scalar(schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any],
+            required: bool) -> Field | None:  # fmt: skip
+    if "const" in schema:
+        return ConstField(schema, loc, label)
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return EnumField(schema, loc, label)
+    cls = {"string": StringField, "integer": IntegerField, "number": NumberField,
+           "boolean": BooleanField, "null": NullField}.get(_kind(schema) or "")  # fmt: skip
+    return cls(schema, loc, label) if cls else None
+
+
+# -- resolution and the builder chain -----------------------------------------------------
+
+
+def resolve(
+    schema: Mapping[str, Any], root: Mapping[str, Any], depth: int = 0
+) -> Mapping[str, Any]:
+    """Follow a local ``$ref`` and flatten a one-element ``allOf``."""
+    while "$ref" in schema and depth < 20:
+        ref = schema["$ref"]
+        target: Any = root
+        if isinstance(ref, str) and ref.startswith("#/"):
+            for part in ref[2:].split("/"):
+                target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        extra = {k: v for k, v in schema.items() if k != "$ref"}
+        schema = {**(target if isinstance(target, Mapping) else {}), **extra}
+        depth += 1
+    if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
+        merged = {**resolve(schema["allOf"][0], root, depth), **schema}
+        merged.pop("allOf")
+        return merged
+    return schema
+
+
+def split_null(schema: Mapping[str, Any]) -> tuple[bool, Mapping[str, Any]]:
+    """``(nullable, schema without the null branch)`` for ``anyOf [X, null]`` and
+    ``"type": ["X", "null"]``."""
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and any(b.get("type") == "null" for b in branches):
+            rest = [b for b in branches if b.get("type") != "null"]
+            base = {k: v for k, v in schema.items() if k != key}
+            if len(rest) == 1:
+                return True, {**rest[0], **base}
+            return True, {**base, key: rest}
+    kind = schema.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        rest_kinds = [k for k in kind if k != "null"]
+        return True, {**schema, "type": rest_kinds[0] if len(rest_kinds) == 1 else rest_kinds}
+    return False, schema
+
+
+Builder = Callable[[Mapping[str, Any], Loc, str, Mapping[str, Any], bool], "Field | None"]
+
+
+def build_field(schema: Mapping[str, Any], loc: Loc = (), label: str = "", *,
+                root: Mapping[str, Any] | None = None, required: bool = True) -> Field:  # fmt: skip
+    """The field for ``schema`` at ``loc``; ``root`` holds ``$defs`` for references."""
+    from .form_containers import BUILDERS
+
+    root = root if root is not None else schema
+    schema = resolve(schema, root)
+    if len(loc) > 8:  # deep or recursive schemas: JSON beyond this depth
+        return JsonField(schema, loc, label)
+    for builder in (*BUILDERS, _scalar):
+        field = builder(schema, loc, label, root, required)
+        if field is not None:
+            field.prefill()
+            return field
+    field = JsonField(schema, loc, label)
+    field.prefill()
+    return field

@@ -1,0 +1,171 @@
+"""The result pane: runs one call on the registry's background loop and shows its outcome.
+
+The call runs on ``registry.loop`` (never on the kernel's own loop), so the notebook stays
+responsive, Cancel works while the tool runs, and progress reports arrive as they happen. The
+pane's traits are set from the background thread when the call ends; ipykernel sends those
+updates from any thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures
+import html
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import ipywidgets as W
+
+from ...core.context import CancellationToken, RequestInfo
+from ...core.errors import NexusError, ToolValidationError
+from ...core.render_result import json_tree_html
+
+__all__ = ["ResultPane"]
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+class ResultPane(W.VBox):
+    """Status line, Cancel, progress bar, approval prompt area, and the result itself."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.status = W.HTML("")
+        self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="warning",
+                                      disabled=True, layout=W.Layout(width="100px"))  # fmt: skip
+        self.cancel_button.on_click(lambda _: self.cancel())
+        self.progress = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(display="none"))
+        self.progress_label = W.Label("")
+        self.approval_area = W.VBox()
+        self.output = W.VBox()
+        self.result: Any = None
+        self.error: str | None = None
+        self._token: CancellationToken | None = None
+        self._future: concurrent.futures.Future[Any] | None = None
+        self._done = threading.Event()
+        self._done.set()
+        super().__init__([W.HBox([self.status, self.cancel_button]),
+                          W.HBox([self.progress, self.progress_label]),
+                          self.approval_area, self.output], **kwargs)  # fmt: skip
+
+    # -- running --------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the current call ended (tests, scripts); True if it did."""
+        return self._done.wait(timeout)
+
+    def start(self, registry: Any, name: str, arguments: Mapping[str, Any], *,
+              history: Any = None, request: RequestInfo | None = None,
+              on_invalid: Callable[[ToolValidationError], Any] | None = None,
+              on_done: Callable[[], Any] | None = None) -> concurrent.futures.Future[Any]:  # fmt: skip
+        """Run the call on the registry's background loop; returns its future."""
+        from .approval import register_prompt_area, unregister_prompt_area
+
+        request = request or RequestInfo(client="notebook")
+        token = CancellationToken()
+        done = threading.Event()
+        self._token, self._done = token, done
+        self.result, self.error = None, None
+        self.output.children = []
+        self.progress.layout.display = "none"
+        self.progress_label.value = ""
+        self.status.value = f"<i>running <code>{html.escape(name)}</code>…</i>"
+        self.cancel_button.disabled = False
+        register_prompt_area(request.request_id, self.approval_area)
+        coro = registry.call(name, dict(arguments), request=request, cancellation=token,
+                             progress=self._on_progress)  # fmt: skip
+        future = registry.loop.submit(coro)
+        self._future = future
+
+        def finished(f: concurrent.futures.Future[Any]) -> None:
+            unregister_prompt_area(request.request_id)
+            try:
+                self._finished(f, arguments, history, on_invalid)
+            finally:
+                self.cancel_button.disabled = True
+                done.set()
+                if on_done is not None:
+                    on_done()
+
+        future.add_done_callback(finished)
+        return future
+
+    def cancel(self) -> None:
+        """Stop the running call: the tool's cancel signal fires and its task is cancelled."""
+        if self._token is None or not self.running:
+            return
+        self.status.value = "<i>cancelling…</i>"
+        self._token.cancel()
+        if self.approval_area.children and self._future is not None:
+            self._future.cancel()  # still waiting for approval: nothing runs yet
+
+    def _on_progress(self, current: float, total: float | None, message: str | None) -> None:
+        self.progress.layout.display = None
+        if total:
+            self.progress.max = float(total)
+            self.progress.value = min(float(current), float(total))
+        else:  # no total: show how far it got as text only
+            self.progress.value = 0
+        label = f"{current:g}/{total:g}" if total else f"{current:g}"
+        self.progress_label.value = f"{label} {message or ''}".strip()
+
+    def _finished(self, future: concurrent.futures.Future[Any], arguments: Mapping[str, Any],
+                  history: Any, on_invalid: Any) -> None:  # fmt: skip
+        self.approval_area.children = []
+        if future.cancelled():
+            self.show_error("the call was cancelled", "CancelledError")
+            return
+        exc = future.exception()
+        if isinstance(exc, ToolValidationError) and on_invalid is not None:
+            self.status.value = "<span style='color:#c62828'>invalid arguments</span>"
+            on_invalid(exc)
+        elif isinstance(exc, NexusError):
+            self.show_error(str(exc), type(exc).__name__)
+        elif exc is not None:
+            self.show_error(f"{exc}", type(exc).__name__)
+        else:
+            result = future.result()
+            if history is not None:
+                history.record_result(arguments, result)
+            self.show_result(result)
+
+    # -- showing --------------------------------------------------------------------------
+
+    def show_error(self, message: str, kind: str = "Error", duration: float | None = None) -> None:
+        self.error = message
+        took = f" after {_duration(duration)}" if duration is not None else ""
+        self.status.value = f"<span style='color:#c62828'><b>{html.escape(kind)}</b>{took}</span>"
+        self.output.children = [W.HTML(f"<pre style='color:#c62828;white-space:pre-wrap'>"
+                                        f"{html.escape(message)}</pre>")]  # fmt: skip
+
+    def show_result(self, result: Any) -> None:
+        """Show a :class:`~nexus_jupyter.core.result.ToolResult`."""
+        self.result = result
+        if result.is_error:
+            self.show_error(result.error or "", result.error_type or "Error", result.duration)
+            return
+        self.status.value = (f"<span style='color:#2e7d32'>✔ done</span> in "
+                             f"<b>{_duration(result.duration)}</b>")  # fmt: skip
+        parts: list[W.Widget] = []
+        for block in result.content:
+            if block.get("type") == "image":
+                fmt = str(block.get("mimeType", "image/png")).split("/")[-1]
+                parts.append(W.Image(value=base64.b64decode(block.get("data", "")), format=fmt))
+        structured = result.structured
+        if isinstance(structured, dict | list):
+            parts.append(W.HTML(json_tree_html(structured)))
+        elif structured is not None:
+            parts.append(
+                W.HTML(f"<pre style='white-space:pre-wrap'>{html.escape(str(structured))}</pre>")
+            )
+        elif result.text:
+            parts.append(
+                W.HTML(f"<pre style='white-space:pre-wrap'>{html.escape(result.text)}</pre>")
+            )
+        self.output.children = parts

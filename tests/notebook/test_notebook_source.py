@@ -1,0 +1,126 @@
+"""Cell tracking: @tool functions follow the cells that define them."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from nbhelpers import run_ok
+
+from nexus_jupyter import Registry, RegistryChanged
+from nexus_jupyter.core.sources_base import MutableSource
+from nexus_jupyter.notebook.extension import current_tracker
+
+CELL = '''
+from nexus_jupyter import tool
+
+@tool(categories=["math"])
+def scale(x: float, factor: float = {factor}) -> float:
+    """Multiply x by a factor."""
+    return x * factor
+'''
+
+
+@pytest.fixture
+def events(registry: Registry) -> list[RegistryChanged]:
+    seen: list[RegistryChanged] = []
+    registry.subscribe(seen.append)
+    return seen
+
+
+def test_decorated_function_is_registered_with_cell_source(
+    shell: InteractiveShell, registry: Registry
+) -> None:
+    run_ok(shell, CELL.format(factor=2))
+    tool = registry.get("scale")
+    assert tool.spec.source == "notebook" and tool.spec.categories == ("math",)
+    assert tool.spec.origin.startswith("cell")
+    assert tool.source_code is not None and "def scale" in tool.source_code
+    assert registry.call_sync("scale", {"x": 3}).structured == 6
+
+
+def test_rerun_with_changed_code_updates_and_identical_rerun_keeps_version(
+    shell: InteractiveShell, registry: Registry, events: list[RegistryChanged]
+) -> None:
+    run_ok(shell, CELL.format(factor=2))
+    first = registry.get("scale").spec.version
+    assert events[-1].added == ("scale",)
+    run_ok(shell, CELL.format(factor=2))
+    assert registry.get("scale").spec.version == first
+    run_ok(shell, CELL.format(factor=3))
+    assert events[-1].updated == ("scale",)
+    assert events[-1].versions["scale"] != first
+    assert registry.call_sync("scale", {"x": 1}).structured == 3
+
+
+def test_deleting_the_name_removes_the_tool(
+    shell: InteractiveShell, registry: Registry, events: list[RegistryChanged]
+) -> None:
+    run_ok(shell, CELL.format(factor=2))
+    run_ok(shell, "del scale")
+    assert "scale" not in registry
+    assert events[-1].removed == ("scale",)
+
+
+def test_renamed_tool_replaces_the_old_name(shell: InteractiveShell, registry: Registry) -> None:
+    run_ok(shell, "from nexus_jupyter import tool\n@tool\ndef f(x: int) -> int:\n    return x\n")
+    run_ok(shell, "@tool(name='g')\ndef f(x: int) -> int:\n    return x\n")
+    assert "g" in registry and "f" not in registry
+
+
+def test_output_history_variables_do_not_duplicate_tools(
+    shell: InteractiveShell, registry: Registry
+) -> None:
+    run_ok(shell, CELL.format(factor=2))
+    run_ok(shell, "scale")  # `_` and `_2` now hold the function too
+    run_ok(shell, "del scale")
+    assert "scale" not in registry
+
+
+def test_broken_tool_reports_and_the_cell_still_succeeds(
+    shell: InteractiveShell, registry: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_ok(
+        shell, "from nexus_jupyter import tool\n@tool\ndef bad(*args: int) -> int:\n    return 0\n"
+    )
+    assert "bad" not in registry
+    err = capsys.readouterr().err
+    assert "'bad' was not registered as a tool" in err and "*args" in err
+    run_ok(shell, "x = 1")  # reported once per definition, not on every cell
+    assert "bad" not in capsys.readouterr().err
+
+
+def test_exported_tool_stays_with_the_folder_until_its_cell_runs_again(
+    shell: InteractiveShell, registry: Registry
+) -> None:
+    """Export hands the tool to the directory source; re-running the cell takes it back and
+    the file's version shows as shadowed."""
+    run_ok(shell, CELL.format(factor=2))
+    folder = MutableSource("directory:tools/dynamic", "directory")
+    registry.add_source(folder)
+    exported = registry.get("scale").with_spec(origin="tools/dynamic/scale.py")
+    folder.put(exported)
+    registry.source("notebook").discard("scale")  # what export does
+    registry.refresh("notebook")
+    registry.refresh(folder.name)
+    assert registry.get("scale").spec.source == folder.name
+    run_ok(shell, "y = 2")  # another cell: the notebook must not take the tool back
+    assert registry.get("scale").spec.source == folder.name
+    run_ok(shell, CELL.format(factor=2))  # the defining cell again: the notebook wins
+    entry = registry.entry("scale")
+    assert entry.tool.spec.source == "notebook"
+    assert [t.spec.source for t in entry.shadowed] == [folder.name]
+    run_ok(shell, "del scale")  # the folder's version is visible again
+    assert registry.get("scale").spec.source == folder.name
+
+
+def test_tools_defined_before_load_ext_are_picked_up(shell: InteractiveShell,
+                                                     registry: Registry) -> None:  # fmt: skip
+    from nexus_jupyter.notebook import extension
+
+    extension.unload(shell)
+    run_ok(shell, CELL.format(factor=2))
+    assert "scale" not in registry
+    extension.load(shell)
+    run_ok(shell, "pass")
+    assert "scale" in registry
+    assert current_tracker() is not None and current_tracker().tracked() == {"scale": "scale"}
