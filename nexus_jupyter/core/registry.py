@@ -114,6 +114,9 @@ class Registry(CallRunner):
             self._bg.stop()
         if self._index is not None:
             self._index.close()
+        close_audit = getattr(self.audit, "close", None)
+        if close_audit is not None:
+            close_audit()
 
     def __enter__(self) -> Registry:
         return self

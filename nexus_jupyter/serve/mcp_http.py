@@ -1,0 +1,180 @@
+"""Streamable HTTP for the MCP server: uvicorn on a socket we bind ourselves, behind a strict
+``Host``/``Origin`` check (DNS-rebinding protection).
+
+A web page on another site can make a browser send requests to ``127.0.0.1``; with DNS
+rebinding it can even make them look same-origin. So every request must name this server in
+``Host`` (a loopback name or the bound address, with the bound port) and, when it carries an
+``Origin``, come from a loopback or bound-address origin. Anything else is refused before the
+MCP layer sees it: ``421`` for a foreign ``Host``, ``403`` for a foreign ``Origin``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["HostGuard", "bind_socket", "run_uvicorn"]
+
+log = logging.getLogger(__name__)
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+_WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+
+
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """``host[:port]`` -> (host, port); ``None`` when malformed."""
+    try:
+        parts = urlsplit(f"//{value}")
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if not host or parts.username is not None or parts.password is not None or parts.path:
+        return None
+    return host, port
+
+
+class HostGuard:
+    """ASGI middleware: refuse requests whose ``Host`` or ``Origin`` is not this server."""
+
+    def __init__(self, app: Any, host: str, port: int, extra_names: Sequence[str] = ()) -> None:
+        self.app = app
+        self.port = port
+        self.names = set(LOOPBACK_NAMES)
+        if host not in _WILDCARDS:
+            self.names.add(host.strip("[]").lower())
+        self.names.update(n.strip("[]").lower() for n in extra_names)
+        self.rejected = 0
+        self.closed = False
+
+    def host_ok(self, value: str | None) -> bool:
+        parsed = _split_host(value) if value else None
+        if parsed is None:
+            return False
+        host, port = parsed
+        return host.lower() in self.names and (port or 80) == self.port
+
+    def origin_ok(self, value: str | None) -> bool:
+        if value is None:
+            return True  # not a browser, or a same-origin GET: Host already checked
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a bad port
+        except ValueError:
+            return False
+        if parts.scheme not in ("http", "https") or parts.path not in ("", "/"):
+            return False
+        if parts.username is not None or parts.query or parts.fragment:
+            return False
+        return (parts.hostname or "").lower() in self.names
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers: dict[str, list[str]] = {}
+        for key, val in scope.get("headers", ()):
+            headers.setdefault(key.decode("latin-1").lower(), []).append(val.decode("latin-1"))
+        hosts, origins = headers.get("host", []), headers.get("origin", [])
+        status, text = 0, b""
+        if self.closed:
+            status, text = 503, b"This MCP server is shutting down"
+        elif len(hosts) != 1 or not self.host_ok(hosts[0]):
+            status, text = 421, b"Invalid Host header: this MCP server only answers to localhost"
+        elif len(origins) > 1 or not self.origin_ok(origins[0] if origins else None):
+            status, text = 403, b"Invalid Origin header: cross-site requests are refused"
+        if status:
+            self.rejected += status != 503
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                    (b"content-length", str(len(text)).encode())]})  # fmt: skip
+            await send({"type": "http.response.body", "body": text})
+            return
+        await self.app(scope, receive, send)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (``port=0`` picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto must say TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
+    # IPPROTO_TCP, and without it every small response waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def build_app(server: Any, host: str, port: int, extra_names: Sequence[str] = ()) -> HostGuard:
+    """The SDK's streamable-HTTP Starlette app for ``server``, behind :class:`HostGuard`."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    own = {host} if host not in _WILDCARDS else set()
+    guard_names = sorted(LOOPBACK_NAMES | own | {n.strip("[]").lower() for n in extra_names})
+    shown = [f"[{n}]" if ":" in n else n for n in guard_names]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:{port}" for n in shown],
+        allowed_origins=[f"{scheme}://{n}:*" for n in shown for scheme in ("http", "https")]
+        + [f"{scheme}://{n}" for n in shown for scheme in ("http", "https")],
+    )
+    app = server.streamable_http_app(transport_security=security, host=host)
+    return HostGuard(app, host, port, extra_names)
+
+
+async def run_uvicorn(server: Any, host: str, port: int, *,
+                      started: Callable[[tuple[str, int]], Any] | None = None,
+                      closing: Callable[[], Any] | None = None,
+                      allowed_hosts: Sequence[str] = ()) -> None:  # fmt: skip
+    """Serve the SDK ``server`` over streamable HTTP until cancelled, then shut down cleanly.
+
+    We run the SDK's session manager ourselves (uvicorn's lifespan is off) so that on the way
+    out the MCP sessions end first: their open SSE streams then finish, and uvicorn has no
+    request left to wait for. ``closing`` runs before that (e.g. to close listen streams).
+    ``allowed_hosts`` are extra host names (besides loopback and ``host``) that clients may
+    use in ``Host``/``Origin``, e.g. the machine's name when binding ``0.0.0.0``.
+    """
+    import uvicorn
+
+    sock = bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    app = build_app(server, host, bound_port, allowed_hosts)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            ws="none", timeout_graceful_shutdown=2)  # fmt: skip
+    web = uvicorn.Server(config)
+    task: asyncio.Future[None] | None = None
+    try:
+        async with server.session_manager.run():
+            task = asyncio.ensure_future(web.serve(sockets=[sock]))
+            try:
+                while not web.started:
+                    if task.done():
+                        await task  # surfaces the start-up error
+                        raise RuntimeError("uvicorn stopped before it started listening")
+                    await asyncio.sleep(0.01)
+                if started is not None:
+                    started((host, bound_port))
+                await asyncio.shield(task)
+            finally:
+                app.closed = True  # requests that still arrive get 503, not a crash
+                if closing is not None:
+                    closing()
+    finally:
+        web.should_exit = True
+        if task is not None and not task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), timeout=5)
+            if not task.done():
+                web.force_exit = True
+                task.cancel()
+        sock.close()

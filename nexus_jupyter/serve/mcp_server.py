@@ -1,0 +1,308 @@
+"""Serve a :class:`~nexus_jupyter.core.registry.Registry` over MCP (stdio or streamable HTTP).
+
+    await serve_stdio(reg)                          # until stdin closes
+    await serve_http(reg, "127.0.0.1", 8765)        # until cancelled
+    handle = McpServerHandle.start(reg, port=0)     # on the registry's background loop
+    handle.url; handle.stop()
+
+Built on the SDK's low-level ``Server`` so every ``tools/list`` reads the registry's current
+snapshot and every ``tools/call`` goes through ``registry.call`` (policy, credentials,
+validation, audit) as client ``"mcp"``. Every registry change reaches every connected
+session without reconnecting: a ``subscriptions/listen`` event for 2026-07-28 clients (the
+SDK's ``SubscriptionBus``) and ``notifications/tools/list_changed`` for earlier revisions.
+With ``defer=True`` only the eager tools plus ``tool_search`` are listed (every tool stays
+callable by name), the deferred-loading pattern.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.context import CancellationToken, RequestInfo
+from ..core.errors import NexusError, ToolNotFound
+from ..core.state import RegistryChanged
+from .mcp_bridge import call_result, error_result, mcp_tool
+
+__all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
+
+log = logging.getLogger(__name__)
+
+SEARCH_TOOL = "tool_search"
+_BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+class RegistryServer:
+    """An MCP server whose tools are a registry's, kept live.
+
+    ``server`` is the SDK's low-level ``Server``; run it on any transport after
+    :meth:`attach` (which subscribes to the registry from the serving loop).
+    """
+
+    def __init__(self, registry: Any, *, defer: bool = False, name: str = "nexus-tools") -> None:
+        from mcp.server.lowlevel.server import NotificationOptions, Server
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+        from mcp_types import NotificationParams
+
+        from .. import __version__
+
+        class _Server(Server[Any]):
+            # Announce tools.listChanged to handshake-era clients: we do send it.
+            def create_initialization_options(self, notification_options: Any = None,
+                                              *args: Any, **kwargs: Any) -> Any:  # fmt: skip
+                opts = notification_options or NotificationOptions(tools_changed=True)
+                return super().create_initialization_options(opts, *args, **kwargs)
+
+        self.registry = registry
+        self.defer = defer
+        self.bus = InMemorySubscriptionBus()
+        self.listen_handler = ListenHandler(self.bus)
+        self.server = _Server(
+            name,
+            version=__version__,
+            instructions="Tools from a nexus_jupyter registry."
+            + (
+                " Only some tools are listed: call tool_search to find the others." if defer else ""
+            ),
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self.listen_handler,
+        )
+        self.server.add_notification_handler("notifications/initialized", NotificationParams,
+                                             self._on_initialized)  # fmt: skip
+        self._legacy: set[Any] = set()
+        self._listing: tuple[int, Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._unsubscribe: Any = None
+        self._broadcast_pending = False
+        self.notifications_sent = 0
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def attach(self) -> None:
+        """Subscribe to the registry; call from the loop that serves."""
+        self._loop = asyncio.get_running_loop()
+        if self._unsubscribe is None:
+            self._unsubscribe = self.registry.subscribe(self._on_change)
+
+    def detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.listen_handler.close()
+
+    @property
+    def sessions(self) -> int:
+        """Handshake-era sessions that will get ``notifications/tools/list_changed``."""
+        return len(self._legacy)
+
+    # -- change notifications -------------------------------------------------------------
+
+    def _on_change(self, change: RegistryChanged) -> None:
+        # Runs on whichever thread changed the registry (a watcher, the kernel).
+        loop = self._loop
+        if not change.tools_changed or loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(self._schedule_broadcast)
+        except RuntimeError:
+            pass  # the serving loop has just shut down
+
+    def _schedule_broadcast(self) -> None:
+        # Change events are level triggers: one pending broadcast covers a burst of changes.
+        if not self._broadcast_pending:
+            self._broadcast_pending = True
+            task = asyncio.get_running_loop().create_task(self._broadcast())
+            _BACKGROUND.add(task)  # the loop keeps only weak references to tasks
+            task.add_done_callback(_BACKGROUND.discard)
+
+    async def _broadcast(self) -> None:
+        from mcp.server.subscriptions import ToolsListChanged
+
+        self._broadcast_pending = False
+        await self.bus.publish(ToolsListChanged())
+        # Side by side, so one client that is slow to read cannot hold up the others.
+        sends = [c.send_tool_list_changed() for c in list(self._legacy)]
+        await asyncio.gather(*sends, return_exceptions=True)  # best effort, like the SDK's
+        self.notifications_sent += 1
+
+    async def _on_initialized(self, ctx: Any, params: Any) -> None:
+        # The SDK gives handlers a per-request session; the connection it wraps is what
+        # outlives the request, so keep that (and forget it when the connection closes).
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:
+            log.warning("cannot track MCP session for list_changed: SDK internals changed")
+            return
+        self._legacy.add(connection)
+        connection.exit_stack.callback(self._legacy.discard, connection)
+
+    # -- handlers -------------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.registry.find(name)
+        return dict(tool.spec.input_schema) if tool is not None else None
+
+    async def _list_tools(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        generation = self.registry.snapshot.generation
+        cached = self._listing
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        entries = self.registry.entries()
+        if self.defer:
+            entries = [e for e in entries if e.spec.eager or e.name == SEARCH_TOOL]
+        tools = []
+        for entry in entries:
+            try:
+                tools.append(mcp_tool(entry.spec))
+            except Exception as exc:  # one odd schema must not hide every other tool
+                log.warning("tool %s cannot be listed over MCP: %s", entry.name, exc)
+        listing = types.ListToolsResult(tools=tools)
+        self._listing = (generation, listing)
+        return listing
+
+    async def _call_tool(self, ctx: Any, params: Any) -> Any:
+        from mcp.shared.exceptions import MCPError
+        from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
+        from mcp_types import INVALID_PARAMS
+
+        name = params.name
+        entry = self.registry.snapshot.entries.get(name)
+        tool = entry.tool if entry is not None else None
+        request = RequestInfo(request_id=f"mcp-{ctx.request_id}", client="mcp")
+        progress = None
+        if progress_token_from_params(ctx.params) is not None:
+            progress = _progress_sender(ctx.session, asyncio.get_running_loop())
+        # A tool that takes a ToolContext can watch for cancellation: give it a token that a
+        # client's notifications/cancelled (which cancels this handler) trips. Other tools are
+        # stopped by the task cancellation itself (async) or cannot be stopped (sync threads),
+        # and skipping the token keeps fast sync tools on the inline path.
+        token = CancellationToken() if tool is not None and tool.wants_context else None
+        try:
+            result = await self.registry.call(name, params.arguments or {}, request=request,
+                                              progress=progress, cancellation=token)  # fmt: skip
+        except ToolNotFound as exc:
+            # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        except NexusError as exc:
+            return error_result(exc)
+        except asyncio.CancelledError:
+            if token is not None:
+                token.cancel()
+            raise
+        return call_result(result, tool.spec if tool is not None else None)
+
+
+def _progress_sender(session: Any, loop: asyncio.AbstractEventLoop) -> Any:
+    """A registry progress callback that sends ``notifications/progress`` for this request,
+    from the loop or from a sync tool's worker thread."""
+
+    def send(current: float, total: float | None = None, message: str | None = None) -> None:
+        coro = session.report_progress(current, total, message)
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            task = loop.create_task(coro)
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
+        else:
+            asyncio.run_coroutine_threadsafe(coro, loop)
+
+    return send
+
+
+async def serve_stdio(registry: Any, *, defer: bool = False) -> None:
+    """Serve ``registry`` on this process's stdin/stdout until the client closes stdin."""
+    from mcp.server.stdio import stdio_server
+
+    app = RegistryServer(registry, defer=defer)
+    app.attach()
+    try:
+        async with stdio_server() as (read, write):
+            await app.server.run(read, write, app.server.create_initialization_options())
+    finally:
+        app.detach()
+
+
+async def serve_http(registry: Any, host: str = "127.0.0.1", port: int = 8000, *,
+                     defer: bool = False, started: Any = None,
+                     allowed_hosts: Sequence[str] = ()) -> None:  # fmt: skip
+    """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
+
+    ``started`` (optional) is called with the bound ``(host, port)`` once listening.
+    Requests must name loopback, ``host`` or one of ``allowed_hosts`` in ``Host``/``Origin``
+    (DNS-rebinding protection)."""
+    from .mcp_http import run_uvicorn
+
+    app = RegistryServer(registry, defer=defer)
+    app.attach()
+    try:
+        await run_uvicorn(app.server, host, port, started=started,
+                          closing=app.listen_handler.close, allowed_hosts=allowed_hosts)  # fmt: skip
+    finally:
+        app.detach()
+
+
+class McpServerHandle:
+    """A streamable-HTTP MCP server running on the registry's background loop, so a kernel
+    can serve its registry without blocking (``%tool serve``)."""
+
+    def __init__(self, registry: Any, future: concurrent.futures.Future[None], host: str,
+                 port: int, finished: threading.Event) -> None:  # fmt: skip
+        self.registry, self._future, self.host, self.port = registry, future, host, port
+        self._finished = finished
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/mcp"
+
+    @property
+    def running(self) -> bool:
+        return not self._future.done()
+
+    @classmethod
+    def start(cls, registry: Any, host: str = "127.0.0.1", port: int = 0, *,
+              defer: bool = False, timeout: float = 30.0) -> McpServerHandle:  # fmt: skip
+        """Start serving and wait until the port is bound (``port=0`` picks a free one)."""
+        bound: concurrent.futures.Future[tuple[str, int]] = concurrent.futures.Future()
+
+        def started(address: tuple[str, int]) -> None:
+            if not bound.done():
+                bound.set_result(address)
+
+        finished = threading.Event()
+
+        async def serve() -> None:
+            try:
+                await serve_http(registry, host, port, defer=defer, started=started)
+            finally:
+                finished.set()
+
+        future = registry.loop.submit(serve())
+
+        def failed(f: concurrent.futures.Future[None]) -> None:
+            if not bound.done():
+                exc = None if f.cancelled() else f.exception()
+                bound.set_exception(exc or RuntimeError("the MCP server stopped before listening"))
+
+        future.add_done_callback(failed)
+        bound_host, bound_port = bound.result(timeout)
+        return cls(registry, future, bound_host, bound_port, finished)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving (open sessions are closed)."""
+        if not self._future.done():
+            self._future.cancel()
+        self._finished.wait(timeout)
+
+    def __repr__(self) -> str:
+        return f"<McpServerHandle {self.url} {'running' if self.running else 'stopped'}>"

@@ -1,0 +1,398 @@
+"""MCP servers as a source: their tools in the registry as ``mcp__<server>__<tool>``.
+
+>>> src = McpSource("time", command="mcp-server-time")       # doctest: +SKIP
+>>> reg.add_source(src)                                      # connects in the background
+>>> reg.call_sync("mcp__time__get_current_time", {"timezone": "UTC"})   # doctest: +SKIP
+
+The connection lives on the registry's background loop. ``load()`` never blocks: it returns
+the last tools the server listed (none before the first connect). The source's status
+(``registry.sources()`` details) says ``connecting``, ``ready`` or ``error`` with the reason
+and the last lines of a stdio server's stderr. A server that exits or drops is reconnected
+with backoff; meanwhile its tools stay listed as unavailable. ``tools/list_changed`` (or a
+``subscriptions/listen`` event on 2026-07-28 connections) refreshes the tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core.context import ToolContext
+from ..core.errors import SourceError, ToolDefinitionError, ToolUnavailable
+from ..core.result import ToolResult
+from ..core.spec import SourceKind
+from ..core.tool import Tool
+from .mcp_session import (
+    ClosingTransport,
+    StderrTail,
+    WatchedTransport,
+    describe,
+    is_connection_error,
+    result_from_mcp,
+    tool_from_mcp,
+)
+
+__all__ = ["McpSource"]
+
+log = logging.getLogger(__name__)
+
+_BACKOFF_START_S = 0.25
+_BACKOFF_MAX_S = 30.0
+_CONNECT_TIMEOUT_S = 60.0
+_STABLE_S = 10.0
+
+
+class McpSource:
+    """The tools of one MCP server, over stdio (``command``) or streamable HTTP (``url``).
+
+    ``timeout`` is the default per-call timeout of the server's tools (seconds, or ``None``);
+    ``stderr_lines`` how many stderr lines the status keeps. Strings may hold ``${env:VAR}``
+    and ``${credentials:service/key}`` (from ``credentials``, a credential store): they are
+    filled in at each connect, so a credential set later is picked up by the next attempt.
+    """
+
+    kind: SourceKind = "mcp"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        command: str | None = None,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stderr_lines: int = 40,
+        credentials: Any = None,
+    ) -> None:
+        if (command is None) == (url is None):
+            raise SourceError(
+                f"MCP server {name!r} needs exactly one of command= (stdio) or url= (streamable "
+                f"HTTP), got command={command!r} url={url!r}."
+            )
+        self.server = name
+        self.name = f"mcp:{name}"
+        self.namespace = f"mcp__{name}"
+        self.command, self.args, self.env, self.cwd = command, list(args), dict(env or {}), cwd
+        self.url, self.headers = url, dict(headers or {})
+        self.timeout = timeout
+        self.credentials = credentials
+        self.state = "idle"
+        self.reason: str | None = None
+        self.protocol_version: str | None = None
+        self.server_info: str | None = None
+        self.connects = 0
+        self._stderr_lines = stderr_lines
+        self._stderr: StderrTail | None = None
+        self._tools: list[Tool] = []
+        self._skipped: dict[str, str] = {}
+        self._registry: Any = None
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        # Created unbound; asyncio binds them to the registry's loop on first use.
+        self._dropped = asyncio.Event()
+        self._relist = asyncio.Event()
+        self._ready_at = 0.0
+
+    @classmethod
+    def from_config(cls, settings: Any, credentials: Any = None) -> McpSource:
+        """A source from one ``mcp.servers`` entry of ``nex.yaml`` (a dict or an object with
+        ``name``, ``command``/``args``/``env``/``cwd`` or ``url``/``headers``); ``${env:VAR}``
+        and ``${credentials:service/key}`` are expanded at connect time."""
+
+        def get(key: str, default: Any = None) -> Any:
+            if isinstance(settings, Mapping):
+                return settings.get(key, default)
+            return getattr(settings, key, default)
+
+        name = get("name")
+        if not name:
+            raise SourceError(f"An MCP server entry needs a name, got {settings!r}.")
+        return cls(name, command=get("command"), args=list(get("args") or ()),
+                   env=dict(get("env") or {}), cwd=get("cwd"), url=get("url"),
+                   headers=dict(get("headers") or {}), timeout=get("timeout"),
+                   credentials=credentials)  # fmt: skip
+
+    # -- the source protocol --------------------------------------------------------------
+
+    def load(self) -> list[Tool]:
+        """The last tools the server listed (empty before the first connect); never blocks.
+
+        While the server is down this raises, so a ``registry.refresh`` keeps the tools listed
+        as unavailable instead of marking them runnable."""
+        if self._tools and self.state not in ("ready", "idle", "stopped"):
+            raise SourceError(f"MCP server {self.server!r} is {self.state}: {self.reason or '...'}")
+        return list(self._tools)
+
+    async def start(self, registry: Any) -> None:
+        """Begin connecting in the background (on the registry's loop); returns at once."""
+        self._registry = registry
+        self._loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name=f"mcp-source-{self.server}")
+
+    async def stop(self) -> None:
+        """Disconnect (stopping a stdio server) and stop reconnecting."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._close_stderr()
+        self.state = "stopped"
+
+    def restart(self) -> concurrent.futures.Future[None]:
+        """Reconnect now (from any thread); the future is done once reconnecting began."""
+        if self._registry is None:
+            raise SourceError(f"MCP server {self.server!r} is not running in a registry yet.")
+
+        async def again() -> None:
+            await self.stop()
+            await self.start(self._registry)
+
+        return self._registry.loop.submit(again())
+
+    @property
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "reason": self.reason,
+            "stderr": self._stderr.tail() if self._stderr else [],
+            "transport": "stdio" if self.command else "http",
+            "target": self.url or " ".join([self.command or "", *self.args]).strip(),
+            "protocol_version": self.protocol_version,
+            "server": self.server_info,
+            "connects": self.connects,
+            "skipped": dict(self._skipped),
+        }
+
+    def __repr__(self) -> str:
+        return f"<McpSource {self.server!r} {self.status['target']!r} {self.state}>"
+
+    # -- connection lifecycle -------------------------------------------------------------
+
+    async def _run(self) -> None:
+        failures = 0
+        while True:
+            self._set_state("connecting", None)
+            try:
+                await self._session()
+                reason = "the server closed the connection"
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # ExceptionGroups from anyio included
+                if isinstance(exc, KeyboardInterrupt | SystemExit):
+                    raise
+                reason = describe(exc, _CONNECT_TIMEOUT_S)
+                log.info("MCP server %s: %s", self.server, reason)
+            self._client = None
+            # Back off from the first quick retry only after a session that lasted: a server
+            # that dies right after starting must not be restarted four times a second.
+            stable = self.state == "ready" and time.monotonic() - self._ready_at > _STABLE_S
+            failures = 1 if stable else failures + 1
+            delay = min(_BACKOFF_MAX_S, _BACKOFF_START_S * 2 ** (failures - 1))
+            self._set_state("error", f"{reason}; reconnecting in {delay:g} s")
+            await asyncio.sleep(delay)
+
+    async def _session(self) -> None:
+        import mcp
+
+        self._dropped.clear()
+        self._relist.clear()
+        transport = self._transport()
+        client = mcp.Client(transport, message_handler=self._on_message,
+                            read_timeout_seconds=None)  # fmt: skip
+        async with asyncio.timeout(_CONNECT_TIMEOUT_S):
+            await client.__aenter__()
+        try:
+            self.connects += 1
+            self._client = client
+            self.protocol_version = client.protocol_version
+            info = client.server_info
+            self.server_info = f"{info.name} {info.version}".strip() if info else None
+            await self._list_tools(client)
+            self._ready_at = time.monotonic()
+            self._set_state("ready", None)
+            closed = getattr(transport, "closed", None)
+            waiters = [asyncio.ensure_future(self._dropped.wait())]
+            if closed is not None:
+                waiters.append(asyncio.ensure_future(closed.wait()))
+            helpers = [asyncio.ensure_future(self._listen(client)),
+                       asyncio.ensure_future(self._relist_loop(client))]  # fmt: skip
+            try:
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (*waiters, *helpers):
+                    task.cancel()
+                await asyncio.gather(*waiters, *helpers, return_exceptions=True)
+        finally:
+            self._client = None
+            await client.__aexit__(None, None, None)
+
+    def _transport(self) -> Any:
+        from ..core.config import interpolate
+
+        where = f"MCP server {self.server!r}"
+        if self.url is not None:
+            import httpx2  # the transport of mcp 2.x (not httpx)
+            from mcp.client.streamable_http import streamable_http_client
+
+            url = interpolate(self.url, self.credentials, where=where)
+            headers = interpolate(self.headers, self.credentials, where=where)
+            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+            return WatchedTransport(
+                ClosingTransport(streamable_http_client(url, http_client=http), http)
+            )
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=interpolate(self.command or "", self.credentials, where=where),
+            args=interpolate(self.args, self.credentials, where=where),
+            env=interpolate(self.env, self.credentials, where=where) or None,
+            cwd=interpolate(self.cwd, self.credentials, where=where),
+        )
+        if self._stderr is None:  # one pipe for every process of this source: history survives
+            self._stderr = StderrTail(self._stderr_lines)
+        return WatchedTransport(stdio_client(params, errlog=self._stderr.writer))
+
+    async def _listen(self, client: Any) -> None:
+        """On 2026-07-28 connections change events come on a ``subscriptions/listen``
+        stream, and only when the server advertises them."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        caps = client.server_capabilities
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
+            caps.tools and caps.tools.list_changed
+        ):
+            return
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True) as sub:
+                    async for _event in sub:
+                        self._relist.set()
+            except Exception as exc:
+                log.info("MCP server %s: listen stream ended: %s", self.server, describe(exc))
+            if self.url is not None:
+                # Over HTTP the listen stream is the only open connection: when it ends the
+                # server has most likely gone; reconnecting refetches the tools.
+                self._dropped.set()
+                return
+            # Over stdio the process is watched directly: listen again, and refetch since
+            # events are not replayed.
+            await asyncio.sleep(1.0)
+            self._relist.set()
+
+    async def _relist_loop(self, client: Any) -> None:
+        while True:
+            await self._relist.wait()
+            self._relist.clear()
+            try:
+                await self._list_tools(client)
+            except Exception as exc:
+                log.warning("MCP server %s: refreshing tools failed: %s", self.server, exc)
+                self._dropped.set()
+                return
+
+    async def _on_message(self, message: Any) -> None:
+        import mcp_types as types
+
+        if isinstance(message, Exception):
+            log.info("MCP server %s: transport error: %s", self.server, describe(message))
+            if self.url is not None:
+                self._dropped.set()
+            return
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ToolListChangedNotification):
+            self._relist.set()
+
+    async def _list_tools(self, client: Any) -> None:
+        listed: list[Any] = []
+        cursor: str | None = None
+        for _ in range(100):  # a paginator that never ends must not hang the source
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        tools, skipped = [], {}
+        for remote in listed:
+            try:
+                tools.append(tool_from_mcp(remote, self._handler(remote.name),
+                                           origin=f"mcp:{self.server}", timeout=self.timeout))  # fmt: skip
+            except ToolDefinitionError as exc:
+                skipped[remote.name] = str(exc)
+        self._tools, self._skipped = tools, skipped
+        self._publish()
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def _handler(self, remote_name: str) -> Any:
+        async def call(arguments: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
+            loop = self._loop
+            if loop is None or asyncio.get_running_loop() is loop:
+                return await self._call(remote_name, arguments, ctx)
+            # The SDK's streams belong to the registry's loop: run the call there.
+            future = asyncio.run_coroutine_threadsafe(self._call(remote_name, arguments, ctx), loop)
+            try:
+                return await asyncio.wrap_future(future)
+            except asyncio.CancelledError:
+                future.cancel()  # cancels the remote request too (courtesy cancel)
+                raise
+
+        return call
+
+    async def _call(self, remote_name: str, arguments: dict[str, Any],
+                    ctx: ToolContext | None) -> ToolResult:  # fmt: skip
+        client = self._client
+        if client is None:
+            raise ToolUnavailable(f"MCP server {self.server!r} is not connected ({self.state}: "
+                                  f"{self.reason or 'connecting'}).")  # fmt: skip
+        progress = None
+        if ctx is not None:
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                await ctx.progress(done, total, message)
+
+        try:
+            result = await client.call_tool(remote_name, arguments, progress_callback=progress)
+        except Exception as exc:
+            if is_connection_error(exc):
+                self._dropped.set()
+            raise
+        return result_from_mcp(ctx.tool_name if ctx is not None else remote_name, result)
+
+    # -- status ---------------------------------------------------------------------------
+
+    def _set_state(self, state: str, reason: str | None) -> None:
+        self.state, self.reason = state, reason
+        self._publish()
+
+    def _publish(self) -> None:
+        if self._registry is None:
+            return
+        error = None if self.state in ("ready", "connecting") else self.reason
+        unavailable = {}
+        if self.state != "ready":
+            why = f"MCP server {self.server!r} is {self.state}" + (
+                f": {self.reason}" if self.reason else ""
+            )
+            unavailable = {t.spec.name: why for t in self._tools}
+        try:
+            self._registry.publish(self.name, self._tools, error=error, details=self.status,
+                                   unavailable=unavailable)  # fmt: skip
+        except SourceError:
+            pass  # removed from the registry while a connection attempt was still unwinding
+
+    def _close_stderr(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None

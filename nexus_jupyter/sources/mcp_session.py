@@ -1,0 +1,218 @@
+"""The plumbing under :class:`~nexus_jupyter.sources.mcp.McpSource`.
+
+- :class:`StderrTail` keeps the last lines a stdio server wrote to stderr (for the status).
+- :class:`WatchedTransport` wraps an SDK transport and sets an event when the server's stream
+  ends, so a server that exits is noticed at once instead of at the next call.
+- :func:`tool_from_mcp` turns an MCP tool listing entry into a registry :class:`Tool`;
+  :func:`result_from_mcp` turns a ``CallToolResult`` into a :class:`ToolResult`.
+
+The ``mcp`` package is imported lazily by the callers: importing it costs over a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ..core.result import ToolResult
+from ..core.tool import Tool
+
+__all__ = [
+    "ClosingTransport",
+    "StderrTail",
+    "WatchedTransport",
+    "describe",
+    "is_connection_error",
+    "permission_from_annotations",
+    "result_from_mcp",
+    "tool_from_mcp",
+]
+
+
+class StderrTail:
+    """A pipe whose write end becomes a server's stderr; a thread keeps its last lines.
+
+    The SDK hands ``errlog`` to the subprocess as its stderr, so it must be a real file
+    descriptor; reading it on a thread keeps a chatty server from blocking on a full pipe.
+    """
+
+    def __init__(self, max_lines: int = 40, on_line: Callable[[str], Any] | None = None) -> None:
+        self.lines: deque[str] = deque(maxlen=max_lines)
+        self._on_line = on_line
+        read_fd, write_fd = os.pipe()
+        self.writer = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self._reader = os.fdopen(read_fd, "r", encoding="utf-8", errors="replace")
+        self._thread = threading.Thread(target=self._pump, name="mcp-stderr", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        try:
+            for line in self._reader:
+                text = line.rstrip("\n")
+                self.lines.append(text)
+                if self._on_line is not None:
+                    self._on_line(text)
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us: nothing more to read
+        finally:
+            self._reader.close()
+
+    def tail(self, n: int | None = None) -> list[str]:
+        lines = list(self.lines)
+        return lines if n is None else lines[-n:]
+
+    def close(self) -> None:
+        """Close our write end; the reader thread ends once the server's copy closes too."""
+        try:
+            self.writer.close()
+        except OSError:
+            pass
+
+
+class _WatchedReadStream:
+    """A read stream that reports end-of-stream (the server exited or dropped)."""
+
+    def __init__(self, inner: Any, closed: asyncio.Event) -> None:
+        self._inner = inner
+        self._closed = closed
+        self.last_context = None
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._closed.set()
+            raise
+        self.last_context = getattr(self._inner, "last_context", None)
+        return item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class WatchedTransport:
+    """An SDK transport (async context manager of ``(read, write)``) whose ``closed`` event
+    is set when the server's side of the stream ends."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.closed = asyncio.Event()
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        read, write = await self._inner.__aenter__()
+        return _WatchedReadStream(read, self.closed), write
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        self.closed.set()
+        return await self._inner.__aexit__(*exc)
+
+
+def permission_from_annotations(annotations: Mapping[str, Any] | None) -> str:
+    """``readOnlyHint`` -> ``read_only``; ``destructiveHint`` -> ``danger_full_access``;
+    anything else -> ``workspace_write`` (the MCP defaults assume a tool may write)."""
+    ann = annotations or {}
+    if ann.get("readOnlyHint") is True:
+        return "read_only"
+    if ann.get("destructiveHint") is True:
+        return "danger_full_access"
+    return "workspace_write"
+
+
+def tool_from_mcp(
+    remote: Any, handler: Callable[..., Awaitable[Any]], *, origin: str, timeout: float | None
+) -> Tool:
+    """A registry tool for one entry of an MCP server's ``tools/list`` answer.
+
+    Raises :class:`~nexus_jupyter.core.errors.ToolDefinitionError` for a name or schema the
+    registry cannot hold (the caller records it in the source status)."""
+    annotations: dict[str, Any] = {}
+    if remote.annotations is not None:
+        annotations = remote.annotations.model_dump(by_alias=True, mode="json", exclude_none=True)
+    schema = dict(remote.input_schema or {})
+    schema.setdefault("type", "object")
+    return Tool.from_schema(
+        remote.name,
+        remote.description or (annotations.get("title") or ""),
+        schema,
+        handler,
+        output_schema=remote.output_schema,
+        annotations=annotations,
+        permission=permission_from_annotations(annotations),
+        origin=origin,
+        timeout=timeout,
+        validate=True,
+    )
+
+
+def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
+    """A :class:`ToolResult` for an MCP ``CallToolResult``."""
+    blocks = [b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content]
+    if result.is_error:
+        texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
+        message = "\n".join(t for t in texts if t) or "the MCP server reported an error"
+        return ToolResult.from_parts(
+            tool_name, content=blocks, error=message, error_type="McpToolError"
+        )
+    return ToolResult.from_parts(tool_name, content=blocks, structured=result.structured_content)
+
+
+class ClosingTransport:
+    """Enter an SDK transport and close the httpx client we gave it afterwards."""
+
+    def __init__(self, inner: Any, http: Any) -> None:
+        self._inner, self._http = inner, http
+
+    async def __aenter__(self) -> Any:
+        return await self._inner.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self._inner.__aexit__(*exc)
+        finally:
+            await self._http.aclose()
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(exc, MCPError):
+        return exc.error.code == CONNECTION_CLOSED
+    return isinstance(exc, ConnectionError | OSError) or type(exc).__module__.startswith("httpx")
+
+
+def describe(exc: BaseException, connect_timeout: float = 60.0) -> str:
+    """One line for an exception, unwrapping anyio's exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(e, connect_timeout) for e in exc.exceptions)
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {connect_timeout:g} s"
+    if isinstance(exc, KeyError | IndexError):  # their str() is just the bare key
+        return f"{type(exc).__name__}: {exc!r}"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"

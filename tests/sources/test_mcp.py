@@ -1,0 +1,264 @@
+"""McpSource against real MCP server processes: mcp-server-time (PyPI), the reference
+filesystem server (npm, via npx) and a small SDK server of our own (tests/mcp_peers)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from nexus_jupyter import Registry, ToolUnavailable
+from nexus_jupyter.core.context import CancellationToken
+from nexus_jupyter.sources.mcp import McpSource
+
+pytestmark = pytest.mark.e2e
+
+VENV_BIN = Path(sys.executable).parent
+PEERS = Path(__file__).resolve().parents[1] / "mcp_peers"
+PEER_SERVER = PEERS / "peer_server.py"
+
+
+def wait_until(reg: Registry, check: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait for ``check()`` to hold, re-checking on every registry change (no polling)."""
+    changed = threading.Event()
+    unsubscribe = reg.subscribe(lambda _change: changed.set())
+    deadline = time.monotonic() + timeout
+    try:
+        while not check():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"condition not met within {timeout} s; status={reg.status()}")
+            changed.wait(left)
+            changed.clear()
+    finally:
+        unsubscribe()
+
+
+def children_running(marker: str) -> list[int]:
+    """PIDs of this process's children whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def reg() -> Iterator[Registry]:
+    registry = Registry()
+    yield registry
+    registry.close()
+
+
+def ready(reg: Registry, source: McpSource) -> Callable[[], bool]:
+    return lambda: source.state == "ready"
+
+
+def test_time_server_tools_are_namespaced_and_return_real_results(reg: Registry) -> None:
+    source = reg.add_source(McpSource("time", command=str(VENV_BIN / "mcp-server-time")))
+    assert source.name == "mcp:time" and source.kind == "mcp"
+    wait_until(reg, ready(reg, source))
+    assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= set(reg.names())
+    spec = reg.get("mcp__time__get_current_time").spec
+    assert spec.source == "mcp:time" and spec.source_kind == "mcp"
+    assert spec.permission == "read_only"  # from the server's readOnlyHint
+    assert "timezone" in spec.input_schema["properties"]
+    result = reg.call_sync("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"})
+    assert result.ok, result.error
+    assert result.structured["timezone"] == "Asia/Tokyo"
+    assert result.structured["datetime"].endswith("+09:00")
+    converted = reg.call_sync(
+        "mcp__time__convert_time",
+        {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"},
+    )
+    assert converted.structured["target"]["datetime"].split("T")[1].startswith("17:30")
+    failed = reg.call_sync("mcp__time__get_current_time", {"timezone": "Mars/Olympus"})
+    assert failed.is_error and "Mars/Olympus" in (failed.error or "")
+
+
+def test_arguments_are_validated_against_the_servers_schema_first(reg: Registry) -> None:
+    from nexus_jupyter import ToolValidationError
+
+    source = reg.add_source(McpSource("time", command=str(VENV_BIN / "mcp-server-time")))
+    wait_until(reg, ready(reg, source))
+    with pytest.raises(ToolValidationError) as info:
+        reg.call_sync("mcp__time__get_current_time", {"timezone": 42})
+    assert info.value.errors[0].path == "$.timezone"
+
+
+def test_filesystem_server_from_npm(reg: Registry, tmp_path: Path) -> None:
+    if not (PEERS / "node_modules" / ".bin" / "mcp-server-filesystem").exists():
+        pytest.skip("run `npm ci` in tests/mcp_peers (make setup does) for the filesystem server")
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed")
+    (tmp_path / "hello.txt").write_text("hello from a file\n")
+    source = reg.add_source(McpSource("fs", command="npx", args=["--no-install",
+                            "mcp-server-filesystem", str(tmp_path)], cwd=str(PEERS)))  # fmt: skip
+    wait_until(reg, ready(reg, source), timeout=60)
+    names = reg.names()
+    assert "mcp__fs__read_text_file" in names and "mcp__fs__write_file" in names
+    result = reg.call_sync("mcp__fs__read_text_file", {"path": str(tmp_path / "hello.txt")})
+    assert result.ok, result.error
+    assert "hello from a file" in result.text
+    assert reg.get("mcp__fs__write_file").spec.permission != "read_only"
+    denied = reg.call_sync("mcp__fs__read_text_file", {"path": "/etc/hostname"})
+    assert denied.is_error  # outside the allowed folder: the server itself refuses
+
+
+def test_killed_server_is_reconnected(reg: Registry) -> None:
+    source = reg.add_source(McpSource("time", command=str(VENV_BIN / "mcp-server-time")))
+    wait_until(reg, ready(reg, source))
+    (pid,) = children_running("mcp-server-time")
+    os.kill(pid, signal.SIGKILL)
+    wait_until(reg, lambda: reg.entry("mcp__time__get_current_time").status == "unavailable")
+    with pytest.raises(ToolUnavailable, match="time"):
+        reg.call_sync("mcp__time__get_current_time", {"timezone": "UTC"})
+    assert "mcp__time__get_current_time" in reg.names()  # still listed meanwhile
+    wait_until(reg, ready(reg, source))
+    assert source.connects == 2
+    assert children_running("mcp-server-time") != [pid]
+    assert reg.call_sync("mcp__time__get_current_time", {"timezone": "UTC"}).ok
+
+
+def test_status_shows_error_reason_and_stderr(reg: Registry) -> None:
+    script = "import sys; sys.stderr.write('fatal: NEED_API_KEY is not set\\n'); sys.exit(3)"
+    source = reg.add_source(McpSource("broken", command=sys.executable, args=["-c", script]))
+    wait_until(reg, lambda: source.state == "error" and bool(source.status["stderr"]))
+    state = next(s for s in reg.sources() if s.name == "mcp:broken")
+    assert state.error and "reconnecting" in state.error
+    assert state.details["state"] == "error"
+    assert any("NEED_API_KEY" in line for line in state.details["stderr"])
+    missing = reg.add_source(McpSource("missing", command="/nonexistent/mcp-server"))
+    wait_until(reg, lambda: missing.state == "error")
+    assert "nonexistent" in (missing.reason or "") or "No such file" in (missing.reason or "")
+
+
+def test_list_changed_refreshes_the_tools(reg: Registry) -> None:
+    source = reg.add_source(McpSource("peer", command=sys.executable, args=[str(PEER_SERVER)]))
+    wait_until(reg, ready(reg, source))
+    assert "peer: started" in source.status["stderr"]
+    assert reg.call_sync("mcp__peer__grow", {"name": "sprout"}).ok
+    wait_until(reg, lambda: "mcp__peer__sprout" in reg)
+    assert reg.call_sync("mcp__peer__sprout", {}).text == "I am sprout"
+
+
+def test_progress_timeout_and_cancellation_pass_through(reg: Registry, tmp_path: Path) -> None:
+    source = reg.add_source(McpSource("peer", command=sys.executable, args=[str(PEER_SERVER)]))
+    wait_until(reg, ready(reg, source))
+    seen: list[tuple[float, float | None, str | None]] = []
+    done = reg.call_sync("mcp__peer__slow", {"seconds": 0},
+                         progress=lambda p, t, m: seen.append((p, t, m)))  # fmt: skip
+    assert done.ok and done.text == "done"
+    assert seen == [(1, 2, "started"), (2, 2, "sleeping")]
+    marker = tmp_path / "cancelled"
+    timed_out = reg.call_sync("mcp__peer__slow", {"seconds": 30, "marker": str(marker)},
+                              timeout=0.5)  # fmt: skip
+    assert timed_out.error_type == "TimeoutError"
+    wait_for_file(marker)  # the server's handler was cancelled too
+    token = CancellationToken()
+    threading.Timer(0.3, token.cancel).start()
+    marker2 = tmp_path / "cancelled2"
+    cancelled = reg.call_sync("mcp__peer__slow", {"seconds": 30, "marker": str(marker2)},
+                              cancellation=token)  # fmt: skip
+    assert cancelled.error_type == "CancelledError"
+    wait_for_file(marker2)
+
+
+def test_a_crashing_server_keeps_the_registry_alive(reg: Registry) -> None:
+    source = reg.add_source(McpSource("peer", command=sys.executable, args=[str(PEER_SERVER)]))
+    wait_until(reg, ready(reg, source))
+    result = reg.call_sync("mcp__peer__crash", {})
+    assert result.is_error
+    wait_until(reg, lambda: source.connects >= 2 and source.state == "ready")
+    assert any("crashing on request" in line for line in source.status["stderr"])
+    assert reg.call_sync("mcp__peer__echo", {"text": "back"}).text == "back"
+
+
+def test_from_config_interpolates_at_connect_time(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEXUS_TEST_TIME_BIN", str(VENV_BIN / "mcp-server-time"))
+    source = McpSource.from_config({"name": "t", "command": "${env:NEXUS_TEST_TIME_BIN}"})
+    reg.add_source(source)
+    wait_until(reg, ready(reg, source))
+    bad = reg.add_source(McpSource.from_config({"name": "bad", "url": "http://127.0.0.1:9/mcp",
+                         "headers": {"Authorization": "Bearer ${credentials:svc/token}"}}))  # fmt: skip
+    wait_until(reg, lambda: bad.state == "error")
+    assert "svc/token" in (bad.reason or "")
+
+
+def test_stop_and_restart(reg: Registry) -> None:
+    source = reg.add_source(McpSource("time", command=str(VENV_BIN / "mcp-server-time")))
+    wait_until(reg, ready(reg, source))
+    source.restart().result(10)
+    wait_until(reg, lambda: source.connects == 2 and source.state == "ready")
+    reg.remove_source("mcp:time")
+    assert "mcp__time__get_current_time" not in reg
+    assert children_running("mcp-server-time") == [] or wait_no_children("mcp-server-time")
+
+
+def wait_for_file(path: Path, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} was not written"
+        time.sleep(0.02)
+
+
+def wait_no_children(marker: str, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while children_running(marker):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_http_server_source_lists_calls_refreshes_and_reconnects(reg: Registry) -> None:
+    from nexus_jupyter import tool
+    from nexus_jupyter.serve.mcp_server import McpServerHandle
+
+    @tool
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    @tool
+    def whisper(text: str) -> str:
+        """Lower-case the text."""
+        return text.lower()
+
+    remote = Registry()
+    remote.add(shout)
+    handle = McpServerHandle.start(remote, port=0)
+    try:
+        source = reg.add_source(McpSource("remote", url=handle.url, headers={"X-Test": "1"}))
+        wait_until(reg, ready(reg, source))
+        assert source.status["transport"] == "http"
+        assert reg.call_sync("mcp__remote__shout", {"text": "hi"}).text == "HI"
+        remote.add(whisper)  # the server's list_changed refreshes our copy
+        wait_until(reg, lambda: "mcp__remote__whisper" in reg)
+        port = handle.port
+        handle.stop()
+        wait_until(reg, lambda: source.state == "error")
+        assert reg.entry("mcp__remote__shout").status == "unavailable"
+        handle = McpServerHandle.start(remote, port=port)
+        wait_until(reg, lambda: source.state == "ready", timeout=60)
+        assert reg.call_sync("mcp__remote__whisper", {"text": "HI"}).text == "hi"
+    finally:
+        handle.stop()
+        remote.close()
