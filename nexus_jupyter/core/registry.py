@@ -167,6 +167,9 @@ class Registry(CallRunner):
                 source=source, name=source.name, kind=source.kind,
                 namespace=getattr(source, "namespace", None),
             )  # fmt: skip
+        attach = getattr(source, "attach", None)
+        if attach is not None:  # a source that publishes details (per-file status) itself
+            attach(self)
         self.refresh(source.name)
         if start and hasattr(source, "start"):
             future = self.loop.submit(source.start(self))

@@ -1,0 +1,196 @@
+"""The ``create_dynamic_tool`` built-in: an agent writes a new tool file into the tools folder.
+
+The agent gives a name, a description, the parameters (a JSON Schema object, or a Python
+signature such as ``"a: int, b: int = 2"``) and the code (a function body, or full Python
+source with a ``def``). The module is generated, loaded in memory first (a file that would
+not load is never written), then written through the same writer as ``%tool export``
+(name rules, atomic write, version history) and loaded by the folder's directory source, so
+the tool is live at once.
+
+It never overwrites a file a person wrote or edited; ``overwrite=True`` only replaces a file
+that nexus itself wrote and nobody changed since.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as _dt
+import keyword
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from ...core.decorator import tool
+from ...core.errors import ExportError
+from ...core.tool import Tool
+from ..loader import load_tool_text
+from ..tool_files import (
+    default_tools_dir,
+    hand_over,
+    stamp_text,
+    target_path,
+    validate_file_name,
+    write_tool_file,
+)
+
+__all__ = ["build_tool_module", "create_dynamic_tool_tool", "schema_to_signature"]
+
+_JSON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool",
+               "array": "list", "object": "dict[str, Any]", "null": "None"}  # fmt: skip
+
+
+def _type_of(schema: Mapping[str, Any]) -> str:
+    if "enum" in schema:
+        return "Literal[" + ", ".join(repr(v) for v in schema["enum"]) + "]"
+    kind = schema.get("type", "any")
+    if isinstance(kind, list):
+        return " | ".join(_type_of({**schema, "type": k}) for k in kind)
+    if kind == "array" and isinstance(schema.get("items"), Mapping):
+        return f"list[{_type_of(schema['items'])}]"
+    return _JSON_TYPES.get(kind, "Any")
+
+
+def schema_to_signature(schema: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """A Python parameter list for a JSON Schema object, and each parameter's description.
+
+    >>> schema_to_signature({"type": "object", "properties": {"a": {"type": "integer"},
+    ...     "b": {"type": "integer", "default": 2}}, "required": ["a"]})[0]
+    'a: int, b: int = 2'
+    """
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        raise ValueError(f'parameters must be a JSON Schema with "type": "object", got {schema!r}.')
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    first: list[str] = []
+    later: list[str] = []
+    docs: dict[str, str] = {}
+    for pname, prop in props.items():
+        if not isinstance(pname, str) or not pname.isidentifier() or keyword.iskeyword(pname):
+            raise ValueError(f"Parameter name {pname!r} is not a Python identifier; rename it.")
+        prop = prop if isinstance(prop, Mapping) else {}
+        hint = _type_of(prop)
+        if prop.get("description"):
+            docs[pname] = " ".join(str(prop["description"]).split())
+        if "default" in prop:
+            later.append(f"{pname}: {hint} = {prop['default']!r}")
+        elif pname in required:
+            first.append(f"{pname}: {hint}")
+        else:
+            optional = hint if "None" in hint.split(" | ") else f"{hint} | None"
+            later.append(f"{pname}: {optional} = None")
+    return ", ".join(first + later), docs
+
+
+def _has_await(body: list[ast.stmt]) -> bool:
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith):
+            return True
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _options(name: str, fn_name: str, description: str, permission: str) -> str:
+    opts = {"name": name if name != fn_name else None, "description": description or None,
+            "permission": permission if permission != "read_only" else None}  # fmt: skip
+    given = ", ".join(f"{k}={v!r}" for k, v in opts.items() if v is not None)
+    return f"@tool({given})" if given else "@tool"
+
+
+def build_tool_module(name: str, description: str, code: str,
+                      parameters: Mapping[str, Any] | str | None = None,
+                      permission: str = "read_only") -> str:  # fmt: skip
+    """The module text (without the stamp) for a new tool. Raises ValueError/ExportError."""
+    validate_file_name(name)
+    fn_name = name.replace("-", "_")
+    if keyword.iskeyword(fn_name):
+        fn_name += "_"
+    source = textwrap.dedent(code).strip("\n") + "\n"
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ValueError(f"The code has a syntax error on line {exc.lineno}: {exc.msg}.") from None
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if defs:  # full source: decorate the main function unless it already is
+        main = next((d for d in defs if d.name in (fn_name, name)), defs[-1])
+        lines = source.splitlines(keepends=True)
+        if not main.decorator_list:
+            at = main.lineno - 1
+            lines.insert(at, _options(name, main.name, description, permission) + "\n")
+        prefix = (
+            ""
+            if "from nexus_jupyter import tool" in source
+            else "from nexus_jupyter import tool\n\n"
+        )
+        return prefix + "".join(lines)
+    if isinstance(parameters, str):
+        docs: dict[str, str] = {}
+        signature = parameters.strip()
+        try:
+            ast.parse(f"def f({signature}): pass")
+        except SyntaxError as exc:
+            raise ValueError(
+                f"parameters {parameters!r} is not a Python signature: {exc.msg}."
+            ) from None
+    else:
+        signature, docs = schema_to_signature(parameters or {"type": "object", "properties": {}})
+    doc = description.strip() or f"The {name} tool."
+    if docs:
+        doc += "\n\nArgs:\n" + "".join(f"    {k}: {v}\n" for k, v in docs.items())
+    asyn = "async " if _has_await(tree.body) else ""
+    head = "from typing import Any, Literal\n\nfrom nexus_jupyter import tool\n\n\n"
+    return (head + _options(name, fn_name, "", permission) + "\n"
+            + f"{asyn}def {fn_name}({signature}) -> Any:\n"
+            + textwrap.indent(f'"""{doc.rstrip()}\n"""\n', "    ")
+            + textwrap.indent(source, "    "))  # fmt: skip
+
+
+def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
+    """The ``create_dynamic_tool`` built-in for workspace ``root``."""
+    base = Path(root)
+
+    @tool(permission="workspace_write", categories=["tools"], capabilities=["create_tool"])
+    def create_dynamic_tool(
+        name: str,
+        description: str,
+        code: str,
+        parameters: dict[str, Any] | str | None = None,
+        permission: Literal["read_only", "workspace_write", "danger_full_access"] = "read_only",
+        overwrite: bool = False,
+    ) -> dict[str, Any]:
+        """Create a new tool as a Python file in the tools folder; it is live at once.
+
+        Args:
+            name: Tool name: letters, digits, '_' and '-', at most 64 characters.
+            description: What the tool does (shown to agents).
+            code: The function body (uses the parameters by name; `return` the result), or
+                full Python source with a `def` (and its imports).
+            parameters: The parameters, as a JSON Schema object or a Python signature such
+                as "a: int, b: int = 2". Ignored when `code` has a `def`.
+            permission: What the tool may do: read_only, workspace_write or danger_full_access.
+            overwrite: Replace an existing tool file this tool (or export) wrote.
+        """
+        folder = default_tools_dir(registry, root=base)
+        path = target_path(folder, name)
+        if path.exists() and not overwrite:
+            raise ExportError(f"A tool file {path.name!r} already exists; pass overwrite=true "
+                              "to replace it, or choose another name.")  # fmt: skip
+        body = build_tool_module(name, description, code, parameters, permission)
+        when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        text = stamp_text(body, header=f"Tool {name!r}, created by create_dynamic_tool on {when}.")
+        check = load_tool_text(text, path)
+        if not check.ok:
+            raise ValueError(f"The new tool does not load: {check.error} (line {check.line}); "
+                             "nothing was written. Fix the code and try again.")  # fmt: skip
+        if name not in check.names:
+            raise ValueError(f"The code defines the tools {list(check.names)!r}, not {name!r}; "
+                             f"name the function {name.replace('-', '_')!r}.")  # fmt: skip
+        write_tool_file(folder, name, text, force=False, event="create")
+        status = hand_over(registry, folder, path) if registry is not None else {}
+        return {"name": name, "path": str(path), "status": status.get("status", "written"),
+                "message": status.get("message"), "tools": status.get("tools", [name])}  # fmt: skip
+
+    return Tool.from_function(create_dynamic_tool, source="builtin", source_kind="builtin")

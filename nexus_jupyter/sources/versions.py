@@ -1,0 +1,256 @@
+"""Every version a tool file goes through, kept content-addressed, with rollback.
+
+Where: ``<parent of the tools folder>/.nexus-versions/<tools folder name>/`` (for
+``tools/dynamic`` that is ``tools/.nexus-versions/dynamic/``), or
+``$NEXUS_VERSIONS_DIR/<folder name>-<hash of its path>/`` when that variable is set. It is a
+sibling of the tools folder, so the folder's watcher never sees it, and it travels with the
+project (add ``.nexus-versions/`` to ``.gitignore`` if it should not be committed).
+
+Layout: ``objects/<sha256>.py`` holds each distinct content once; ``<file stem>.jsonl`` logs,
+oldest first, every content the file went through (one JSON line per version: hash, time,
+size, lines added/removed against the version before, and what wrote it: ``load``,
+``export``, ``create``, ``rollback``). Appending one short line is atomic, so a kernel and a
+server watching the same folder can both record.
+
+>>> store = VersionStore("tools/dynamic")      # doctest: +SKIP
+>>> store.versions("weather")[-1].summary      # doctest: +SKIP
+'+3 -1 lines'
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import SourceError
+from .loader import content_hash
+
+__all__ = ["Version", "VersionStore", "resolve_tool_file", "rollback", "versions", "versions_dir"]
+
+_locks: dict[Path, threading.Lock] = {}
+_tails: dict[Path, tuple[int, str, int]] = {}  # log -> (its size, newest hash, count)
+_locks_guard = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One content a tool file had. ``number`` counts from 1 (oldest)."""
+
+    number: int
+    hash: str
+    time: float
+    size: int
+    added: int
+    removed: int
+    event: str = "load"
+
+    @property
+    def summary(self) -> str:
+        return f"+{self.added} -{self.removed} lines"
+
+    @property
+    def short(self) -> str:
+        return self.hash[:10]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"number": self.number, "hash": self.hash, "time": self.time, "size": self.size,
+                "added": self.added, "removed": self.removed, "event": self.event,
+                "summary": self.summary}  # fmt: skip
+
+
+def versions_dir(tools_dir: str | Path) -> Path:
+    """Where the versions of ``tools_dir``'s files are kept (see the module docstring)."""
+    folder = Path(tools_dir).expanduser().resolve()
+    env = os.environ.get("NEXUS_VERSIONS_DIR")
+    if env:
+        tag = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
+        return Path(env).expanduser() / f"{folder.name or 'root'}-{tag}"
+    if folder.parent == folder:  # a filesystem root has no sibling
+        from ..core.config import nexus_home
+
+        return nexus_home() / "versions" / "root"
+    return folder.parent / ".nexus-versions" / folder.name
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(path, threading.Lock())
+
+
+class VersionStore:
+    """The versions of the files of one tools folder."""
+
+    def __init__(self, tools_dir: str | Path) -> None:
+        self.tools_dir = Path(tools_dir).expanduser().resolve()
+        self.root = versions_dir(self.tools_dir)
+        self._lock = _lock_for(self.root)
+
+    def _log(self, stem: str) -> Path:
+        return self.root / f"{stem}.jsonl"
+
+    def _object(self, digest: str) -> Path:
+        return self.root / "objects" / f"{digest}.py"
+
+    def record(self, path: str | Path, text: str, *, event: str = "load") -> Version | None:
+        """Keep ``text`` as the newest version of ``path`` (skipped when it equals the newest
+        version already kept, or is empty: an empty file is a save in progress)."""
+        if not text.strip():
+            return None
+        stem = Path(path).stem
+        digest = content_hash(text)
+        with self._lock:
+            last, count = self._tail(stem)
+            if last == digest:
+                return None
+            obj = self._object(digest)
+            if not obj.exists():
+                from .tool_files import atomic_write
+
+                atomic_write(obj, text)
+            before = self.text(last) if last else ""
+            added = removed = 0
+            for line in difflib.ndiff(before.splitlines(), text.splitlines()):
+                added += line.startswith("+ ")
+                removed += line.startswith("- ")
+            entry = {"hash": digest, "time": time.time(), "size": len(text.encode()),
+                     "added": added, "removed": removed, "event": event}  # fmt: skip
+            log_path = self._log(stem)
+            with open(log_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+            _tails[log_path] = (log_path.stat().st_size, digest, count + 1)
+            return Version(count + 1, **entry)  # type: ignore[arg-type]
+
+    def _tail(self, stem: str) -> tuple[str, int]:
+        """The newest hash and the number of versions of ``stem`` (cached while the log's
+        size is unchanged, so recording stays O(1) as the history grows)."""
+        log_path = self._log(stem)
+        try:
+            size = log_path.stat().st_size
+        except FileNotFoundError:
+            return "", 0
+        cached = _tails.get(log_path)
+        if cached is not None and cached[0] == size:
+            return cached[1], cached[2]
+        history = self._read(stem)
+        last = history[-1]["hash"] if history else ""
+        _tails[log_path] = (size, last, len(history))
+        return last, len(history)
+
+    def _read(self, stem: str) -> list[dict[str, Any]]:
+        try:
+            lines = self._log(stem).read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        out: list[dict[str, Any]] = []
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a torn line from a crashed writer: skip it, keep the rest
+            if out and out[-1]["hash"] == entry.get("hash"):
+                continue  # two processes recorded the same load
+            out.append(entry)
+        return out
+
+    def versions(self, stem: str) -> list[Version]:
+        """Every version of file ``<stem>.py``, oldest first."""
+        fields = ("hash", "time", "size", "added", "removed", "event")
+        return [Version(i, **{k: e.get(k, 0) for k in fields})
+                for i, e in enumerate(self._read(stem), 1)]  # fmt: skip
+
+    def text(self, digest: str) -> str:
+        try:
+            return self._object(digest).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise SourceError(f"Version {digest[:10]!r} is missing from {self.root}.") from None
+
+    def find(self, stem: str, version: str | int | None, *, current: str | None) -> Version:
+        """Version ``version`` (a number from :meth:`versions`, or a hash prefix) of
+        ``stem``; ``None`` means the newest version that differs from ``current``."""
+        history = self.versions(stem)
+        if not history:
+            raise SourceError(f"No saved versions of {stem!r} in {self.root}.")
+        if version is None:
+            for v in reversed(history):
+                if v.hash != current:
+                    return v
+            raise SourceError(f"{stem!r} has only one version; nothing to roll back to.")
+        text = str(version).strip()
+        if text.lstrip("-").isdigit():
+            n = int(text)
+            index = n - 1 if n > 0 else len(history) + n
+            if 0 <= index < len(history):
+                return history[index]
+            raise SourceError(
+                f"{stem!r} has versions 1 to {len(history)}; there is no version {str(version)!r}."
+            )
+        matches = {v.hash: v for v in history if v.hash.startswith(text.lower())}
+        if len(matches) == 1:
+            return next(iter(matches.values()))
+        what = "matches several versions" if matches else "matches no version"
+        raise SourceError(f"{version!r} {what} of {stem!r}; use `%tool versions {stem}`.")
+
+    def rollback(self, path: str | Path, version: str | int | None = None) -> Version:
+        """Restore ``path`` to ``version`` (default: the previous one) atomically."""
+        path = Path(path)
+        try:
+            current: str | None = content_hash(path.read_bytes())
+        except OSError:
+            current = None
+        chosen = self.find(path.stem, version, current=current)
+        text = self.text(chosen.hash)
+        from .tool_files import atomic_write
+
+        # Recorded first: the watcher may reload the file before this line would run after it.
+        self.record(path, text, event="rollback")
+        atomic_write(path, text)
+        return chosen
+
+
+def resolve_tool_file(name_or_path: str | Path, *, registry: Any = None,
+                      tools_dir: str | Path | None = None) -> Path:  # fmt: skip
+    """The file of a tool: a path as given, the file a directory tool came from (also when
+    a notebook tool shadows it), else ``<tools dir>/<name>.py``."""
+    text = str(name_or_path)
+    if text.endswith(".py") or os.sep in text:
+        return Path(text).expanduser().resolve()
+    if registry is not None and registry.find(text) is not None:
+        entry = registry.entry(text)
+        for candidate in (entry.tool, *entry.shadowed):
+            if candidate.spec.source_kind == "directory" and candidate.spec.origin:
+                return Path(candidate.spec.origin)
+    from .tool_files import default_tools_dir, target_path
+
+    if tools_dir is None:
+        tools_dir = default_tools_dir(registry)
+
+    return target_path(tools_dir, text)
+
+
+def versions(name_or_path: str | Path, *, registry: Any = None,
+             tools_dir: str | Path | None = None) -> list[Version]:  # fmt: skip
+    """Every version of a tool's file, oldest first."""
+    path = resolve_tool_file(name_or_path, registry=registry, tools_dir=tools_dir)
+    return VersionStore(path.parent).versions(path.stem)
+
+
+def rollback(name_or_path: str | Path, version: str | int | None = None, *,
+             registry: Any = None, tools_dir: str | Path | None = None) -> Version:  # fmt: skip
+    """Restore a tool's file to ``version`` (default: the previous one), atomically; the
+    watcher (or, with ``registry``, an immediate reload) makes it live."""
+    path = resolve_tool_file(name_or_path, registry=registry, tools_dir=tools_dir)
+    chosen = VersionStore(path.parent).rollback(path, version)
+    if registry is not None:
+        from .tool_files import directory_source_for
+
+        source = directory_source_for(registry, path.parent)
+        if source is not None:
+            source.reload_file(path, registry=registry)
+    return chosen

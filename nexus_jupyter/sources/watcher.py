@@ -1,0 +1,139 @@
+"""The watch loop of a :class:`~.directory.DirectorySource`, on the registry's loop.
+
+``watchfiles.awatch`` yields a batch once ``step_ms`` pass with no new change (and at the
+latest after ``debounce_ms`` of continuous changes); each batch goes to
+``DirectorySource.apply_changes`` on a worker thread, so a slow tool file never stalls the
+registry's loop (MCP sessions live there too).
+
+A folder that does not exist yet is waited for (checked twice a second) and watched once
+it appears; a folder that disappears is waited for again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from typing import Any
+
+__all__ = ["FolderWatcher"]
+
+log = logging.getLogger(__name__)
+_MISSING_POLL_S = 0.5
+
+
+class FolderWatcher:
+    """Watches ``source.root`` until :meth:`stop`. ``ready`` is set while watching."""
+
+    def __init__(self, source: Any, *, step_ms: int, debounce_ms: int) -> None:
+        self.source = source
+        self.step_ms = step_ms
+        self.debounce_ms = debounce_ms
+        self.ready = threading.Event()
+        self.batches = 0
+        self._task: asyncio.Task[None] | None = None
+        self._stop: Any = None
+
+    def start(self) -> None:
+        import anyio
+
+        self._stop = anyio.Event()
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(), name=f"watch {self.source.name}"
+        )
+
+    async def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.ready.clear()
+
+    async def _run(self) -> None:
+        root = self.source.root
+        while not self._stop.is_set():
+            if not root.is_dir():
+                self.ready.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), _MISSING_POLL_S)
+                continue
+            try:
+                await self._watch()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the folder vanished, inotify limits, ...: say so, retry
+                log.warning("watching %s failed: %s", root, exc)
+                self._status(f"watching failed: {type(exc).__name__}: {exc}")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), _MISSING_POLL_S)
+            finally:
+                self.ready.clear()
+
+    async def _watch(self) -> None:
+        from watchfiles import awatch
+
+        root = self.source.root
+        changes_iter = awatch(root, step=self.step_ms, debounce=self.debounce_ms,
+                              stop_event=self._stop, recursive=self.source.recursive,
+                              watch_filter=None)  # fmt: skip
+        pending = asyncio.ensure_future(changes_iter.__anext__())
+        try:
+            # The first step of awatch creates the OS watch synchronously; once it has run,
+            # nothing written from now on can be missed. Rescan for what changed before.
+            for _ in range(3):
+                await asyncio.sleep(0)
+            await asyncio.to_thread(self.source.rescan)
+            self.ready.set()
+            self.source.publish()
+            while True:
+                try:
+                    changes = await pending
+                except StopAsyncIteration:
+                    return
+                pending = asyncio.ensure_future(changes_iter.__anext__())
+                self.batches += 1
+                paths: set[Any] = {path for _, path in changes}
+                try:
+                    await self._apply(paths)
+                except RuntimeError as exc:
+                    if "shutdown" in str(exc):  # the interpreter is exiting: stop quietly
+                        return
+                    log.exception("reloading %s failed", root)
+                    self._status(f"reloading failed: {type(exc).__name__}: {exc}")
+                except Exception as exc:  # a bug in reloading must not end the watch
+                    log.exception("reloading %s failed", root)
+                    self._status(f"reloading failed: {type(exc).__name__}: {exc}")
+                if not root.is_dir():
+                    return
+        finally:
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+            with contextlib.suppress(BaseException):
+                await changes_iter.aclose()
+
+    async def _apply(self, paths: set[Any]) -> None:
+        """Reload ``paths``; files that look mid-save are retried once they settle."""
+        from .directory import SETTLE_MS
+
+        for _attempt in range(3):
+            deferred: set[Any] = set()
+            await asyncio.to_thread(self.source.apply_changes, paths, deferred)
+            if not deferred:
+                return
+            await asyncio.sleep(SETTLE_MS / 1000)  # a save in progress gets time to finish
+            paths = deferred
+        # still ending mid-line after three waits: it is simply saved that way; load it
+        await asyncio.to_thread(self.source.apply_changes, paths)
+
+    def _status(self, error: str) -> None:
+        registry = self.source._registry
+        if registry is not None:
+            try:
+                registry.set_status(self.source.name, error=error)
+            except Exception:
+                log.exception("recording the status of %s failed", self.source.name)

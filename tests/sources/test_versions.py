@@ -1,0 +1,125 @@
+"""Version history: every content a tool file goes through is kept; rollback restores it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nexus_jupyter import Registry, SourceError
+from nexus_jupyter.sources.versions import VersionStore, rollback, versions, versions_dir
+
+TOOL = "from nexus_jupyter import tool\n\n@tool\ndef add(a: int, b: int) -> int:\n    'Add.'\n    return {expr}\n"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "tools" / "dynamic"
+    path.mkdir(parents=True)
+    return path
+
+
+@pytest.fixture
+def reg() -> Iterator[Registry]:
+    registry = Registry(search="keyword")
+    yield registry
+    registry.close()
+
+
+def test_store_lives_beside_the_folder_and_outside_the_watch(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert versions_dir(folder) == folder.parent / ".nexus-versions" / "dynamic"
+    monkeypatch.setenv("NEXUS_VERSIONS_DIR", str(folder.parent / "elsewhere"))
+    assert versions_dir(folder).parent == folder.parent / "elsewhere"
+
+
+def test_every_loaded_version_is_kept_with_a_diff_summary(reg: Registry, folder: Path) -> None:
+    path = folder / "add.py"
+    path.write_text(TOOL.format(expr="a + b"))
+    source = reg.watch(folder)
+    path.write_text(TOOL.format(expr="a - b") + "# one more line\n")
+    source.reload_file(path, registry=reg)
+    path.write_text("def broken(:\n")  # broken versions are history too
+    source.reload_file(path, registry=reg)
+    path.write_text(TOOL.format(expr="a - b") + "# one more line\n")
+    source.reload_file(path, registry=reg)
+    history = versions("add", registry=reg)
+    assert [v.number for v in history] == [1, 2, 3, 4]
+    assert history[1].summary == "+2 -1 lines"
+    assert history[0].event == "load" and history[0].size == len(TOOL.format(expr="a + b"))
+    assert history[1].hash == history[3].hash  # content-addressed: one object
+    objects = list((versions_dir(folder) / "objects").iterdir())
+    assert len(objects) == 3
+    assert not any(p.name.startswith(".nexus") for p in folder.iterdir())
+
+
+def test_rollback_defaults_to_the_previous_version_and_is_live(reg: Registry, folder: Path) -> None:
+    path = folder / "add.py"
+    path.write_text(TOOL.format(expr="a + b"))
+    source = reg.watch(folder)
+    path.write_text(TOOL.format(expr="a * b"))
+    source.reload_file(path, registry=reg)
+    assert reg.call_sync("add", {"a": 3, "b": 4}).structured == 12
+    chosen = rollback("add", registry=reg)
+    assert chosen.number == 1
+    assert path.read_text() == TOOL.format(expr="a + b")
+    assert reg.call_sync("add", {"a": 3, "b": 4}).structured == 7
+    history = versions(path)
+    assert history[-1].event == "rollback" and history[-1].hash == history[0].hash
+    rollback("add", history[1].hash[:8], registry=reg)  # by hash prefix
+    assert reg.call_sync("add", {"a": 3, "b": 4}).structured == 12
+    rollback(path, 1, registry=reg)  # by number
+    assert reg.call_sync("add", {"a": 3, "b": 4}).structured == 7
+
+
+def test_rollback_mistakes_say_what_to_do(folder: Path) -> None:
+    store = VersionStore(folder)
+    path = folder / "add.py"
+    with pytest.raises(SourceError, match="No saved versions"):
+        store.rollback(path)
+    path.write_text(TOOL.format(expr="a"))
+    store.record(path, path.read_text())
+    with pytest.raises(SourceError, match="only one version"):
+        store.rollback(path)
+    with pytest.raises(SourceError, match="there is no version '7'"):
+        store.rollback(path, 7)
+    with pytest.raises(SourceError, match="matches no version"):
+        store.rollback(path, "ffffffff")
+
+
+def test_empty_saves_and_repeats_are_not_versions(folder: Path) -> None:
+    store = VersionStore(folder)
+    path = folder / "x.py"
+    assert store.record(path, "") is None
+    assert store.record(path, "a = 1\n") is not None
+    assert store.record(path, "a = 1\n") is None  # same as the newest
+    assert len(store.versions("x")) == 1
+
+
+def test_magic_versions_and_rollback(folder: Path, tmp_path: Path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nexus_jupyter.session import reset_session_registry
+
+    reg = Registry(search="keyword")
+    reset_session_registry(reg)
+    try:
+        shell = InteractiveShell.instance()
+        shell.run_line_magic("load_ext", "nexus_jupyter")
+        path = folder / "add.py"
+        path.write_text(TOOL.format(expr="a + b"))
+        result = shell.run_cell(f"%tool watch {folder}")
+        assert result.error_in_exec is None and "add.py: add" in str(result.result)
+        path.write_text(TOOL.format(expr="a * b"))
+        reg.source(reg.get("add").spec.source).reload_file(path)
+        shown = shell.run_cell("%tool versions add").result
+        assert len(shown) == 2 and "+1 -1 lines" in str(shown)
+        done = shell.run_cell("%tool rollback add 1")
+        assert done.error_in_exec is None and "version 1" in str(done.result)
+        assert reg.call_sync("add", {"a": 3, "b": 4}).structured == 7
+        bad = shell.run_cell("%tool rollback add 99")
+        assert "there is no version '99'" in str(bad.error_in_exec)
+    finally:
+        reset_session_registry(None)
