@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import builtins
-import difflib
 import logging
 import threading
 import time
@@ -26,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 from .calls import CallRunner
 from .errors import SourceError, ToolNotFound
 from .loop import BackgroundLoop
+from .registry_read import RegistryReader
 from .sources_base import MutableSource
-from .state import RegistryChanged, Snapshot, SourceState, ToolEntry, ToolSource, pick_entry
+from .state import RegistryChanged, Snapshot, SourceState, ToolSource, pick_entry
 from .tool import Tool
 
 if TYPE_CHECKING:
-    from .search import SearchHit, SearchIndex
+    from .search import SearchIndex
 
 __all__ = ["Registry"]
 
@@ -39,7 +38,7 @@ log = logging.getLogger(__name__)
 Subscriber = Callable[[RegistryChanged], Any]
 
 
-class Registry(CallRunner):
+class Registry(RegistryReader, CallRunner):
     """Every tool the session can see, from every source, behind one API.
 
     ``Registry()`` is empty; :meth:`Registry.default` adds the built-in tools, the watched
@@ -344,107 +343,6 @@ class Registry(CallRunner):
                     callback(change)
                 except Exception:
                     log.exception("registry subscriber %r failed", callback)
-
-    # -- reading --------------------------------------------------------------------------
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self._snapshot
-
-    def __len__(self) -> int:
-        return len(self._snapshot.entries)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._snapshot.entries
-
-    def __iter__(self) -> Any:
-        return iter(self.list())
-
-    def find(self, name: str) -> Tool | None:
-        entry = self._snapshot.entries.get(name)
-        return entry.tool if entry is not None else None
-
-    def get(self, name: str) -> Tool:
-        """The tool called ``name``. Raises :class:`ToolNotFound` with close names."""
-        entry = self._snapshot.entries.get(name)
-        if entry is None:
-            raise ToolNotFound(name, self.suggest(name))
-        return entry.tool
-
-    def entry(self, name: str) -> ToolEntry:
-        """The tool, its status and what it shadows. Raises :class:`ToolNotFound`."""
-        entry = self._snapshot.entries.get(name)
-        if entry is None:
-            raise ToolNotFound(name, self.suggest(name))
-        return self._with_live_status(entry)
-
-    def _with_live_status(self, entry: ToolEntry) -> ToolEntry:
-        if entry.status != "ok" or self.credentials is None or not entry.spec.requires_credentials:
-            return entry
-        missing = self.credentials.missing(entry.spec)
-        if not missing:
-            return entry
-        reason = "missing credential " + ", ".join(repr(m) for m in missing)
-        return ToolEntry(entry.tool, "unavailable", reason, entry.shadowed)
-
-    def entries(self, **filters: Any) -> list[ToolEntry]:
-        """Entries sorted by name, filtered by ``source``, ``source_kind``, ``permission``,
-        ``category``, ``capability``, ``status`` or ``available``."""
-        from .filters import entry_filter
-
-        keep = entry_filter(**filters)
-        out = [self._with_live_status(e) for e in self._snapshot.entries.values()]
-        return sorted((e for e in out if keep(e)), key=lambda e: e.name)
-
-    def list(self, **filters: Any) -> builtins.list[Tool]:
-        """Tools sorted by name; same filters as :meth:`entries`."""
-        return [e.tool for e in self.entries(**filters)]
-
-    def names(self) -> builtins.list[str]:
-        return sorted(self._snapshot.entries)
-
-    def suggest(self, text: str, limit: int = 3) -> builtins.list[str]:
-        """Names close to ``text`` ("did you mean")."""
-        names = list(self._snapshot.entries)
-        lowered = {n.lower(): n for n in names}
-        close = difflib.get_close_matches(text.lower(), list(lowered), n=limit, cutoff=0.6)
-        out = [lowered[c] for c in close]
-        if len(out) < limit:
-            out += [n for n in names if text.lower() in n.lower() and n not in out][
-                : limit - len(out)
-            ]
-        return out
-
-    # -- search ---------------------------------------------------------------------------
-
-    @property
-    def search_index(self) -> SearchIndex:
-        """The search index, built on first use and kept up to date from then on."""
-        if self._index is None:
-            with self._lock:
-                if self._index is None:
-                    from .search import SearchIndex
-
-                    index = SearchIndex(self.search_mode, threshold=self.search_threshold)
-                    index.update(upserts=[e.tool.spec for e in self._snapshot.entries.values()])
-                    self._index = index
-        return self._index
-
-    def search(self, query: str, limit: int = 10, *, threshold: float | None = None,
-               **filters: Any) -> builtins.list[SearchHit]:  # fmt: skip
-        """Ranked hits for ``query``; filters as in :meth:`entries`. A query no tool serves
-        returns ``[]`` (see :meth:`suggest` for near names)."""
-        from .filters import entry_filter
-
-        keep = entry_filter(**filters)
-        entries = self._snapshot.entries
-
-        def spec_filter(spec: Any) -> bool:
-            entry = entries.get(spec.name)
-            return entry is not None and keep(self._with_live_status(entry))
-
-        use = spec_filter if filters else None
-        return self.search_index.search(query, limit, filter=use, threshold=threshold)
 
     # -- folders --------------------------------------------------------------------------
 
