@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,9 +16,8 @@ os.environ.pop("NEXUS_TOOLS_DIR", None)
 
 
 @pytest.fixture(autouse=True)
-def _no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     """Credentials from the developer's environment must not leak into tests."""
     for key in list(os.environ):
         if key.startswith("NEXUS_CRED_"):
             monkeypatch.delenv(key)
-    yield
