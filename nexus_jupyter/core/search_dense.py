@@ -1,0 +1,120 @@
+"""The dense half of hybrid search: tool embeddings in numpy matrices, updated in place.
+
+Each tool is embedded as a few views (see :func:`~.search_text.embedding_texts`); its
+similarity to a query is the best of them. Vectors come from the disk cache where possible
+and from :class:`~.embeddings.MiniLM` otherwise (see :mod:`.embeddings`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .embeddings import EmbeddingCache, MiniLM, QueryCache, shared_model, single_threaded_blas
+
+__all__ = ["DenseIndex"]
+
+
+class DenseIndex:
+    """Unit vectors of tool texts, updated in place; per tool the best cosine of its views.
+
+    Every tool has the same number of views (texts); view ``v`` of all tools is one matrix.
+    ``upsert`` only records the texts; vectors are computed in batches by :meth:`flush`
+    (which the first search after a change calls), from the disk cache where possible.
+    ``encoded`` counts texts that went through the model, for tests and benchmarks.
+    """
+
+    def __init__(self, cache_dir: str | Path | None = None, model: MiniLM | None = None) -> None:
+        self._model = model
+        self.cache = EmbeddingCache(cache_dir)
+        self._queries = QueryCache()
+        self.dim = 384
+        self.names: list[str] = []
+        self.slots: dict[str, int] = {}  # name -> column in the matrices
+        self._texts: dict[str, tuple[str, ...]] = {}
+        self._matrix = np.zeros((0, 0, self.dim), dtype=np.float32)  # (views, slots, dim)
+        self._pending: dict[str, tuple[str, ...]] = {}
+        self.encoded = 0
+
+    @property
+    def model(self) -> MiniLM:
+        if self._model is None:
+            self._model = shared_model()
+        return self._model
+
+    def upsert(self, name: str, texts: str | tuple[str, ...]) -> None:
+        views = (texts,) if isinstance(texts, str) else tuple(texts)
+        if self._texts.get(name) == views and name not in self._pending:
+            return
+        if self._matrix.shape[0] and len(views) != self._matrix.shape[0]:
+            raise ValueError(f"{name!r} has {len(views)} views; this index holds "
+                             f"{self._matrix.shape[0]} per tool.")  # fmt: skip
+        self._texts[name] = views
+        self._pending[name] = views
+
+    def remove(self, name: str) -> None:
+        self._texts.pop(name, None)
+        self._pending.pop(name, None)
+        slot = self.slots.pop(name, None)
+        if slot is None:
+            return
+        last = len(self.names) - 1
+        if slot != last:  # move the last row into the hole
+            moved = self.names[last]
+            self.names[slot] = moved
+            self.slots[moved] = slot
+            self._matrix[:, slot] = self._matrix[:, last]
+        self.names.pop()
+
+    def flush(self) -> None:
+        """Embed every tool whose texts changed since the last flush."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        keys = {name: [EmbeddingCache.key(t) for t in views] for name, views in pending.items()}
+        cached = self.cache.get_many({k for ks in keys.values() for k in ks})
+        texts = {k: t for n, ks in keys.items() for k, t in zip(ks, pending[n], strict=True)}
+        missing = sorted({t for k, t in texts.items() if k not in cached})
+        if missing:
+            fresh = self.model.encode(missing)
+            self.encoded += len(missing)
+            new = {EmbeddingCache.key(t): v for t, v in zip(missing, fresh, strict=True)}
+            self.cache.put_many(new)
+            cached.update(new)
+        for name, ks in keys.items():
+            self._set(name, np.stack([cached[k] for k in ks]))
+
+    def _set(self, name: str, vecs: np.ndarray) -> None:
+        """Store ``vecs`` (views x dim) as the vectors of ``name``."""
+        if self._matrix.shape[0] != len(vecs):
+            self._matrix = np.zeros((len(vecs), 64, self.dim), dtype=np.float32)
+        slot = self.slots.get(name)
+        if slot is None:
+            slot = len(self.names)
+            if slot >= self._matrix.shape[1]:
+                grown = np.zeros((len(vecs), 2 * self._matrix.shape[1], self.dim), np.float32)
+                grown[:, : self._matrix.shape[1]] = self._matrix
+                self._matrix = grown
+            self.names.append(name)
+            self.slots[name] = slot
+        self._matrix[:, slot] = vecs
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vec = self._queries.get(text)
+        if vec is None:
+            vec = self.model.encode([text])[0]
+            self._queries.put(text, vec)
+        return vec
+
+    def similarities(self, query: str) -> np.ndarray:
+        """Best cosine similarity of ``query`` to each tool's views, aligned with :attr:`names`."""
+        self.flush()
+        if not self.names:
+            return np.zeros(0, dtype=np.float32)
+        vec = self.embed_query(query)
+        with single_threaded_blas():
+            return np.asarray((self._matrix[:, : len(self.names)] @ vec).max(axis=0))
+
+    def close(self) -> None:
+        self.cache.close()

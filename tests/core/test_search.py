@@ -1,0 +1,339 @@
+"""Ranking behaviour of the search index on a small catalog of our own."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexus_jupyter.core.errors import ConfigError
+from nexus_jupyter.core.search import SearchHit, SearchIndex, make_filter, semantic_missing
+from nexus_jupyter.core.search_text import embedding_texts, split_identifier, terms
+from nexus_jupyter.core.spec import ToolSpec
+
+
+def spec(name: str, description: str = "", **kw: Any) -> ToolSpec:
+    return ToolSpec(name=name, description=description, **kw)
+
+
+CATALOG = [
+    spec(
+        "list_directory",
+        "List the files and folders in a directory.",
+        input_schema={
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Folder to list."}},
+        },
+    ),
+    spec("read_file", "Read the contents of a text file.", permission="read_only"),
+    spec(
+        "write_file",
+        "Write text to a file, replacing its contents.",
+        permission="workspace_write",
+        categories=["files"],
+    ),
+    spec(
+        "getWeatherForecast",
+        "Forecast for the next days.",
+        categories=["weather"],
+        capabilities=["forecast"],
+    ),
+    spec(
+        "current_weather",
+        "Current temperature and conditions for a location.",
+        categories=["weather"],
+        source="mcp:weather",
+        source_kind="mcp",
+    ),
+    spec(
+        "mcp__github__create_issue",
+        "Open a new issue in a GitHub repository.",
+        source="mcp:github",
+        source_kind="mcp",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "labels": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "color": {"type": "string", "description": "Hex colour of the label."}
+                        },
+                    },
+                }
+            },
+        },
+    ),
+    spec(
+        "bash",
+        "Run a shell command.",
+        permission="danger_full_access",
+        source="builtin",
+        source_kind="builtin",
+    ),
+]
+
+
+@pytest.fixture
+def index() -> Iterator[SearchIndex]:
+    idx = SearchIndex("keyword")
+    idx.update(CATALOG)
+    yield idx
+    idx.close()
+
+
+def names(hits: list[SearchHit]) -> list[str]:
+    return [h.name for h in hits]
+
+
+def test_split_identifier_handles_snake_kebab_dunder_and_camel_case() -> None:
+    assert split_identifier("mcp__github__getPullRequest") == [
+        "mcp", "github", "get", "pull", "request", "getpullrequest"]  # fmt: skip
+    assert split_identifier("list-directory_v2") == ["list", "directory", "v", "2"]
+    assert split_identifier("HTTPServer") == ["http", "server", "httpserver"]
+    assert terms("What's inside the /data folder?") == ["inside", "data", "folder"]
+
+
+def test_exact_name_comes_first(index: SearchIndex) -> None:
+    hits = index.search("read_file")
+    assert hits[0].name == "read_file"
+    assert hits[0].matched == ("name",)
+    assert hits[0].score > max(h.score for h in hits[1:])
+    # The words of a name, and the part of an MCP name after the server, count as exact too.
+    assert index.search("read file")[0].name == "read_file"
+    assert index.search("create_issue")[0].name == "mcp__github__create_issue"
+
+
+def test_camel_case_name_is_found_by_its_words(index: SearchIndex) -> None:
+    assert index.search("weather forecast")[0].name == "getWeatherForecast"
+    assert index.search("getWeatherForecast")[0].name == "getWeatherForecast"
+
+
+def test_ranking_uses_description_parameters_and_source(index: SearchIndex) -> None:
+    assert index.search("shell command")[0].name == "bash"
+    assert index.search("temperature conditions")[0].name == "current_weather"
+    hits = index.search("label colour")  # a nested parameter description
+    assert hits[0].name == "mcp__github__create_issue"
+    assert "parameters" in hits[0].matched
+    assert index.search("github")[0].name == "mcp__github__create_issue"
+
+
+def test_make_filter_restricts_results(index: SearchIndex) -> None:
+    assert make_filter() is None
+    only_mcp = make_filter(source="mcp")
+    assert set(names(index.search("weather", filter=only_mcp))) == {"current_weather"}
+    by_server = make_filter(source="github")
+    assert names(index.search("issue file", filter=by_server)) == ["mcp__github__create_issue"]
+    writers = make_filter(permission=["workspace_write", "danger_full_access"])
+    assert names(index.search("file", filter=writers)) == ["write_file"]
+    assert names(index.search("forecast", filter=make_filter(capability="FORECAST"))) == [
+        "getWeatherForecast"]  # fmt: skip
+    weather = make_filter(category="weather")
+    assert set(names(index.search("", filter=weather))) == {"current_weather",
+                                                            "getWeatherForecast"}  # fmt: skip
+
+
+def test_empty_query_lists_everything_by_name(index: SearchIndex) -> None:
+    hits = index.search("   ", limit=100)
+    assert names(hits) == sorted(s.name for s in CATALOG)
+    assert {h.score for h in hits} == {0.0}
+
+
+def test_select_returns_named_specs_in_order_and_skips_unknown(index: SearchIndex) -> None:
+    selected = index.select(["write_file", "nope", "BASH", "write_file"])
+    assert [s.name for s in selected] == ["write_file", "bash"]
+
+
+def test_unservable_query_returns_no_hits(index: SearchIndex) -> None:
+    assert index.search("book a flight to Paris") == []
+    assert index.search("zzzz qqqq") == []
+
+
+def test_threshold_drops_weak_matches(index: SearchIndex) -> None:
+    query = "read the contents of my kitchen recipes database"
+    assert index.search(query, threshold=0.0)
+    assert index.search(query, threshold=0.99) == []
+    index.threshold = 0.99
+    assert index.search(query) == []
+
+
+def test_suggest_offers_close_names(index: SearchIndex) -> None:
+    assert index.suggest("read_fiel")[0] == "read_file"
+    assert index.suggest("create_isue")[0] == "mcp__github__create_issue"
+    assert index.suggest("") == []
+
+
+def test_incremental_upsert_and_removal(index: SearchIndex) -> None:
+    assert index.search("spreadsheet") == []
+    index.update([spec("read_file", "Read a spreadsheet as rows.")])
+    assert names(index.search("spreadsheet")) == ["read_file"]
+    assert index.search("contents text file", limit=3)[0].name != "read_file"
+    assert len(index) == len(CATALOG)
+    index.update(removals=["read_file", "not_there"])
+    assert index.search("spreadsheet") == []
+    assert index.select(["read_file"]) == []
+    assert len(index) == len(CATALOG) - 1
+
+
+def test_concurrent_updates_and_searches_do_not_break() -> None:
+    idx = SearchIndex("keyword")
+    errors: list[BaseException] = []
+
+    def writer(k: int) -> None:
+        try:
+            for i in range(50):
+                idx.update([spec(f"tool_{k}_{i}", f"Tool number {i} of writer {k}.")])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for _ in range(50):
+        idx.search("tool writer")
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(idx) == 200
+    idx.close()
+
+
+def test_unknown_mode_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="Unknown search mode 'fuzzy'"):
+        SearchIndex("fuzzy")
+
+
+def test_hybrid_without_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import nexus_jupyter.core.search as search
+
+    monkeypatch.setattr(search, "semantic_missing", lambda: "tokenizers not installed")
+    with pytest.raises(ConfigError, match=r"pip install nexus-jupyter\[semantic\]"):
+        SearchIndex("hybrid")
+    assert SearchIndex("auto").mode == "keyword"
+
+
+# -- hybrid mode ----------------------------------------------------------------------------
+
+needs_semantic = pytest.mark.skipif(
+    semantic_missing() is not None,
+    reason=f"semantic extra missing ({semantic_missing()}): pip install nexus-jupyter[semantic]",
+)
+
+
+@needs_semantic
+def test_hybrid_finds_tools_described_in_other_words(tmp_path: Path) -> None:
+    idx = SearchIndex("hybrid", cache_dir=tmp_path)
+    assert idx.mode == "hybrid"
+    idx.update(CATALOG)
+    assert idx.search("what's inside the /data folder")[0].name == "list_directory"
+    assert idx.search("will it rain tomorrow")[0].name in {"getWeatherForecast",
+                                                           "current_weather"}  # fmt: skip
+    assert idx.search("read_file")[0].name == "read_file"
+    hits = idx.search("execute a terminal instruction", limit=3)
+    assert hits[0].name == "bash"
+    assert "semantic" in hits[0].matched
+    assert idx.search("bake a chocolate cake for my grandmother") == []
+    only_mcp = make_filter(source="mcp")
+    assert {h.name for h in idx.search("forecast rain", filter=only_mcp)} <= {
+        "current_weather", "mcp__github__create_issue"}  # fmt: skip
+    idx.close()
+
+
+@needs_semantic
+def test_embedding_cache_is_reused_across_indexes(tmp_path: Path) -> None:
+    first = SearchIndex("hybrid", cache_dir=tmp_path)
+    first.update(CATALOG)
+    first.warm()
+    old_texts = {text for s in CATALOG for text in embedding_texts(s)}
+    assert first.embedded_count == len(old_texts)  # every view once, duplicates once
+    first.close()
+
+    second = SearchIndex("hybrid", cache_dir=tmp_path)
+    new_bash = spec("bash", "Run a command in a shell and return its output.")
+    second.update([*CATALOG[:-1], new_bash])
+    second.warm()
+    # Only the views of the tool whose text changed.
+    assert second.embedded_count == len(set(embedding_texts(new_bash)) - old_texts) > 0
+    assert second.search("terminal command")[0].name == "bash"
+    second.close()
+
+
+@needs_semantic
+def test_hybrid_incremental_update(tmp_path: Path) -> None:
+    idx = SearchIndex("hybrid", cache_dir=tmp_path)
+    idx.update(CATALOG)
+    idx.update([spec("send_email", "Send an email message to a recipient.")])
+    assert idx.search("mail my boss the report")[0].name == "send_email"
+    idx.update(removals=["send_email"])
+    assert "send_email" not in {h.name for h in idx.search("mail my boss the report")}
+    idx.close()
+
+
+# -- keyword engine internals ---------------------------------------------------------------
+
+
+def test_replacing_a_tool_forgets_its_old_words() -> None:
+    idx = SearchIndex("keyword")
+    idx.update([spec("t", "Alpha beta."), spec("u", "Gamma.")])
+    idx.update([spec("t", "Delta epsilon.")])
+    assert idx.search("alpha") == []
+    assert names(idx.search("delta")) == ["t"]
+    idx.update(removals=["t"])
+    assert idx.search("delta") == []
+    idx.update([spec("t", "Alpha again.")])  # re-added after removal
+    assert names(idx.search("alpha")) == ["t"]
+    idx.close()
+
+
+def test_embedding_views_are_short_and_long() -> None:
+    tool = spec(
+        "mcp__files__read_text",
+        "Read a text file. Large files are truncated.",
+        source="mcp:files",
+        source_kind="mcp",
+        input_schema={"type": "object", "properties": {"encoding": {"type": "string",
+                      "description": "Text encoding."}}},
+    )  # fmt: skip
+    whole, short, long = embedding_texts(tool)
+    assert whole.startswith("mcp files read text") and "truncated" in whole
+    assert short == "files: read text. Read a text file."
+    assert long.startswith("files: read text.") and "Parameters: encoding, Text encoding." in long
+
+
+def test_fusion_adds_cosine_z_score_and_relative_keyword_score() -> None:
+    from nexus_jupyter.core.search_fusion import KEYWORD_WEIGHT, fuse
+
+    fused = fuse([("a", 10.0), ("b", 5.0)], {"b": 0.6, "c": 0.5}, mean=0.2, std=0.1)
+    assert fused["a"] == pytest.approx(KEYWORD_WEIGHT)  # cosine unknown: counts as the mean
+    assert fused["b"] == pytest.approx(4.0 + KEYWORD_WEIGHT / 2)
+    assert fused["c"] == pytest.approx(3.0)
+    assert fuse([], {"x": 0.3}, mean=0.3, std=0.0) == {"x": 0.0}
+
+
+def test_grouped_columns_rank_exactly_like_one_column_per_field() -> None:
+    import sqlite3
+
+    from nexus_jupyter.core.search_fts import FIELD_WEIGHTS, KeywordEngine
+    from nexus_jupyter.core.search_text import FIELDS, tool_fields
+
+    engine = KeywordEngine()
+    engine.upsert_many(CATALOG)
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5({', '.join(FIELDS)})")
+    for spec_ in CATALOG:
+        fields = tool_fields(spec_)
+        db.execute(f"INSERT INTO t VALUES ({', '.join('?' * len(FIELDS))})",
+                   [fields[f] for f in FIELDS])  # fmt: skip
+    weights = ", ".join(str(FIELD_WEIGHTS[f]) for f in FIELDS)
+    names = [s.name for s in CATALOG]
+    for words in (["file", "text"], ["weather", "forecast", "github"], ["label", "colour"]):
+        match = " OR ".join(words)
+        sql = f"SELECT rowid, -bm25(t, {weights}) FROM t WHERE t MATCH ?"
+        expected = {names[rowid - 1]: score for rowid, score in db.execute(sql, (match,))}
+        got = dict(engine.ranked(words))
+        assert got == pytest.approx(expected)
+    engine.close()
