@@ -141,6 +141,7 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     (tools_dir / "greet_tool.py").write_text(GREET)
     (tools_dir / "glob_tool.py").write_text(GLOB)  # shadows the built-in glob
     (root / "nex.yaml").write_text("approvals:\n  greet: ask\n")
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
     # Serve the extension from this checkout's build, whatever is installed in the env.
     labext = tmp_path / "labextensions"
     labext.mkdir()
@@ -216,6 +217,27 @@ def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
         assert step in run.stdout, report
     assert screenshot.is_file() and screenshot.stat().st_size > 1000
     print(run.stdout)
+
+
+def test_quickstart_widgets_in_browser(lab: dict[str, str]) -> None:
+    """The quickstart runs in JupyterLab and its test-call form works when clicked."""
+    browser = _browser()
+    if browser is None:
+        _skip_loudly("no Chromium found (apt-get install -y chromium, or set NEXUS_E2E_BROWSER)")
+    node = shutil.which("node")
+    if node is None:
+        _skip_loudly("node is not installed; it drives the browser through playwright-core")
+    _ensure_playwright()
+    ARTIFACTS.mkdir(exist_ok=True)
+    screenshot = ARTIFACTS / "quickstart-form.png"
+    env = {**os.environ, "NEXUS_E2E_URL": lab["url"], "NEXUS_E2E_TOKEN": TOKEN,
+           "NEXUS_E2E_SCREENSHOT": str(screenshot), "NEXUS_E2E_BROWSER": str(browser)}  # fmt: skip
+    run = subprocess.run([str(node), str(HERE / "notebook.spec.mjs")], env=env, cwd=HERE,
+                         capture_output=True, text=True, timeout=240)  # fmt: skip
+    report = f"--- spec output ---\n{run.stdout}\n{run.stderr}"
+    assert run.returncode == 0, report
+    assert "Run pressed: result shown in the form" in run.stdout, report
+    assert screenshot.is_file() and screenshot.stat().st_size > 1000
 
 
 def test_labextension_unit_tests() -> None:
