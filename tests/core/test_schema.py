@@ -2,50 +2,46 @@
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-from typing import Annotated, Any, Literal, Optional, TypedDict
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from signature_kinds import (  # tests/ is on sys.path (rootdir conftest)
+    Point,
+    f_annotated,
+    f_annotated_desc,
+    f_any,
+    f_bool,
+    f_ctx,
+    f_dataclass,
+    f_dict,
+    f_enum,
+    f_float,
+    f_int,
+    f_int_enum,
+    f_kwonly,
+    f_list,
+    f_list_models,
+    f_list_of_int_default,
+    f_literal,
+    f_model,
+    f_nested_list,
+    f_none_params,
+    f_optional,
+    f_posonly,
+    f_recursive,
+    f_required_optional,
+    f_reserved_names,
+    f_set,
+    f_str,
+    f_tuple,
+    f_two,
+    f_typeddict,
+    f_union,
+    f_union_none,
+    f_var_tuple,
+)
 
-from nexus_jupyter import Tool, ToolContext, ToolDefinitionError, tool
-
-
-class Color(enum.Enum):
-    RED = "red"
-    GREEN = "green"
-
-
-class Level(enum.IntEnum):
-    LOW = 1
-    HIGH = 2
-
-
-class Address(BaseModel):
-    street: str
-    zip_code: str = Field(pattern=r"^\d{5}$", description="Five digits.")
-
-
-class Person(BaseModel):
-    name: str
-    address: Address
-
-
-@dataclasses.dataclass
-class Point:
-    x: float
-    y: float = 0.0
-
-
-class Movie(TypedDict):
-    title: str
-    year: int
-
-
-class Tree(BaseModel):
-    value: int
-    children: list[Tree] = []
+from nexus_jupyter import Tool, ToolDefinitionError, tool
 
 
 def s(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -53,41 +49,6 @@ def s(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any
     if required:
         out["required"] = required
     return out
-
-
-# (function, expected input schema)
-def f_int(a: int) -> None: ...
-def f_two(a: int, b: int = 2) -> None: ...
-def f_str(text: str) -> None: ...
-def f_float(x: float) -> None: ...
-def f_bool(flag: bool = False) -> None: ...
-def f_optional(x: Optional[int] = None) -> None: ...  # noqa: UP045
-def f_union_none(x: int | None = None) -> None: ...
-def f_required_optional(x: str | None) -> None: ...
-def f_literal(mode: Literal["a", "b"] = "a") -> None: ...
-def f_enum(color: Color) -> None: ...
-def f_int_enum(level: Level = Level.LOW) -> None: ...
-def f_list(items: list[str]) -> None: ...
-def f_list_of_int_default(items: list[int] = [1, 2]) -> None: ...
-def f_dict(mapping: dict[str, int]) -> None: ...
-def f_tuple(pair: tuple[int, str]) -> None: ...
-def f_var_tuple(values: tuple[float, ...]) -> None: ...
-def f_set(tags: set[str]) -> None: ...
-def f_any(value: Any) -> None: ...
-def f_annotated(n: Annotated[int, Field(ge=1, le=10)]) -> None: ...
-def f_annotated_desc(q: Annotated[str, Field(min_length=2, description="Query.")]) -> None: ...
-def f_model(person: Person) -> None: ...
-def f_dataclass(point: Point) -> None: ...
-def f_typeddict(movie: Movie) -> None: ...
-def f_list_models(addresses: list[Address]) -> None: ...
-def f_recursive(tree: Tree) -> None: ...
-def f_union(value: int | str) -> None: ...
-def f_kwonly(a: int, *, b: str = "x") -> None: ...
-def f_posonly(a: int, /, b: int) -> None: ...
-def f_ctx(query: str, ctx: ToolContext) -> None: ...
-def f_none_params() -> None: ...
-def f_nested_list(grid: list[list[int]]) -> None: ...
-def f_reserved_names(json: str, schema: int = 1) -> None: ...
 
 
 ADDRESS = s(
