@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .cli import UsageProblem
+from .core.arguments import parse_call_arguments as parse_typed_arguments
 from .core.context import RequestInfo
-from .core.errors import ApprovalRequired
+from .core.errors import ApprovalRequired, NexusError
 
 __all__ = ["cmd_call", "cmd_check", "cmd_info", "cmd_list", "cmd_search", "credentials",
            "open_registry", "parse_call_arguments"]  # fmt: skip
@@ -152,26 +153,10 @@ def cmd_info(reg: Any, args: argparse.Namespace) -> int:
 
 def parse_call_arguments(items: list[str]) -> dict[str, Any]:
     """One JSON object, or ``key=value`` pairs (values parsed as JSON when they parse)."""
-    if len(items) == 1 and items[0].lstrip().startswith("{"):
-        try:
-            value = json.loads(items[0])
-        except ValueError as exc:
-            raise UsageProblem(f"The arguments are not valid JSON ({exc}): {items[0]!r}.") from None
-        if not isinstance(value, dict):
-            raise UsageProblem(f"The arguments must be a JSON object, got {items[0]!r}.")
-        return value
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise UsageProblem(
-                f"Cannot read argument {item!r}: give one JSON object or key=value pairs."
-            )
-        try:
-            out[key] = json.loads(raw)
-        except ValueError:
-            out[key] = raw
-    return out
+    try:
+        return parse_typed_arguments(items, command="nexus-tools call")
+    except NexusError as exc:
+        raise UsageProblem(str(exc)) from None
 
 
 def cmd_call(reg: Any, args: argparse.Namespace) -> int:

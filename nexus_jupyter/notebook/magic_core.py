@@ -5,11 +5,10 @@ Each one parses its arguments and calls :mod:`nexus_jupyter.notebook.api`; nothi
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
 from typing import Any
 
+from ..core.arguments import parse_call_arguments
 from ..core.errors import NexusError
 from . import api
 from .options import parse_options
@@ -29,48 +28,6 @@ def _one_name(command: str, argv: list[str], what: str = "NAME") -> str:
     if len(argv) > 1:
         raise NexusError(f"`%tool {command}` takes one tool name, got {' '.join(argv)!r}.")
     return argv[0]
-
-
-def parse_call_arguments(text: str, tool: str = "") -> dict[str, Any]:
-    """``{json}`` or ``key=value ...`` (each value parsed as JSON where it parses, else kept
-    as a string) -> the arguments dict.
-
-    >>> parse_call_arguments('a=1 b=[2, 3] c=hello d="quoted text"')
-    {'a': 1, 'b': [2, 3], 'c': 'hello', 'd': 'quoted text'}
-    """
-    text = text.strip()
-    for_tool = f" for {tool!r}" if tool else ""
-    if not text:
-        return {}
-    if text.startswith("{"):
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise NexusError(
-                f"The arguments{for_tool} are not valid JSON ({exc}): {text!r}."
-            ) from None
-        if not isinstance(value, dict):
-            raise NexusError(f"The JSON arguments{for_tool} must be an object, got {value!r}.")
-        return value
-    try:
-        tokens = shlex.split(text)
-    except ValueError as exc:
-        raise NexusError(
-            f"Could not read the arguments {text!r}: {exc}; check the quotes."
-        ) from None
-    out: dict[str, Any] = {}
-    for token in tokens:
-        key, sep, raw = token.partition("=")
-        if not sep or not key:
-            raise NexusError(
-                f"Arguments{for_tool} are key=value pairs or one JSON object, got {token!r}; "
-                f'e.g. `%tool call {tool or "NAME"} a=1 text="two words"`.'
-            )
-        try:
-            out[key] = json.loads(raw)
-        except ValueError:
-            out[key] = raw
-    return out
 
 
 @subcommand("list", usage="%tool list [--source S] [--category C]",

@@ -1,0 +1,35 @@
+"""Typed call arguments: one parser for the magic (a string) and the CLI (argv items)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexus_jupyter import NexusError
+from nexus_jupyter.core.arguments import parse_call_arguments
+
+
+def test_key_values_parse_as_json_where_they_can() -> None:
+    assert parse_call_arguments('a=1 b=[2, 3] c=hello d="two words" e=') == {
+        "a": 1, "b": [2, 3], "c": "hello", "d": "two words", "e": ""}  # fmt: skip
+
+
+def test_json_values_inline_keep_their_quotes_and_spaces() -> None:
+    assert parse_call_arguments('o={"k": "a b"} l=["x y", 2] s=\'{"q": 1}\'') == {
+        "o": {"k": "a b"}, "l": ["x y", 2], "s": {"q": 1}}  # fmt: skip
+
+
+def test_argv_items_give_the_same_result_as_the_line() -> None:
+    argv = ["a=1", "b=[2, 3]", "d=two words"]
+    assert parse_call_arguments(argv) == parse_call_arguments("a=1 b=[2, 3] d='two words'")
+    assert parse_call_arguments(['{"x": {"y": 1}}']) == {"x": {"y": 1}}
+
+
+def test_mistakes_are_one_clear_sentence() -> None:
+    with pytest.raises(NexusError, match=r"not valid JSON"):
+        parse_call_arguments('{"a": }')
+    with pytest.raises(NexusError, match=r"key=value pairs or one JSON object, got '\[1, 2\]'"):
+        parse_call_arguments("[1, 2]")
+    with pytest.raises(NexusError, match=r"quote is not closed"):
+        parse_call_arguments('a="open')
+    with pytest.raises(NexusError, match=r"nexus-tools call add a=1"):
+        parse_call_arguments(["oops"], "add", command="nexus-tools call")
