@@ -65,6 +65,7 @@ class Registry(RegistryReader, CallRunner):
         self.audit = audit
         self.approver: Callable[..., Any] | None = None
         self.settings: Any = None  # the merged configuration, when built by Registry.default
+        self.root: Path | None = None  # the project root, when built by Registry.default
         self._lock = threading.RLock()
         self._notify_lock = threading.Lock()
         self._states: dict[str, SourceState] = {}
