@@ -20,6 +20,7 @@ def session_registry() -> Any:
                 from .core.registry import Registry
 
                 _registry = Registry.default()
+                _registry.warm_search()
     return _registry
 
 

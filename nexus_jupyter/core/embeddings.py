@@ -232,6 +232,7 @@ class EmbeddingCache:
     def __init__(self, cache_dir: str | Path | None = None) -> None:
         self.path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # one connection, used from the warm-up thread too
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -257,7 +258,12 @@ class EmbeddingCache:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", chunk)
+            with self._lock:
+                if self._db is None:  # closed meanwhile
+                    break
+                rows = self._db.execute(
+                    f"SELECT key, vec FROM emb WHERE key IN ({marks})", chunk
+                ).fetchall()
             for key, blob in rows:
                 out[key] = np.frombuffer(blob, dtype=np.float32)
         return out
@@ -266,13 +272,17 @@ class EmbeddingCache:
         if self._db is None or not items:
             return
         rows = [(k, v.astype(np.float32).tobytes()) for k, v in items.items()]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)", rows)
+        with self._lock:
+            if self._db is None:
+                return
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)", rows)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
 
 class QueryCache:

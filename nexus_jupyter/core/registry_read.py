@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from .search import SearchHit, SearchIndex
 
 __all__ = ["RegistryReader"]
+
+log = logging.getLogger(__name__)
 
 
 class RegistryReader:
@@ -116,6 +119,22 @@ class RegistryReader:
                     index.update(upserts=[e.tool.spec for e in self._snapshot.entries.values()])
                     self._index = index
         return self._index
+
+    def warm_search(self) -> threading.Thread:
+        """Build the search index and embed every tool on a background thread, so the first
+        search of a long-lived session (a kernel, the Jupyter server, ``nexus-tools serve``)
+        does not wait for the model. Returns the thread (a daemon)."""
+
+        def run() -> None:
+            try:
+                self.search_index.warm()
+            except Exception:
+                log.warning("warming the search index failed; the first search will do it",
+                            exc_info=True)  # fmt: skip
+
+        thread = threading.Thread(target=run, name="nexus-search-warm", daemon=True)
+        thread.start()
+        return thread
 
     def search(self, query: str, limit: int = 10, *, threshold: float | None = None,
                **filters: Any) -> builtins.list[SearchHit]:  # fmt: skip

@@ -10,7 +10,8 @@ queries ranked best first:
   description, parameter names and descriptions, categories, capabilities and the source;
 - ``"hybrid"`` mode (the ``semantic`` extra) fuses that ranking with all-MiniLM-L6-v2
   cosine similarity (:mod:`.search_fusion`), which finds tools described in other words
-  ("what's inside the /data folder" -> ``list_directory``);
+  ("what's inside the /data folder" -> ``list_directory``), and searches the words that
+  distinguish the best embedding hits as a second keyword query (dense-to-sparse feedback);
 - a query no tool serves returns ``[]``: every result must reach ``threshold`` on a
   confidence in [0, 1] (the share of the query's rare words a tool contains in keyword mode,
   in hybrid mode the best cosine similarity of the query to any view of any tool; below it
@@ -40,7 +41,14 @@ from typing import TYPE_CHECKING
 from .errors import ConfigError
 from .search_filter import make_filter
 from .search_fts import KeywordEngine
-from .search_fusion import dense_ranking, fuse
+from .search_fusion import (
+    FEEDBACK_DOCS,
+    FEEDBACK_TERMS,
+    FEEDBACK_WEIGHT,
+    dense_ranking,
+    expansion_terms,
+    fuse,
+)
 from .search_text import FIELDS, embedding_texts, normalize_name, terms
 from .spec import ToolSpec
 
@@ -175,10 +183,18 @@ class SearchIndex:
         return {normalize_name(name), normalize_name(name.rsplit("__", 1)[-1])}
 
     def warm(self) -> None:
-        """Embed pending tools now (otherwise the next search does it)."""
+        """Embed pending tools now (otherwise the next search does it).
+
+        The model runs outside the index lock, so searches and registry updates are not held
+        up while it works (seconds for a cold cache); only the final, cached flush locks.
+        """
         with self._lock:
-            if self._dense is not None:
-                self._dense.flush()
+            if self._dense is None:
+                return
+            texts = self._dense.uncached_texts()
+        self._dense.precompute(texts)
+        with self._lock:
+            self._dense.flush()
 
     # -- queries --------------------------------------------------------------------------
 
@@ -287,12 +303,15 @@ class SearchIndex:
             return []
         q_terms = terms(query)
         keyword = self._keyword_ranking(q_terms, pool, keep)
+        feedback = self._feedback(q_terms, [name for name, _ in dense[:FEEDBACK_DOCS]], pool, keep)
         cosine = dict(dense)
         slots = self._dense.slots
-        for name, _ in keyword:
+        for name, _ in keyword + feedback:
             if name not in cosine and name in slots:
                 cosine[name] = float(sims[slots[name]])
         fused = fuse(keyword, cosine, float(sims.mean()), float(sims.std()))
+        for name, score in feedback:
+            fused[name] = fused.get(name, 0.0) + FEEDBACK_WEIGHT * score
         best_names = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
         coverage = self._coverage(best_names, self._keyword.idf(q_terms))
         in_dense = {name for name, _ in dense}
@@ -303,6 +322,20 @@ class SearchIndex:
                 matched += ("semantic",)
             hits.append(SearchHit(name, fused[name], self._specs[name], matched))
         return hits
+
+    def _feedback(
+        self, q_terms: list[str], seeds: list[str], pool: int,
+        keep: Callable[[ToolSpec], bool] | None,
+    ) -> list[tuple[str, float]]:  # fmt: skip
+        """Keyword ranking of the words that distinguish ``seeds`` (the best embedding hits)
+        and are not in the query, each score relative to the best (see :mod:`.search_fusion`)."""
+        docs = [" ".join(fields.values()) for fields in self._keyword.fields_of(seeds).values()]
+        words = expansion_terms(docs, q_terms, self._keyword.idf, FEEDBACK_TERMS)
+        if not words:
+            return []
+        ranked = self._keyword.ranked(words, keep=self._keep_name(keep), limit=pool)[:pool]
+        best = (ranked[0][1] if ranked else 0.0) or 1.0
+        return [(name, score / best) for name, score in ranked]
 
     def suggest(self, query: str, limit: int = 3) -> list[str]:
         """Tool names close to ``query`` in spelling ("did you mean"), closest first."""

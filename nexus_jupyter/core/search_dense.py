@@ -67,6 +67,24 @@ class DenseIndex:
             self._matrix[:, slot] = self._matrix[:, last]
         self.names.pop()
 
+    def uncached_texts(self) -> list[str]:
+        """Texts of pending tools that the disk cache does not hold yet (under the index lock)."""
+        keys = {EmbeddingCache.key(t): t for views in self._pending.values() for t in views}
+        cached = self.cache.get_many(keys)
+        return sorted({t for k, t in keys.items() if k not in cached})
+
+    def precompute(self, texts: list[str], batch: int = 16) -> None:
+        """Embed ``texts`` into the disk cache only. It touches no index state, so it runs
+        without the index lock; the next :meth:`flush` then finds every vector cached. Small
+        batches let a query's embedding slip in between them."""
+        for start in range(0, len(texts), batch):
+            chunk = texts[start : start + batch]
+            fresh = self.model.encode(chunk)
+            self.encoded += len(chunk)
+            self.cache.put_many(
+                {EmbeddingCache.key(t): v for t, v in zip(chunk, fresh, strict=True)}
+            )
+
     def flush(self) -> None:
         """Embed every tool whose texts changed since the last flush."""
         if not self._pending:

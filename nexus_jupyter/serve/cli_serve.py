@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     reg = build_registry(
         root=getattr(args, "root", None), tools_dir=args.dir, config=getattr(args, "config", None)
     )
+    reg.warm_search()  # an agent's first tool_search should not wait for the model
 
     def announce(address: tuple[str, int]) -> None:
         host, port = address

@@ -104,6 +104,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     root = str(Path(serverapp.root_dir).expanduser().resolve())
     factory = web_app.settings.get("nexus_registry_factory") or build_server_registry
     registry = factory(root)
+    registry.warm_search()  # the sidebar's first search should not wait for the model
     state = NexusServerState(registry=registry, root=root)
     state.history.seed(registry)
 

@@ -314,6 +314,31 @@ def test_fusion_adds_cosine_z_score_and_relative_keyword_score() -> None:
     assert fuse([], {"x": 0.3}, mean=0.3, std=0.0) == {"x": 0.0}
 
 
+def test_feedback_terms_are_words_the_seed_tools_share_and_the_query_lacks() -> None:
+    from nexus_jupyter.core.search_fusion import expansion_terms
+
+    docs = ["list directory files folder", "list directory tree", "read file text"]
+    idf = {"list": 1.0, "directory": 2.0, "files": 1.5, "folder": 3.0, "tree": 3.0,
+           "read": 1.0, "file": 1.0, "text": 1.0}  # fmt: skip
+    words = expansion_terms(docs, ["folder"], lambda ws: {w: idf[w] for w in ws}, 2)
+    # "directory" is in 2 seeds (2 x 2.0); the query's own "folder" is never added back;
+    # and "tree" (1 x 3.0) beats "list" (2 x 1.0) and "files" (1 x 1.5).
+    assert words == ["directory", "tree"]
+    assert expansion_terms([], ["x"], lambda ws: {}, 5) == []
+
+
+@needs_semantic
+def test_hybrid_feedback_respects_the_filter(tmp_path: Path) -> None:
+    idx = SearchIndex("hybrid", cache_dir=tmp_path)
+    idx.update([
+        spec("list_directory", "List the files and subfolders of a directory.", source="fs"),
+        spec("directory_tree", "Show a directory as a tree of files.", source="other"),
+    ])  # fmt: skip
+    hits = idx.search("what's inside the /data folder", filter=make_filter(source="fs"))
+    assert names(hits) == ["list_directory"]
+    idx.close()
+
+
 def test_grouped_columns_rank_exactly_like_one_column_per_field() -> None:
     import sqlite3
 
@@ -337,3 +362,39 @@ def test_grouped_columns_rank_exactly_like_one_column_per_field() -> None:
         got = dict(engine.ranked(words))
         assert got == pytest.approx(expected)
     engine.close()
+
+
+@needs_semantic
+def test_warm_embeds_outside_the_lock_so_updates_are_not_held_up(tmp_path: Path) -> None:
+    """A registry update during a cold warm-up must not wait for the model."""
+    idx = SearchIndex("hybrid", cache_dir=tmp_path)
+    idx.update(CATALOG)
+    dense: Any = idx._dense
+    entered, release = threading.Event(), threading.Event()
+    real_encode = dense.model.encode
+
+    def slow_encode(texts: list[str]) -> Any:
+        entered.set()
+        assert release.wait(30), "the test never released the model"
+        return real_encode(texts)
+
+    dense.model.encode = slow_encode
+    try:
+        warm = threading.Thread(target=idx.warm)
+        warm.start()
+        assert entered.wait(30), "warm() never reached the model"
+        updater = threading.Thread(target=idx.update, args=([spec("extra", "An extra tool.")],))
+        updater.start()
+        updater.join(10)
+        assert not updater.is_alive(), "update() waited for the warm-up's model call"
+        release.set()
+        warm.join(60)
+        assert not warm.is_alive()
+    finally:
+        release.set()
+        dense.model.encode = real_encode
+    before = idx.embedded_count
+    assert idx.search("list the files in a folder")[0].name == "list_directory"
+    assert idx.embedded_count == before  # the warm-up's last flush also took the late tool
+    assert "extra" in {h.name for h in idx.search("extra tool")}
+    idx.close()
