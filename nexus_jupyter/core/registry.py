@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,8 @@ class Registry(RegistryReader, CallRunner):
         self.root: Path | None = None  # the project root, when built by Registry.default
         self._lock = threading.RLock()
         self._notify_lock = threading.Lock()
+        self._changes: deque[RegistryChanged] = deque()
+        self._draining: int | None = None  # the thread delivering changes, if any
         self._states: dict[str, SourceState] = {}
         self._providers: dict[str, dict[str, SourceState]] = {}
         self._snapshot = Snapshot({}, 0)
@@ -158,11 +161,11 @@ class Registry(RegistryReader, CallRunner):
 
     def add_source(self, source: ToolSource, *, start: bool = True) -> Any:
         """Add a source: load its set now, then start its background work (if any)."""
-        if source.name in self._states:
-            raise SourceError(
-                f"A source named {source.name!r} is already registered; remove it first."
-            )
         with self._lock:
+            if source.name in self._states:
+                raise SourceError(
+                    f"A source named {source.name!r} is already registered; remove it first."
+                )
             self._states[source.name] = SourceState(
                 source=source, name=source.name, kind=source.kind,
                 namespace=getattr(source, "namespace", None),
@@ -221,12 +224,15 @@ class Registry(RegistryReader, CallRunner):
         state = self._states.get(name)
         if state is None:
             raise SourceError(f"No source named {name!r}.")
-        try:
-            tools = list(state.source.load())
-        except Exception as exc:
-            log.warning("source %s failed to load: %s", name, exc)
-            return self.set_status(name, error=f"{type(exc).__name__}: {exc}")
-        return self.publish(name, tools, error=None)
+        # One refresh of a source at a time: two overlapping ones could otherwise publish
+        # their loads out of order and the older set would win.
+        with state.refresh_lock:
+            try:
+                tools = list(state.source.load())
+            except Exception as exc:
+                log.warning("source %s failed to load: %s", name, exc)
+                return self.set_status(name, error=f"{type(exc).__name__}: {exc}")
+            return self.publish(name, tools, error=None)
 
     def publish(
         self,
@@ -264,7 +270,8 @@ class Registry(RegistryReader, CallRunner):
                 state.details = dict(details)
             state.updated_at = time.time()
             change = self._rebuild(affected, sources=(name,) if status_changed else ())
-        self._notify(change)
+            self._queue(change)
+        self._drain()
         return change
 
     def set_status(self, name: str, *, error: str | None = None,
@@ -279,7 +286,8 @@ class Registry(RegistryReader, CallRunner):
                 state.details = dict(details)
             state.updated_at = time.time()
             change = RegistryChanged(sources=(name,))
-        self._notify(change)
+            self._queue(change)
+        self._drain()
         return change
 
     def _rebuild(self, affected: set[str], sources: tuple[str, ...]) -> RegistryChanged:
@@ -308,7 +316,8 @@ class Registry(RegistryReader, CallRunner):
                     )
                 )
                 or before.status != entry.status
-                or len(before.shadowed) != len(entry.shadowed)
+                or [t.spec.version for t in before.shadowed]
+                != [t.spec.version for t in entry.shadowed]
             ):
                 updated.append(tool_name)
                 versions[tool_name] = entry.tool.spec.version
@@ -323,8 +332,10 @@ class Registry(RegistryReader, CallRunner):
     # -- events ---------------------------------------------------------------------------
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback(RegistryChanged)`` after every change; returns an unsubscribe
-        function. Callbacks run on the thread that made the change; keep them short."""
+        """Call ``callback(RegistryChanged)`` after every change, in the order the changes
+        were made; returns an unsubscribe function. Callbacks run on a thread that changed
+        the registry; keep them short. A callback may change the registry itself: that
+        change is delivered after the current one, never re-entrantly."""
         with self._lock:
             self._subscribers.append(callback)
 
@@ -335,15 +346,30 @@ class Registry(RegistryReader, CallRunner):
 
         return unsubscribe
 
-    def _notify(self, change: RegistryChanged) -> None:
-        if not change:
+    def _queue(self, change: RegistryChanged) -> None:
+        """Queue ``change`` for subscribers (called under ``_lock``, so the queue holds the
+        changes in the order the snapshots were swapped)."""
+        if change:
+            self._changes.append(change)
+
+    def _drain(self) -> None:
+        """Deliver queued changes in order. A thread already delivering (a subscriber that
+        changed the registry) returns at once: its own loop delivers the new change next."""
+        me = threading.get_ident()
+        if self._draining == me:
             return
         with self._notify_lock:
-            for callback in list(self._subscribers):
-                try:
-                    callback(change)
-                except Exception:
-                    log.exception("registry subscriber %r failed", callback)
+            self._draining = me
+            try:
+                while self._changes:
+                    change = self._changes.popleft()
+                    for callback in list(self._subscribers):
+                        try:
+                            callback(change)
+                        except Exception:
+                            log.exception("registry subscriber %r failed", callback)
+            finally:
+                self._draining = None
 
     # -- folders --------------------------------------------------------------------------
 

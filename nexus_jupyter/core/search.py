@@ -188,13 +188,21 @@ class SearchIndex:
         The model runs outside the index lock, so searches and registry updates are not held
         up while it works (seconds for a cold cache); only the final, cached flush locks.
         """
+        self._embed_pending()
         with self._lock:
-            if self._dense is None:
-                return
+            if self._dense is not None:
+                self._dense.flush()
+
+    def _embed_pending(self) -> None:
+        """Run the model on pending tools' texts outside the lock (the results land in the
+        disk cache, so the locked flush that follows only copies vectors). Holding the lock
+        through the model would stall every registry update behind a search."""
+        if self._dense is None:
+            return
+        with self._lock:
             texts = self._dense.uncached_texts()
-        self._dense.precompute(texts)
-        with self._lock:
-            self._dense.flush()
+        if texts:
+            self._dense.precompute(texts)
 
     # -- queries --------------------------------------------------------------------------
 
@@ -212,6 +220,7 @@ class SearchIndex:
         """
         keep = filter
         threshold = self.threshold if threshold is None else threshold
+        self._embed_pending()
         with self._lock:
             if not query.strip():
                 names = sorted(n for n, s in self._specs.items() if keep is None or keep(s))

@@ -7,6 +7,7 @@ reader therefore sees the old set or the new one, never a mix.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -96,6 +97,7 @@ class SourceState:
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     updated_at: float = field(default_factory=time.time)
+    refresh_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
     def status(self) -> str:

@@ -255,3 +255,59 @@ def test_concurrent_publishers_are_serialized(reg: Registry) -> None:
         t.join()
     expected = {f"t{n}_{k}" for n in range(4) for k in range(99 % 5)}
     assert set(reg.names()) == expected
+
+
+def test_subscriber_may_change_the_registry_without_deadlock(reg: Registry) -> None:
+    seen: list[tuple[str, ...]] = []
+
+    def chain(change: RegistryChanged) -> None:
+        seen.append(change.added)
+        if "a" in change.added:
+            reg.add(make("b", 2))  # delivered after this change, not inside it
+
+    reg.subscribe(chain)
+    worker = threading.Thread(target=reg.add, args=(make("a", 1),))
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "a subscriber that adds a tool deadlocked the registry"
+    assert [a for a in seen if a] == [("a",), ("b",)]
+
+
+def test_overlapping_refreshes_of_one_source_keep_the_newest_set(reg: Registry) -> None:
+    """Without one refresh at a time, a slow older load would overwrite a newer one."""
+    entered, release = threading.Event(), threading.Event()
+
+    class SlowSource(ListSource):
+        slow = False
+
+        def load(self) -> Iterable[Tool]:
+            snapshot = list(self.tools)
+            if self.slow:
+                self.slow = False
+                entered.set()
+                assert release.wait(10)
+            return snapshot
+
+    src = reg.add_source(SlowSource("directory:d", "directory", [make("old", 1)]))
+    src.slow = True
+    first = threading.Thread(target=reg.refresh, args=(src.name,))
+    first.start()
+    assert entered.wait(10)
+    src.tools = [make("new", 2)]
+    second = threading.Thread(target=reg.refresh, args=(src.name,))
+    second.start()
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert reg.names() == ["new"]
+
+
+def test_new_version_of_a_shadowed_tool_is_an_update(reg: Registry) -> None:
+    src = reg.add_source(ListSource("directory:d", "directory", [make("t", "file")]))
+    reg.add(make("t", "notebook"))
+    events: list[RegistryChanged] = []
+    reg.subscribe(events.append)
+    src.tools = [make("t", "file", "edited in an editor")]
+    reg.refresh(src.name)
+    assert [e.updated for e in events if e.tools_changed] == [("t",)]
+    assert reg.entry("t").shadowed[0].spec.description == "edited in an editor"

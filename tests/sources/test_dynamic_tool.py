@@ -27,7 +27,7 @@ def create(reg: Registry, **arguments: object) -> ToolResult:
 
 def test_the_builtin_is_a_workspace_write_tool(tmp_path: Path) -> None:
     made = create_dynamic_tool_tool(tmp_path, None)
-    assert made.name == "create_dynamic_tool" and made.spec.permission == "workspace_write"
+    assert made.name == "create_dynamic_tool" and made.spec.permission == "danger_full_access"
     assert {"name", "description", "code"} <= set(made.spec.required)
 
 

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from ...core.decorator import tool
 from ...core.errors import ExportError
 from ...core.tool import Tool
+from ..directory import LOAD_TIMEOUT_S
 from ..loader import load_tool_text
 from ..tool_files import (
     default_tools_dir,
@@ -152,7 +153,9 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
     """The ``create_dynamic_tool`` built-in for workspace ``root``."""
     base = Path(root)
 
-    @tool(permission="workspace_write", categories=["tools"], capabilities=["create_tool"])
+    # danger_full_access: the code it is given runs in this process, at once (on load) and on
+    # every call of the new tool, so it must go through the same approval as `bash`.
+    @tool(permission="danger_full_access", categories=["tools"], capabilities=["create_tool"])
     def create_dynamic_tool(
         name: str,
         description: str,
@@ -162,6 +165,10 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
         overwrite: bool = False,
     ) -> dict[str, Any]:
         """Create a new tool as a Python file in the tools folder; it is live at once.
+
+        The code runs with the full rights of this process, so creating a tool needs the
+        approval a `danger_full_access` tool needs; the permission it declares is what the
+        person approving it accepts for every later call.
 
         Args:
             name: Tool name: letters, digits, '_' and '-', at most 64 characters.
@@ -181,7 +188,7 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
         body = build_tool_module(name, description, code, parameters, permission)
         when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         text = stamp_text(body, header=f"Tool {name!r}, created by create_dynamic_tool on {when}.")
-        check = load_tool_text(text, path)
+        check = load_tool_text(text, path, timeout=LOAD_TIMEOUT_S)
         if not check.ok:
             raise ValueError(f"The new tool does not load: {check.error} (line {check.line}); "
                              "nothing was written. Fix the code and try again.")  # fmt: skip
