@@ -123,6 +123,13 @@ async def test_bash_runs_in_the_root_with_timeout_and_cap(reg: Any, ws: Path) ->
         and slow["stdout"] == "started\n"
         and "killed after 0.5 s" in slow["stderr"]
     )
+    # A child in a session of its own survives the group kill and keeps the pipes open: the
+    # call still returns soon after the timeout instead of waiting for that child.
+    start = time.perf_counter()
+    detached = (await reg.call("bash", {"command": "setsid sleep 8 & echo hi; sleep 8",
+                                        "timeout": 0.5}, approved=True)).structured  # fmt: skip
+    assert time.perf_counter() - start < 6
+    assert detached["timed_out"] and detached["stdout"] == "hi\n"
     big = (await reg.call("bash", {"command": f"head -c {OUTPUT_CAP * 2} /dev/zero | tr '\\0' a"},
                           approved=True)).structured  # fmt: skip
     assert big["truncated"] and len(big["stdout"]) < OUTPUT_CAP + 100

@@ -50,6 +50,10 @@ class _Capped:
         return text[:OUTPUT_CAP] + f"\n… [{extra} more characters cut]", True
 
 
+#: After a timeout kills the process group, how long to wait for the pipes to close.
+_PIPE_GRACE_S = 2.0
+
+
 def _kill(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -91,9 +95,13 @@ def bash_tool(ws: Workspace) -> Tool:
         except TimeoutError:
             timed_out = True
             _kill(proc)
-            await readers
+            try:
+                await asyncio.wait_for(readers, _PIPE_GRACE_S)
+            except TimeoutError:
+                pass  # a child outside the group (setsid, a daemon) holds the pipes: stop reading
         except asyncio.CancelledError:
             _kill(proc)
+            readers.cancel()
             raise
         out, cut_out = out_buf.text()
         err, cut_err = err_buf.text()
