@@ -166,7 +166,7 @@ class McpSource:
         return {
             "state": self.state,
             "reason": self.reason,
-            "stderr": self._stderr.tail() if self._stderr else [],
+            "stderr": [self._mask(line) for line in self._stderr.tail()] if self._stderr else [],
             "transport": "stdio" if self.command else "http",
             "target": self.url or " ".join([self.command or "", *self.args]).strip(),
             "protocol_version": self.protocol_version,
@@ -373,8 +373,13 @@ class McpSource:
     # -- status ---------------------------------------------------------------------------
 
     def _set_state(self, state: str, reason: str | None) -> None:
-        self.state, self.reason = state, reason
+        # A connection error can quote the interpolated URL or headers: mask secrets first.
+        self.state, self.reason = state, self._mask(reason) if reason else reason
         self._publish()
+
+    def _mask(self, text: str) -> str:
+        masker = getattr(self.credentials, "mask", None)
+        return masker(text) if masker is not None else text
 
     def _publish(self) -> None:
         if self._registry is None:

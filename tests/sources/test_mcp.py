@@ -262,3 +262,22 @@ def test_http_server_source_lists_calls_refreshes_and_reconnects(reg: Registry) 
     finally:
         handle.stop()
         remote.close()
+
+
+def test_status_masks_secrets_a_failing_server_echoes(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nexus_jupyter.core.credentials import CredentialStore
+
+    secret = "canary-mcp-secret-4711"
+    monkeypatch.setenv("NEXUS_CRED_SVC_TOKEN", secret)
+    script = "import sys; sys.stderr.write('bad token: ' + sys.argv[1] + '\\n'); sys.exit(2)"
+    source = reg.add_source(McpSource.from_config(
+        {"name": "leaky", "command": sys.executable,
+         "args": ["-c", script, "${credentials:svc/token}"]},
+        credentials=CredentialStore(),
+    ))  # fmt: skip
+    wait_until(reg, lambda: source.state == "error" and bool(source.status["stderr"]))
+    status = repr(reg.status())
+    assert "bad token: ***" in status
+    assert secret not in status
