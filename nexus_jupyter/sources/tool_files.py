@@ -41,8 +41,23 @@ __all__ = [
 log = logging.getLogger(__name__)
 STAMP = "# nexus-export:"
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)  # reading the umask means setting it: put it straight back
+
+
+def _current_umask() -> int:
+    """The process umask, read without changing it where the OS allows (Linux): setting it to
+    read it would, for a moment, affect files other threads of a kernel create."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    previous = os.umask(0o022)
+    os.umask(previous)
+    return previous
+
+
 _STAMP_RE = re.compile(r"^# nexus-export: sha256=([0-9a-f]{16})\s*$")
 
 
@@ -80,7 +95,9 @@ def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a tool file is an ordinary file
+        os.chmod(
+            tmp, 0o666 & ~_current_umask()
+        )  # mkstemp makes 0600; a tool file is an ordinary file
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
         os.replace(tmp, path)
