@@ -2,8 +2,10 @@
 
 Problems found before the tool runs raise (nothing ran); failures of the tool itself come
 back as a :class:`ToolResult` with ``error`` set. Sync tools run in a worker thread on the
-async path, except tools that have proven faster than a thread hop (see
-:data:`~nexus_jupyter.core.tool.INLINE_BUDGET_S`).
+async path. The one exception is a local caller's own loop (a script, a cell): there a tool
+that has proven faster than a thread hop (see :data:`~nexus_jupyter.core.tool.INLINE_BUDGET_S`)
+runs inline, and a slow call resets that. Server faces (MCP, REST) and the registry's
+background loop always use a worker thread, because their loop serves other clients too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ __all__ = ["CallRunner"]
 
 log = logging.getLogger(__name__)
 _LOCAL = RequestInfo(request_id="local", client="python")
+#: Calls from these faces never run a sync tool inline: their loop serves other clients too,
+#: and one slow call of a usually fast tool must not stall them.
+_SERVER_CLIENTS = frozenset({"mcp", "rest"})
 _perf = time.perf_counter
 
 
@@ -82,7 +87,13 @@ class CallRunner:
         limit = timeout if timeout is not None else tool.spec.timeout
         if tool.is_async:
             result = await self._run_async(tool, kwargs, ctx, limit)
-        elif tool.runs_inline and limit is None and cancellation is None:
+        elif (
+            tool.runs_inline
+            and limit is None
+            and cancellation is None
+            and request.client not in _SERVER_CLIENTS
+            and not self._on_background_loop()
+        ):
             result = self._run_inline(tool, kwargs, ctx)
         else:
             result = await self._run_threaded(tool, kwargs, ctx, limit)
@@ -295,6 +306,12 @@ class CallRunner:
         return ToolResult.failure(tool.spec.name, message, type(exc).__name__)
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _on_background_loop(self) -> bool:
+        """Whether this call runs on the registry's own loop (watchers, MCP sessions, REST
+        calls and widget calls share it, so a sync tool must not block it)."""
+        bg = getattr(self, "_bg", None)
+        return bg is not None and bg.in_loop_thread()
 
     def _credentials_view(self) -> Any:
         return self.credentials.view() if self.credentials is not None else None

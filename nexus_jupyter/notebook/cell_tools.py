@@ -97,6 +97,7 @@ def run_tool_cell(shell: Any, line: str, cell: str) -> None:
         "%%tool", line,
         {"--name": "one", "--permission": "one", "--category": "many",
          "--capability": "many", "--requires-credential": "many"},
+        max_args=0,
     )  # fmt: skip
     define_tools(cell, shell=shell, name=opts.get("name"), permission=opts.get("permission"),
                  categories=opts.get("category", []), capabilities=opts.get("capability", []),

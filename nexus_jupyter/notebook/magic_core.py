@@ -48,6 +48,8 @@ def _search(ctx: MagicContext, argv: list[str]) -> Any:
         limit = int(opts.get("limit", 10))
     except ValueError:
         raise NexusError(f"--limit must be a whole number, got {opts['limit']!r}.") from None
+    if limit < 1:
+        raise NexusError(f"--limit must be at least 1, got {limit!r}.")
     return api.search_tools(" ".join(opts["args"]), limit=limit, registry=ctx.registry)
 
 

@@ -161,6 +161,7 @@ def serve(*, port: int = 0, host: str = "127.0.0.1", defer: bool = False,
           registry: Any = None) -> Any:  # fmt: skip
     """Serve the registry over streamable HTTP from the registry's background loop (the
     kernel stays free); returns the :class:`McpServerHandle` (``.url``, ``.stop()``)."""
+    from ..serve.mcp_http import check_address
     from ..serve.mcp_server import McpServerHandle
 
     reg = _registry(registry)
@@ -170,6 +171,7 @@ def serve(*, port: int = 0, host: str = "127.0.0.1", defer: bool = False,
             raise NexusError(
                 f"Already serving at {running.url}; stop it with `%tool serve --stop`."
             )
+        check_address(host, port)  # a ConfigError (one clear sentence) before any thread starts
         try:
             handle = McpServerHandle.start(reg, host=host, port=port, defer=defer)
         except OSError as exc:

@@ -20,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigError
+
 __all__ = ["add_parser", "build_registry", "main", "run"]
 
 DEFAULT_PORT = 8765
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                                    allowed_hosts=args.allow_host))  # fmt: skip
     except KeyboardInterrupt:
         pass
-    except OSError as exc:
+    except (OSError, ConfigError) as exc:
         print(f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}",
               file=sys.stderr)  # fmt: skip
         return 2

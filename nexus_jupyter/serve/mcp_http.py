@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import socket
 from collections.abc import Callable, Sequence
@@ -98,8 +99,33 @@ class HostGuard:
         await self.app(scope, receive, send)
 
 
+def check_address(host: str, port: int) -> None:
+    """Refuse what this server must not listen on. Raises :class:`ConfigError`.
+
+    The HTTP transport has no client authentication and its tools can write files that the
+    watcher then imports, so it listens on loopback only; anything else would let whoever
+    reaches the port run code here.
+    """
+    from ..core.errors import ConfigError
+
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"Port {port!r} is out of range; use 0-65535 (0 picks a free one).")
+    name = host.strip("[]")
+    try:
+        loopback = name == "localhost" or ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ConfigError(
+            f"Refusing to serve MCP on {host!r}: the HTTP transport has no client "
+            "authentication, so it binds loopback only (127.0.0.1, ::1, localhost). Reach it "
+            "from elsewhere through an SSH tunnel or an authenticating reverse proxy."
+        )
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket (``port=0`` picks a free one)."""
+    """A listening TCP socket (``port=0`` picks a free one) on a loopback address."""
+    check_address(host, port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto must say TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
     # IPPROTO_TCP, and without it every small response waits ~40 ms for a delayed ACK.

@@ -286,3 +286,38 @@ def test_calls_from_many_threads(reg: Registry) -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_background_loop_never_runs_a_sync_tool_inline(reg: Registry) -> None:
+    """The registry loop carries watchers, MCP sessions and REST calls: after many fast
+    calls, one slow call must still not block it."""
+    import concurrent.futures
+
+    @tool
+    def nap(seconds: float) -> str:
+        time.sleep(seconds)
+        return "ok"
+
+    @tool
+    async def ping() -> str:
+        return "pong"
+
+    reg.add(nap)
+    reg.add(ping)
+    for _ in range(20):  # prove the tool fast
+        reg.loop.run(reg.call("nap", {"seconds": 0}))
+    slow = reg.loop.submit(reg.call("nap", {"seconds": 2}))
+    quick = reg.loop.submit(reg.call("ping"))
+    done, _ = concurrent.futures.wait([slow, quick], return_when=concurrent.futures.FIRST_COMPLETED)
+    assert quick in done and quick.result().value == "pong"
+    assert slow.result(10).value == "ok"
+
+
+async def test_server_clients_never_run_a_sync_tool_inline(reg: Registry) -> None:
+    reg.add(loop_thread)
+    for _ in range(20):
+        await reg.call("loop_thread")
+    local = await reg.call("loop_thread")
+    served = await reg.call("loop_thread", request=RequestInfo(client="mcp"))
+    assert local.value == "in-loop"  # a proven-fast tool on the caller's own loop
+    assert served.value != "in-loop"

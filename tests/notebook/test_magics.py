@@ -273,3 +273,14 @@ def test_tool_and_registry_render(registry: Registry, tools: None) -> None:
     assert "Registry" in html and "add" in html
     assert registry._repr_html_() == html  # what a notebook shows for `reg`
     assert "source notebook (3 tools)" in registry_text(registry.entries(), registry.sources())
+
+
+def test_stray_words_and_bad_limits_are_usage_errors(
+    shell: InteractiveShell, registry: Registry, tools: None
+) -> None:
+    result = shell.run_cell("%%tool mytool\ndef f(a: int) -> int:\n    return a\n")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "unexpected argument 'mytool'" in str(result.error_in_exec)
+    assert "f" not in registry
+    with pytest.raises(UsageError, match="at least 1"):
+        Face("magic", shell)._magic("%tool search add --limit 0")

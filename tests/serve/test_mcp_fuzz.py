@@ -383,3 +383,30 @@ def test_host_guard_names_when_binding_every_interface() -> None:
         assert not guard.host_ok(bad), bad
     assert guard.origin_ok(None) and guard.origin_ok("http://devbox.lan:3000")
     assert not guard.origin_ok("http://devbox.lan.evil.com") and not guard.origin_ok("null")
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "message"),
+    [("0.0.0.0", 8765, "binds loopback only"), ("192.0.2.7", 8765, "binds loopback only"),
+     ("example.com", 8765, "binds loopback only"), ("127.0.0.1", 99999, "out of range"),
+     ("::1", -1, "out of range")],
+)  # fmt: skip
+def test_http_server_refuses_non_loopback_hosts_and_bad_ports(
+    host: str, port: int, message: str
+) -> None:
+    from nexus_jupyter import ConfigError
+    from nexus_jupyter.serve.mcp_http import bind_socket
+
+    with pytest.raises(ConfigError, match=message):
+        bind_socket(host, port)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1"])
+def test_http_server_binds_loopback(host: str) -> None:
+    from nexus_jupyter.serve.mcp_http import bind_socket
+
+    try:
+        sock = bind_socket(host, 0)
+    except OSError as exc:  # a machine without IPv6 loopback
+        pytest.skip(f"cannot bind {host}: {exc}")
+    sock.close()

@@ -85,6 +85,9 @@ class ResultPane(W.VBox):
 
         def finished(f: concurrent.futures.Future[Any]) -> None:
             unregister_prompt_area(request.request_id)
+            if self._token is not token:  # a newer call owns the pane now: keep its result
+                done.set()
+                return
             try:
                 self._finished(f, arguments, history, on_invalid)
             finally:
