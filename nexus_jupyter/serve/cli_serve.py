@@ -48,7 +48,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", default=None,
                         help="tools folder to watch (default: nex.yaml's, else tools/dynamic)")  # fmt: skip
     parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                        help="another host name clients may use (with --host 0.0.0.0); "
+                        help="another Host header name clients may use (e.g. an alias of this machine); "
                              "loopback names are always allowed")  # fmt: skip
     # SUPPRESS: when nested under `nexus-tools`, a default here would overwrite the value the
     # main parser already took (`nexus-tools --root X serve`).

@@ -168,7 +168,7 @@ async def run_uvicorn(server: Any, host: str, port: int, *,
     out the MCP sessions end first: their open SSE streams then finish, and uvicorn has no
     request left to wait for. ``closing`` runs before that (e.g. to close listen streams).
     ``allowed_hosts`` are extra host names (besides loopback and ``host``) that clients may
-    use in ``Host``/``Origin``, e.g. the machine's name when binding ``0.0.0.0``.
+    use in ``Host``/``Origin``, e.g. an alias of this machine that resolves to loopback.
     """
     import uvicorn
 
