@@ -9,15 +9,13 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from export_shapes import IMPORT, SHAPES
 from IPython.core.interactiveshell import InteractiveShell
 from nbhelpers import run_ok
+from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
 
 from nexus_jupyter import ExportError, Registry
 from nexus_jupyter.notebook.export import export_tool
@@ -28,21 +26,6 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def wait_until(reg: Registry, check: Callable[[], object], timeout: float = 10.0) -> None:
-    """Wait for ``check()`` to hold, re-checking after every registry event (no sleeps)."""
-    event = threading.Event()
-    unsubscribe = reg.subscribe(lambda change: event.set())
-    try:
-        deadline = time.monotonic() + timeout
-        while not check():
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, f"condition not met within {timeout} s"
-            event.wait(remaining)
-            event.clear()
-    finally:
-        unsubscribe()
 
 
 @pytest.fixture

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
 
 from nexus_jupyter import Registry, ToolUnavailable
 from nexus_jupyter.sources.directory import DirectorySource, is_tool_file
@@ -25,22 +24,6 @@ def {name}(a: int, b: int = 2) -> int:
 
 def tool_text(name: str = "add", expr: str = "a + b") -> str:
     return TOOL.format(name=name, expr=expr)
-
-
-def wait_until(reg: Registry, check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait for ``check()`` to hold, re-checking after every registry event."""
-    event = threading.Event()
-    unsubscribe = reg.subscribe(lambda change: event.set())
-    try:
-        deadline = time.monotonic() + timeout
-        while not check():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"condition not met within {timeout} s")
-            event.wait(remaining)
-            event.clear()
-    finally:
-        unsubscribe()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
 
 from nexus_jupyter import Registry, ToolUnavailable
 from nexus_jupyter.core.context import CancellationToken
@@ -23,22 +24,6 @@ pytestmark = pytest.mark.e2e
 VENV_BIN = Path(sys.executable).parent
 PEERS = Path(__file__).resolve().parents[1] / "mcp_peers"
 PEER_SERVER = PEERS / "peer_server.py"
-
-
-def wait_until(reg: Registry, check: Callable[[], bool], timeout: float = 30.0) -> None:
-    """Wait for ``check()`` to hold, re-checking on every registry change (no polling)."""
-    changed = threading.Event()
-    unsubscribe = reg.subscribe(lambda _change: changed.set())
-    deadline = time.monotonic() + timeout
-    try:
-        while not check():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"condition not met within {timeout} s; status={reg.status()}")
-            changed.wait(left)
-            changed.clear()
-    finally:
-        unsubscribe()
 
 
 def children_running(marker: str) -> list[int]:

@@ -14,10 +14,11 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
 
 from nexus_jupyter import Registry, RegistryChanged
 from nexus_jupyter.sources.directory import DirectorySource
@@ -84,20 +85,6 @@ def reg() -> Iterator[Registry]:
     registry = Registry(search="keyword")
     yield registry
     registry.close()
-
-
-def wait_until(reg: Registry, check: Callable[[], object], timeout: float = 30.0) -> None:
-    event = threading.Event()
-    unsubscribe = reg.subscribe(lambda change: event.set())
-    try:
-        deadline = time.monotonic() + timeout
-        while not check():
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, f"condition not met within {timeout} s"
-            event.wait(remaining)
-            event.clear()
-    finally:
-        unsubscribe()
 
 
 @pytest.mark.slow
