@@ -158,3 +158,28 @@ def test_tool_search_select_and_free_text(reg: Any) -> None:
     assert set(found["tools"][0]) == {"name", "description", "input_schema"}
     assert "\n" not in found["tools"][0]["description"]
     assert "select:" in err(reg, "tool_search", query="select:")
+
+
+def test_server_clients_cannot_write_code_into_a_watched_folder(tmp_path: Path) -> None:
+    """A file in a watched tools folder is imported at once: over MCP/REST, `write` and
+    `edit` there would run code with no approval, so they are refused."""
+    from nexus_jupyter import Registry, RequestInfo
+    from nexus_jupyter.sources.builtin import BuiltinSource
+
+    reg = Registry(search="keyword")
+    try:
+        reg.add_source(BuiltinSource(root=tmp_path, registry=reg))
+        (tmp_path / "tools" / "dynamic").mkdir(parents=True)
+        reg.watch(tmp_path / "tools" / "dynamic")
+        payload = {"path": "tools/dynamic/pwn.py", "content": "import os\n"}
+        for client in ("mcp", "rest"):
+            result = reg.call_sync("write", payload, request=RequestInfo(client=client))
+            assert result.error_type == "PermissionDenied" and "create_dynamic_tool" in result.error
+        assert not (tmp_path / "tools" / "dynamic" / "pwn.py").exists()
+        elsewhere = reg.call_sync("write", {"path": "notes/a.txt", "content": "x"},
+                                  request=RequestInfo(client="mcp"))  # fmt: skip
+        assert elsewhere.error is None
+        local = reg.call_sync("write", payload)  # the person at the notebook may
+        assert local.error is None and (tmp_path / "tools" / "dynamic" / "pwn.py").exists()
+    finally:
+        reg.close()

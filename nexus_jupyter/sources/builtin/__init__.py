@@ -37,7 +37,7 @@ _DYNAMIC = "nexus_jupyter.sources.builtin.dynamic"
 def builtin_tools(root: str | Path, registry: Any) -> list[Tool]:
     """Every built-in tool for workspace ``root`` (``registry`` serves ``tool_search``)."""
     ws = Workspace(root)
-    tools = [*file_tools(ws), grep_tool(ws), bash_tool(ws), tool_search_tool(registry)]
+    tools = [*file_tools(ws, registry), grep_tool(ws), bash_tool(ws), tool_search_tool(registry)]
     # written by a sibling module that may not be installed in every build
     if importlib.util.find_spec(_DYNAMIC) is not None:
         module = importlib.import_module(_DYNAMIC)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from ...core.context import ToolContext
 from ...core.decorator import tool
 from ...core.errors import PermissionDenied
 from ...core.tool import Tool
@@ -29,7 +31,25 @@ def _check_glob_pattern(pattern: str) -> None:
         )
 
 
-def file_tools(ws: Workspace) -> list[Tool]:
+def _refuse_watched_folder(registry: Any, real: Path, ctx: ToolContext) -> None:
+    """A file written into a watched tools folder is imported at once: code runs in this
+    process. Over MCP or REST (no one to approve) that would turn `write` into a shell, so
+    it is refused there; agents create tools with `create_dynamic_tool`, which asks."""
+    if registry is None or ctx.request.client not in ("mcp", "rest"):
+        return
+    for state in registry.sources():
+        folder = getattr(state.source, "root", None)
+        if state.kind != "directory" or not isinstance(folder, Path):
+            continue
+        if real == folder or folder in real.parents:
+            raise PermissionDenied(
+                f"Writing into the watched tools folder {folder.name!r} would run that code in "
+                "this process; over MCP and REST use create_dynamic_tool (it needs approval), "
+                "or edit the file in the notebook."
+            )
+
+
+def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
     """The file tools bound to workspace ``ws``."""
 
     @tool(permission="read_only", categories=["files"], capabilities=["read_file"], eager=True)
@@ -66,7 +86,7 @@ def file_tools(ws: Workspace) -> list[Tool]:
 
     @tool(permission="workspace_write", categories=["files"], capabilities=["write_file"],
           eager=True)  # fmt: skip
-    def write(path: str, content: str) -> str:
+    def write(path: str, content: str, *, ctx: ToolContext) -> str:
         """Write a text file in the workspace (created with its folders, or replaced).
 
         Args:
@@ -74,6 +94,7 @@ def file_tools(ws: Workspace) -> list[Tool]:
             content: The complete new content.
         """
         real = ws.resolve(path)
+        _refuse_watched_folder(registry, real, ctx)
         if real.is_dir():
             raise IsADirectoryError(f"{path!r} is a folder; give a file path.")
         data = content.encode("utf-8")
@@ -82,7 +103,8 @@ def file_tools(ws: Workspace) -> list[Tool]:
 
     @tool(permission="workspace_write", categories=["files"], capabilities=["edit_file"],
           eager=True)  # fmt: skip
-    def edit(path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+    def edit(path: str, old_string: str, new_string: str, replace_all: bool = False, *,
+             ctx: ToolContext) -> str:  # fmt: skip
         """Replace text in a file of the workspace.
 
         `old_string` must occur exactly once unless `replace_all` is true; include more
@@ -95,6 +117,7 @@ def file_tools(ws: Workspace) -> list[Tool]:
             replace_all: Replace every occurrence instead of exactly one.
         """
         real = ws.resolve(path)
+        _refuse_watched_folder(registry, real, ctx)
         if not real.is_file():
             raise FileNotFoundError(f"No file {path!r} in the workspace; create it with `write`.")
         if old_string == new_string:
