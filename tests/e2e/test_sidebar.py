@@ -186,7 +186,9 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
             server.wait()
 
 
-def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
+def _run_spec(lab: dict[str, str], spec: str, screenshot: Path) -> tuple[str, str]:
+    """Run ``spec`` (a playwright-core script) against ``lab``; returns (stdout, report) after
+    asserting it passed and saved ``screenshot``. Skips loudly without a browser or node."""
     browser = _browser()
     if browser is None:
         _skip_loudly("no Chromium found (apt-get install -y chromium, or set NEXUS_E2E_BROWSER)")
@@ -195,7 +197,6 @@ def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
         _skip_loudly("node is not installed; it drives the browser through playwright-core")
     _ensure_playwright()
     ARTIFACTS.mkdir(exist_ok=True)
-    screenshot = ARTIFACTS / "sidebar.png"
     env = {
         **os.environ,
         "NEXUS_E2E_URL": lab["url"],
@@ -204,40 +205,30 @@ def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
         "NEXUS_E2E_SCREENSHOT": str(screenshot),
         "NEXUS_E2E_BROWSER": str(browser),
     }
-    run = subprocess.run([str(node), str(HERE / "sidebar.spec.mjs")], env=env, cwd=HERE,
+    run = subprocess.run([str(node), str(HERE / spec)], env=env, cwd=HERE,
                          capture_output=True, text=True, timeout=240)  # fmt: skip
     report = f"--- spec output ---\n{run.stdout}\n{run.stderr}"
     if run.returncode != 0:
         report += f"\n--- JupyterLab log (tail) ---\n{Path(lab['log']).read_text()[-4000:]}"
     assert run.returncode == 0, report
+    assert screenshot.is_file() and screenshot.stat().st_size > 1000, report
+    return run.stdout, report
+
+
+def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
+    stdout, report = _run_spec(lab, "sidebar.spec.mjs", ARTIFACTS / "sidebar.png")
     for step in ("the built-in glob is marked shadowed",
                  "server validation error shown on field b", "approved call ran",
                  "new tool file appeared in the panel", "broken file's error shown",
                  "dark theme applied"):  # fmt: skip
-        assert step in run.stdout, report
-    assert screenshot.is_file() and screenshot.stat().st_size > 1000
-    print(run.stdout)
+        assert step in stdout, report
+    print(stdout)
 
 
 def test_quickstart_widgets_in_browser(lab: dict[str, str]) -> None:
     """The quickstart runs in JupyterLab and its test-call form works when clicked."""
-    browser = _browser()
-    if browser is None:
-        _skip_loudly("no Chromium found (apt-get install -y chromium, or set NEXUS_E2E_BROWSER)")
-    node = shutil.which("node")
-    if node is None:
-        _skip_loudly("node is not installed; it drives the browser through playwright-core")
-    _ensure_playwright()
-    ARTIFACTS.mkdir(exist_ok=True)
-    screenshot = ARTIFACTS / "quickstart-form.png"
-    env = {**os.environ, "NEXUS_E2E_URL": lab["url"], "NEXUS_E2E_TOKEN": TOKEN,
-           "NEXUS_E2E_SCREENSHOT": str(screenshot), "NEXUS_E2E_BROWSER": str(browser)}  # fmt: skip
-    run = subprocess.run([str(node), str(HERE / "notebook.spec.mjs")], env=env, cwd=HERE,
-                         capture_output=True, text=True, timeout=240)  # fmt: skip
-    report = f"--- spec output ---\n{run.stdout}\n{run.stderr}"
-    assert run.returncode == 0, report
-    assert "Run pressed: result shown in the form" in run.stdout, report
-    assert screenshot.is_file() and screenshot.stat().st_size > 1000
+    stdout, report = _run_spec(lab, "notebook.spec.mjs", ARTIFACTS / "quickstart-form.png")
+    assert "Run pressed: result shown in the form" in stdout, report
 
 
 def test_labextension_unit_tests() -> None:
