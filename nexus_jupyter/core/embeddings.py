@@ -5,6 +5,10 @@ extra) and are read straight from its ``model.safetensors`` with numpy; the ``to
 package does the WordPiece split. No torch, no network. The forward pass is plain BERT:
 embeddings, 6 encoder layers, mean pooling over real tokens, L2 normalisation.
 
+Texts are cut at 256 word pieces, as sentence-transformers does for this model. Cutting at
+128 (its training length) doubled encoding speed on long tool texts (13 -> 27 texts/s) but
+lost 3 points of recall@5 and 2 of MRR on the toolret queries.
+
 The matrices here are small (one query is 1 x 384), where a multi-threaded BLAS only adds
 hand-over cost; on a busy machine OpenBLAS threads spinning against each other made
 encoding 5-12x slower. With ``threadpoolctl`` installed, encoding runs single-threaded
@@ -79,20 +83,27 @@ def load_safetensors(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf, and BERT's GELU is
-    # the exact erf form, not the tanh approximation.
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    return sign * (1.0 - poly * np.exp(-a * a))
-
-
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + _erf(x * np.float32(0.7071067811865476)))
+    """BERT's exact GELU, ``x * (1 + erf(x / sqrt 2)) / 2``, with erf from Abramowitz &
+    Stegun 7.1.26 (|error| < 1.5e-7; numpy has no erf). Written in place on three buffers:
+    the naive expression allocated ten and took 30% of encoding time; this halves that."""
+    a = np.abs(x)
+    a *= np.float32(0.7071067811865476)  # |z| for z = x / sqrt(2)
+    t = a * np.float32(0.3275911)
+    t += 1
+    np.reciprocal(t, out=t)
+    p = t * np.float32(1.061405429)
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        p += np.float32(coefficient)
+        p *= t
+    np.square(a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    p *= a
+    p *= np.float32(0.5)  # (1 - erf|z|) / 2, which is the factor for x < 0
+    np.subtract(1, p, out=p, where=x >= 0)  # (1 + erf z) / 2 for x >= 0
+    p *= x
+    return p
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
