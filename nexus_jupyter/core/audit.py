@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 __all__ = ["AuditLog"]
 
 _MAX_ERROR = 2000
+_CHECK_EVERY_S = 1.0
 
 
 class AuditLog:
@@ -41,6 +43,7 @@ class AuditLog:
         self._lock = threading.Lock()
         self._count = 0
         self._fd: int | None = None
+        self._next_check = 0.0
 
     def record(
         self,
@@ -71,8 +74,15 @@ class AuditLog:
         with self._lock:
             # One descriptor for the log's life: opening the file per call cost ~10% of a
             # call's CPU. O_APPEND keeps each line one atomic write even with other writers.
-            if self._fd is None or not self.path.exists():
+            # A deleted file is noticed at once (fstat of the open descriptor is cheap), one
+            # renamed away within a second (a path stat per call cost 1% of a served call).
+            now = time.monotonic()
+            if self._fd is None or os.fstat(self._fd).st_nlink == 0:
                 self._reopen()
+            elif now >= self._next_check:
+                if not self.path.exists():
+                    self._reopen()
+                self._next_check = now + _CHECK_EVERY_S
             assert self._fd is not None
             os.write(self._fd, line)
             self._count += 1

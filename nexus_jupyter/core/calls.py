@@ -30,9 +30,12 @@ __all__ = ["CallRunner"]
 
 log = logging.getLogger(__name__)
 _LOCAL = RequestInfo(request_id="local", client="python")
-#: Calls from these faces never run a sync tool inline: their loop serves other clients too,
-#: and one slow call of a usually fast tool must not stall them.
-_SERVER_CLIENTS = frozenset({"mcp", "rest"})
+#: MCP calls run a sync tool inline only after a longer fast streak
+#: (:attr:`Tool.runs_inline_on_server`): the server's loop serves other sessions too.
+_SERVER_CLIENTS = frozenset({"mcp"})
+#: REST calls never do: that loop is the Jupyter server's, and a stall there freezes every
+#: open notebook; the sidebar's calls are not throughput-bound.
+_NEVER_INLINE_CLIENTS = frozenset({"rest"})
 _perf = time.perf_counter
 
 
@@ -88,10 +91,14 @@ class CallRunner:
         if tool.is_async:
             result = await self._run_async(tool, kwargs, ctx, limit)
         elif (
-            tool.runs_inline
-            and limit is None
+            limit is None
             and cancellation is None
-            and request.client not in _SERVER_CLIENTS
+            and request.client not in _NEVER_INLINE_CLIENTS
+            and (
+                tool.runs_inline_on_server
+                if request.client in _SERVER_CLIENTS
+                else tool.runs_inline
+            )
             and not self._on_background_loop()
         ):
             result = self._run_inline(tool, kwargs, ctx)

@@ -40,3 +40,18 @@ def test_errors_go_through_the_masker(tmp_path: Path) -> None:
                duration=0.0, error="password hunter22 rejected")  # fmt: skip
     assert log.read()[-1]["error"] == "password *** rejected"
     assert "hunter22" not in (tmp_path / "a.jsonl").read_text()
+
+
+def test_a_deleted_or_renamed_log_is_recreated_without_losing_lines(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    entry = dict(principal=None, request_id=None, client="python", decision="allow",
+                 duration=0.0, error=None)  # fmt: skip
+    log.record(tool="first", **entry)
+    path.unlink()
+    log.record(tool="after-delete", **entry)  # at once: the open file is gone
+    assert [e["tool"] for e in log.read()] == ["after-delete"]
+    path.rename(tmp_path / "audit.1.jsonl")
+    log._next_check = 0.0  # as if a second had passed since the last path check
+    log.record(tool="after-rename", **entry)
+    assert [e["tool"] for e in log.read()] == ["after-rename"]

@@ -313,11 +313,24 @@ def test_background_loop_never_runs_a_sync_tool_inline(reg: Registry) -> None:
     assert slow.result(10).value == "ok"
 
 
-async def test_server_clients_never_run_a_sync_tool_inline(reg: Registry) -> None:
+async def test_served_calls_need_a_longer_fast_streak_to_run_inline(reg: Registry) -> None:
     reg.add(loop_thread)
     for _ in range(20):
         await reg.call("loop_thread")
-    local = await reg.call("loop_thread")
-    served = await reg.call("loop_thread", request=RequestInfo(client="mcp"))
-    assert local.value == "in-loop"  # a proven-fast tool on the caller's own loop
-    assert served.value != "in-loop"
+    mcp, rest = RequestInfo(client="mcp"), RequestInfo(client="rest")
+    assert (await reg.call("loop_thread")).value == "in-loop"  # proven fast for the caller
+    assert (await reg.call("loop_thread", request=mcp)).value != "in-loop"  # not yet for MCP
+    for _ in range(20):
+        await reg.call("loop_thread", request=mcp)
+    assert (await reg.call("loop_thread", request=mcp)).value == "in-loop"
+    assert (await reg.call("loop_thread", request=rest)).value != "in-loop"  # REST: never
+
+
+def test_one_slow_call_sends_a_tool_back_to_worker_threads(reg: Registry) -> None:
+    reg.add(loop_thread)
+    entry_tool = reg.get("loop_thread")
+    for _ in range(40):
+        entry_tool.record_duration(0.0)
+    assert entry_tool.runs_inline and entry_tool.runs_inline_on_server
+    entry_tool.record_duration(0.5)
+    assert not entry_tool.runs_inline and not entry_tool.runs_inline_on_server
