@@ -175,6 +175,7 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
             return 1
         result = reg.call_sync(args.name, arguments, request=request, timeout=args.timeout,
                                approved=True)  # fmt: skip
+    result = result.redacted()  # what a terminal shows never holds a secret
     if args.json:
         _print_json(result.to_dict())
     elif not result.is_error:

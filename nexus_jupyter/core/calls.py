@@ -105,6 +105,8 @@ class CallRunner:
         else:
             result = await self._run_threaded(tool, kwargs, ctx, limit)
         result.duration = _perf() - start
+        if self.credentials is not None:
+            result.masker = self.credentials.mask  # see ToolResult.redacted
         if request is not _LOCAL:
             result.request_id = request.request_id
         if self.audit is not None:
@@ -217,6 +219,8 @@ class CallRunner:
                               request=request, progress=progress)  # fmt: skip
         result = self._run_inline(tool, kwargs, ctx)
         result.duration = _perf() - start
+        if self.credentials is not None:
+            result.masker = self.credentials.mask
         if self.audit is not None:
             self._audit(tool, request, "allow", result.duration, result.error)
         return result

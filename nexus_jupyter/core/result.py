@@ -3,12 +3,21 @@
 A tool's failure is data, not an exception: ``result.error`` holds the message and
 ``result.is_error`` is true. Problems found before the tool runs (unknown name, invalid
 arguments, policy) raise instead, because nothing ran.
+
+Secrets: a result made by a registry with a credential store carries its masker, and every
+way of *showing* it (``repr``, the notebook display, :meth:`ToolResult.to_dict` for REST and
+the CLI, the widgets) goes through :meth:`ToolResult.redacted`, so a credential value that a
+tool returns or quotes in an error is shown as ``***``. The attributes themselves
+(``value``, ``structured``, ``content``, ``text``) stay exactly what the tool returned, for
+code that needs them.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +94,7 @@ class ToolResult:
     _structured: Any = field(default=_MISSING, repr=False)
     _content: list[dict[str, Any]] | None = field(default=None, repr=False)
     request_id: str | None = None
+    masker: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def failure(cls, tool: str, message: str, error_type: str = "Error",
@@ -137,7 +147,28 @@ class ToolResult:
         """All text blocks joined: handy in a terminal."""
         return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
 
+    def redacted(self) -> ToolResult:
+        """This result with every known secret value replaced by ``***`` (itself when it
+        quotes none): what displays, REST answers and the CLI show."""
+        mask = self.masker
+        if mask is None:
+            return self
+        error = mask(self.error) if self.error else self.error
+        structured = _mask_json(self.structured, mask)
+        content = [_mask_block(b, mask) for b in self.content]
+        if (error, structured, content) == (self.error, self.structured, self.content):
+            return self
+        value = structured if not isinstance(self.value, str) else _mask_json(self.value, mask)
+        return dataclasses.replace(self, value=value, error=error, _structured=structured,
+                                   _content=content, masker=None)  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (what REST answers), secrets masked."""
+        if self.masker is not None:
+            return self.redacted()._to_dict()
+        return self._to_dict()
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "tool": self.tool,
             "structured": self.structured,
@@ -152,16 +183,33 @@ class ToolResult:
     def _repr_html_(self) -> str:
         from .render_result import result_html
 
-        return result_html(self)
+        return result_html(self.redacted())
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         from .render_result import result_text
 
-        p.text(result_text(self))
+        p.text(result_text(self.redacted()))
 
     def __repr__(self) -> str:
-        status = f"error={self.error!r}" if self.is_error else f"value={_short(self.value)}"
+        shown = self.redacted()
+        status = f"error={shown.error!r}" if shown.is_error else f"value={_short(shown.value)}"
         return f"ToolResult({self.tool!r}, {status}, duration={self.duration * 1000:.1f} ms)"
+
+
+def _mask_json(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: _mask_json(v, mask) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_json(v, mask) for v in value]
+    return value
+
+
+def _mask_block(block: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return {**block, "text": mask(block["text"])}
+    return block
 
 
 def _short(value: Any) -> str:

@@ -72,7 +72,9 @@ class CallHistory:
         return entry
 
     def record_result(self, arguments: Mapping[str, Any] | None, result: Any) -> CallRecord:
-        """Append a :class:`~nexus_jupyter.core.result.ToolResult`."""
+        """Append a :class:`~nexus_jupyter.core.result.ToolResult` (secrets masked: the
+        history is shown in widgets and views)."""
+        result = result.redacted()
         return self.record(result.tool, arguments, value=result.value, error=result.error,
                            error_type=result.error_type, duration=result.duration)  # fmt: skip
 

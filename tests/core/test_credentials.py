@@ -204,3 +204,52 @@ def test_mask_replaces_every_known_value(home: Path) -> None:
     store.set("b", "k", "short-but-ok-longer", provider="file")
     assert store.mask("x short-but-ok-longer y short-but-ok") == "x *** y ***"
     assert store.mask("") == ""
+
+
+@tool(requires_credentials=["weather-api"])
+async def leaky(*, ctx: ToolContext) -> dict:
+    """Returns its own key: a tool bug that must not reach a screen."""
+    key = await ctx.credentials.get("weather-api", "api_key")
+    return {"auth": {"header": f"Bearer {key}"}, "keys": [key]}
+
+
+@pytest.mark.parametrize("provider", ["env", "file"])
+async def test_a_secret_returned_by_a_tool_is_masked_wherever_it_is_shown(
+    provider: str, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nexus_jupyter.core.render_result import result_html, result_text
+    from nexus_jupyter.notebook.history import CallHistory
+
+    store = _store(provider, home, monkeypatch)
+    reg = Registry(search="keyword", policy=Policy(), credentials=store)
+    try:
+        reg.add(leaky)
+        result = await reg.call("leaky")
+        assert result.structured["keys"] == [CANARY]  # code still gets what the tool returned
+        history = CallHistory()
+        record = history.record_result({}, result)
+        shown = result.redacted()
+        for text in (repr(result), str(result.to_dict()), result._repr_html_(),
+                     result_html(shown), result_text(shown), str(record.to_dict()),
+                     str(shown.value), shown.text):  # fmt: skip
+            assert_no_secret(text)
+        assert shown.structured == {"auth": {"header": "Bearer ***"}, "keys": ["***"]}
+    finally:
+        reg.close()
+
+
+def test_a_result_without_secrets_is_shown_as_it_is(home: Path) -> None:
+    store = CredentialStore(home=home)
+    reg = Registry(search="keyword", credentials=store)
+    try:
+        reg.add(add_numbers)
+        result = reg.call_sync("add_numbers", {"a": 1, "b": 2})
+        assert result.masker is not None and result.redacted() is result
+    finally:
+        reg.close()
+
+
+@tool
+def add_numbers(a: int, b: int) -> int:
+    """Add."""
+    return a + b

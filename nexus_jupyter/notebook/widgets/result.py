@@ -148,8 +148,9 @@ class ResultPane(W.VBox):
                                         f"{html.escape(message)}</pre>")]  # fmt: skip
 
     def show_result(self, result: Any) -> None:
-        """Show a :class:`~nexus_jupyter.core.result.ToolResult`."""
+        """Show a :class:`~nexus_jupyter.core.result.ToolResult` (secrets masked)."""
         self.result = result
+        result = result.redacted()
         if result.is_error:
             self.show_error(result.error or "", result.error_type or "Error", result.duration)
             return
