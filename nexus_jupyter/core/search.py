@@ -121,6 +121,9 @@ class SearchIndex:
         self.mode: str = "keyword" if mode == "keyword" or missing else "hybrid"
         self.threshold: float = DEFAULT_THRESHOLDS[self.mode] if threshold is None else threshold
         self._lock = threading.RLock()
+        # One embedding run at a time: a search during the warm-up waits for it instead of
+        # embedding the same texts again in step with it (which doubled the wait).
+        self._embedding = threading.Lock()
         self._specs: dict[str, ToolSpec] = {}
         self._by_words: dict[str, set[str]] = {}  # normalize_name(name or local part) -> names
         self._name_terms: dict[str, frozenset[str]] = {}  # a tool's own name (no server) as terms
@@ -199,10 +202,11 @@ class SearchIndex:
         through the model would stall every registry update behind a search."""
         if self._dense is None:
             return
-        with self._lock:
-            texts = self._dense.uncached_texts()
-        if texts:
-            self._dense.precompute(texts)
+        with self._embedding:
+            with self._lock:
+                texts = self._dense.uncached_texts()
+            if texts:
+                self._dense.precompute(texts)
 
     # -- queries --------------------------------------------------------------------------
 

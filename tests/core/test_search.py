@@ -263,6 +263,24 @@ def test_embedding_cache_is_reused_across_indexes(tmp_path: Path) -> None:
 
 
 @needs_semantic
+def test_a_search_during_the_warm_up_waits_for_it_instead_of_embedding_twice(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    idx = SearchIndex("hybrid", cache_dir=tmp_path)
+    idx.update(CATALOG)
+    warm = threading.Thread(target=idx.warm)
+    warm.start()
+    hits = idx.search("what's inside the /data folder")  # while the warm-up embeds
+    warm.join()
+    assert hits[0].name == "list_directory"
+    texts = {text for s in CATALOG for text in embedding_texts(s)}
+    assert idx.embedded_count == len(texts)  # each text once, not once per caller
+    idx.close()
+
+
+@needs_semantic
 def test_hybrid_incremental_update(tmp_path: Path) -> None:
     idx = SearchIndex("hybrid", cache_dir=tmp_path)
     idx.update(CATALOG)
