@@ -99,6 +99,7 @@ export type CallOutcome =
   | { kind: 'validation'; message: string; errors: IFieldError[] }
   | { kind: 'approval'; message: string }
   | { kind: 'denied'; message: string }
+  | { kind: 'cancelled'; message: string }
   | { kind: 'error'; status: number; message: string };
 
 /** One source in `GET status`. */
@@ -202,19 +203,30 @@ export function getStatus(): Promise<IStatus> {
   return request('status');
 }
 
-/** Call a tool; every expected failure comes back as an outcome, not an exception. */
+/**
+ * Call a tool; every expected failure comes back as an outcome, not an exception.
+ *
+ * Aborting `signal` closes the request, and the server cancels the call when its client
+ * goes away: the tool really stops (an async tool at its next await, a sync tool when it
+ * checks `ctx.cancelled`).
+ */
 export async function callTool(
   name: string,
   args: Record<string, unknown>,
-  approved = false
+  approved = false,
+  signal?: AbortSignal
 ): Promise<CallOutcome> {
   try {
     const result = await request(`tools/${encodeURIComponent(name)}/call`, {
       method: 'POST',
-      body: JSON.stringify({ arguments: args, approved })
+      body: JSON.stringify({ arguments: args, approved }),
+      signal
     });
     return { kind: 'result', result };
   } catch (error) {
+    if (signal?.aborted) {
+      return { kind: 'cancelled', message: 'Cancelled: the server stopped the call.' };
+    }
     if (!(error instanceof ApiError)) {
       return { kind: 'error', status: 0, message: String(error) };
     }

@@ -1,7 +1,8 @@
 /**
  * The "Try" form: a form generated from the tool's JSON schema with the form component
- * JupyterLab ships, a Run button, server-side validation errors on their fields, the
- * approval prompt, and the result with its duration.
+ * JupyterLab ships, a Run button (and Cancel while it runs), server-side validation errors
+ * on their fields, the approval prompt, the result with its duration, and the history of
+ * the session's calls of the tool.
  */
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { FormComponent } from '@jupyterlab/ui-components';
@@ -96,6 +97,12 @@ function Notice(props: { outcome: CallOutcome }): JSX.Element | null {
           Blocked: {outcome.message}
         </div>
       );
+    case 'cancelled':
+      return (
+        <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="alert">
+          {outcome.message}
+        </div>
+      );
     case 'error':
       return (
         <div className="jp-NexusTools-notice jp-NexusTools-notice-error" role="alert">
@@ -106,6 +113,66 @@ function Notice(props: { outcome: CallOutcome }): JSX.Element | null {
   }
 }
 
+/** One call made from the form, kept for the session. */
+interface IHistoryEntry {
+  id: number;
+  args: Record<string, unknown>;
+  outcome: CallOutcome;
+  at: Date;
+  ms: number;
+}
+
+const HISTORY_LIMIT = 20;
+// Per tool, newest first; module-level so it survives switching tools and re-renders.
+const histories = new Map<string, IHistoryEntry[]>();
+let nextEntryId = 1;
+
+function outcomeLabel(outcome: CallOutcome): string {
+  if (outcome.kind === 'result') {
+    return outcome.result.is_error ? 'error' : 'ok';
+  }
+  return outcome.kind === 'approval' ? 'not approved' : outcome.kind;
+}
+
+/** The calls made from this form, newest first; a click brings one back. */
+function History(props: {
+  entries: IHistoryEntry[];
+  selected: number | null;
+  onPick: (entry: IHistoryEntry) => void;
+}): JSX.Element | null {
+  if (!props.entries.length) {
+    return null;
+  }
+  return (
+    <div className="jp-NexusTools-history" aria-label="Call history">
+      <h4 className="jp-NexusTools-sectionTitle">History</h4>
+      <ul>
+        {props.entries.map(entry => {
+          const label = outcomeLabel(entry.outcome);
+          return (
+            <li key={entry.id}>
+              <button
+                className={`jp-NexusTools-historyEntry jp-NexusTools-history-${label.replace(' ', '-')}${
+                  entry.id === props.selected ? ' jp-mod-selected' : ''
+                }`}
+                title="Show this call again and put its arguments back in the form"
+                onClick={() => props.onPick(entry)}
+              >
+                <span className="jp-NexusTools-historyTime">
+                  {entry.at.toLocaleTimeString()}
+                </span>
+                <span className="jp-NexusTools-historyOutcome">{label}</span>
+                <span className="jp-NexusTools-historyDuration">{entry.ms.toFixed(0)} ms</span>
+                <code className="jp-NexusTools-historyArgs">{JSON.stringify(entry.args)}</code>
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
 /** The form for one tool; keyed by tool name so switching tools starts fresh. */
 export function TryForm(props: { tool: IToolDetails }): JSX.Element {
   const { tool } = props;
@@ -113,6 +180,12 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
   const [extraErrors, setExtraErrors] = React.useState<ErrorSchema | undefined>();
   const [running, setRunning] = React.useState(false);
   const [outcome, setOutcome] = React.useState<CallOutcome | null>(null);
+  const [history, setHistory] = React.useState<IHistoryEntry[]>(
+    () => histories.get(tool.name) ?? []
+  );
+  const [selected, setSelected] = React.useState<number | null>(null);
+  const abort = React.useRef<AbortController | null>(null);
+  React.useEffect(() => () => abort.current?.abort(), []); // closing the panel cancels
   const formContext = React.useMemo(() => ({ defaultFormData: {} }), []);
   const schema = React.useMemo(() => {
     // The form shows the tool's name and description elsewhere; drop the duplicate title.
@@ -121,16 +194,32 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
   }, [tool.input_schema]);
 
   const run = async () => {
+    const controller = new AbortController();
+    abort.current = controller;
+    const args = formData;
+    const began = performance.now();
     setRunning(true);
     setOutcome(null);
+    setSelected(null);
     try {
-      let result = await callTool(tool.name, formData);
+      let result = await callTool(tool.name, args, false, controller.signal);
       if (result.kind === 'approval' && (await askApproval(tool.name, result.message))) {
-        result = await callTool(tool.name, formData, true);
+        result = await callTool(tool.name, args, true, controller.signal);
       }
       setExtraErrors(result.kind === 'validation' ? toExtraErrors(result.errors) : undefined);
       setOutcome(result);
+      const entry: IHistoryEntry = {
+        id: nextEntryId++,
+        args,
+        outcome: result,
+        at: new Date(),
+        ms: performance.now() - began
+      };
+      const entries = [entry, ...(histories.get(tool.name) ?? [])].slice(0, HISTORY_LIMIT);
+      histories.set(tool.name, entries);
+      setHistory(entries);
     } finally {
+      abort.current = null;
       setRunning(false);
     }
   };
@@ -173,6 +262,15 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
         >
           {running ? 'Running…' : 'Run'}
         </button>
+        {running && (
+          <button
+            className="jp-mod-styled jp-mod-warn jp-NexusTools-cancel"
+            onClick={() => abort.current?.abort()}
+            title="Stop the call on the server"
+          >
+            Cancel
+          </button>
+        )}
         <button
           className="jp-mod-styled jp-NexusTools-reset"
           disabled={running}
@@ -180,12 +278,28 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
             setFormData({});
             setExtraErrors(undefined);
             setOutcome(null);
+            setSelected(null);
           }}
         >
           Reset
         </button>
       </div>
       {outcome && <Notice outcome={outcome} />}
+      <History
+        entries={history}
+        selected={selected}
+        onPick={entry => {
+          if (running) {
+            return;
+          }
+          setFormData(entry.args);
+          setExtraErrors(
+            entry.outcome.kind === 'validation' ? toExtraErrors(entry.outcome.errors) : undefined
+          );
+          setOutcome(entry.outcome);
+          setSelected(entry.id);
+        }}
+      />
     </section>
   );
 }

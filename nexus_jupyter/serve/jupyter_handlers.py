@@ -18,6 +18,7 @@ Every route needs an authenticated user and is authorized against the ``nexus`` 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 from tornado.ioloop import IOLoop
 
-from ..core.context import RequestInfo
+from ..core.context import CancellationToken, RequestInfo
 from ..core.errors import (
     ApprovalRequired,
     MissingCredential,
@@ -216,7 +217,20 @@ class CallHandler(NexusHandler):
 
     The call runs on the registry's background loop, so a slow tool never blocks the
     server. ``approved`` means the user approved this call in the UI after a 409.
+
+    Cancel: a client that closes the connection (the sidebar aborts its request) cancels the
+    call, as an MCP client's ``notifications/cancelled`` does: an async tool gets
+    ``CancelledError``, a sync tool's ``ctx.cancellation`` is set. Tying the call to its
+    connection needs no call ids, and no call outlives a closed tab.
     """
+
+    _pending: concurrent.futures.Future[Any] | None = None
+
+    def on_connection_close(self) -> None:
+        pending = self._pending
+        if pending is not None and not pending.done():
+            pending.cancel()  # cancels the task on the registry loop (run_coroutine_threadsafe)
+        super().on_connection_close()
 
     @web.authenticated
     @authorized
@@ -230,9 +244,14 @@ class CallHandler(NexusHandler):
         user = self.current_user
         request = RequestInfo(principal=getattr(user, "username", None), client="rest")
         reg = self.registry
-        call = reg.call(name, arguments, request=request, approved=approved)
+        token = CancellationToken()
+        call = reg.call(name, arguments, request=request, approved=approved, cancellation=token)
+        self._pending = reg.loop.submit(call)
+        self._pending.add_done_callback(lambda f: token.cancel() if f.cancelled() else None)
         try:
-            result = await asyncio.wrap_future(reg.loop.submit(call))
+            result = await asyncio.wrap_future(self._pending)
+        except asyncio.CancelledError:
+            return  # the client went away: there is no one to answer
         except ToolNotFound as exc:
             raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
         except ToolValidationError as exc:

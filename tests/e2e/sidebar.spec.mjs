@@ -138,7 +138,38 @@ try {
   const duration = await page.locator('.jp-NexusTools-duration').innerText();
   assert.match(duration, /ms$/);
   step(`ran multiply(6, 7) = 42 in ${duration}`);
+
+  // History: every call of the session, newest first; a click brings one back.
+  await field('a').fill('2');
+  await page.locator('.jp-NexusTools-run').click();
+  await page.waitForFunction(
+    () => document.querySelector('.jp-NexusTools-structured')?.textContent?.trim() === '14',
+    null,
+    { timeout: 10000 }
+  );
+  const entries = page.locator('.jp-NexusTools-historyEntry');
+  assert.equal(await entries.count(), 3); // the invalid call, 6 x 7, 2 x 7
+  assert.match(await entries.nth(2).innerText(), /validation/);
+  await entries.nth(1).click();
+  assert.equal(await field('a').inputValue(), '6');
+  assert.equal((await result.innerText()).trim(), '42');
+  step('history lists 3 calls; a history entry put its arguments back (a = 6, result 42)');
   await page.locator('.jp-NexusTools').screenshot({ path: screenshot.replace(/\.png$/, '-details.png') });
+
+  // Cancel: a slow tool stops on the server, and the call shows as cancelled.
+  await page.locator('.jp-NexusTools-back').click();
+  await search.fill('nap');
+  await item('nap').click();
+  await page.locator('#jp-NexusTools-nap_seconds').fill('60');
+  await page.locator('.jp-NexusTools-run').click();
+  const cancel = page.locator('.jp-NexusTools-cancel');
+  await cancel.waitFor({ timeout: 5000 });
+  await page.waitForTimeout(300); // let the call reach the tool
+  await cancel.click();
+  await page.locator('.jp-NexusTools-notice', { hasText: 'Cancelled' }).waitFor({ timeout: 5000 });
+  assert.match(await page.locator('.jp-NexusTools-historyEntry').first().innerText(), /cancelled/);
+  assert.equal(await page.locator('.jp-NexusTools-run').isEnabled(), true);
+  step('Cancel stopped the call: the form shows it cancelled and can run again');
 
   // A tool that asks (nex.yaml: approvals: {greet: ask}): the approve prompt, then the run.
   await page.locator('.jp-NexusTools-back').click();

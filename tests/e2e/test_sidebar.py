@@ -71,6 +71,24 @@ def glob(pattern: str) -> list[str]:
 '''
 
 
+NAP = '''import asyncio
+from pathlib import Path
+
+from nexus_jupyter import tool
+
+
+@tool
+async def nap(seconds: float) -> str:
+    """Sleep, then answer (for the Cancel button)."""
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        Path(__file__).with_name("nap.cancelled").write_text("cancelled")
+        raise
+    return "rested"
+'''
+
+
 def _browser() -> str | None:
     for candidate in (os.environ.get("NEXUS_E2E_BROWSER"), "/usr/bin/chromium",
                       shutil.which("chromium"), shutil.which("chromium-browser")):  # fmt: skip
@@ -140,6 +158,7 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     (tools_dir / "multiply_tool.py").write_text(MULTIPLY)
     (tools_dir / "greet_tool.py").write_text(GREET)
     (tools_dir / "glob_tool.py").write_text(GLOB)  # shadows the built-in glob
+    (tools_dir / "nap_tool.py").write_text(NAP)
     (root / "nex.yaml").write_text("approvals:\n  greet: ask\n")
     shutil.copytree(REPO / "notebooks", root / "notebooks")
     # Serve the extension from this checkout's build, whatever is installed in the env.
@@ -219,9 +238,12 @@ def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
     stdout, report = _run_spec(lab, "sidebar.spec.mjs", ARTIFACTS / "sidebar.png")
     for step in ("the built-in glob is marked shadowed",
                  "server validation error shown on field b", "approved call ran",
+                 "history entry put its arguments back", "Cancel stopped the call",
                  "new tool file appeared in the panel", "broken file's error shown",
                  "dark theme applied"):  # fmt: skip
         assert step in stdout, report
+    # Cancel reached the tool on the server, not just the page.
+    assert (Path(lab["tools_dir"]) / "nap.cancelled").is_file(), report
     print(stdout)
 
 

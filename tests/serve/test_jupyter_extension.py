@@ -56,7 +56,7 @@ from pytest_jupyter.pytest_tornasync import (  # noqa: F401
 )
 from tornado.httpclient import HTTPClientError
 
-from nexus_jupyter import Registry, Tool, tool
+from nexus_jupyter import Registry, Tool, ToolContext, tool
 from nexus_jupyter.core.policy import Policy
 
 EVENT_DEADLINE_S = 10.0
@@ -374,6 +374,52 @@ async def test_call_returns_the_result_and_its_duration(jp_fetch):
     assert data["structured"] == 42
     assert data["is_error"] is False
     assert data["duration"] >= 0
+
+
+@on_server_loop
+async def test_a_client_that_disconnects_cancels_its_call(jp_fetch, given_registry):
+    import threading
+    import time as _time
+
+    from tornado.httpclient import HTTPClientError as _ClientError
+
+    started, stopped, sync_stopped = threading.Event(), threading.Event(), threading.Event()
+
+    @tool
+    async def slow(seconds: float) -> str:
+        """Sleeps, async."""
+        started.set()
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+        return "finished"
+
+    @tool
+    def slow_sync(seconds: float, *, ctx: ToolContext) -> str:
+        """Sleeps in a thread, watching for cancellation."""
+        end = _time.monotonic() + seconds
+        while _time.monotonic() < end:
+            if ctx.cancelled:
+                sync_stopped.set()
+                return "stopped"
+            _time.sleep(0.02)
+        return "finished"
+
+    given_registry.add(slow)
+    given_registry.add(slow_sync)
+    for name, flag in (("slow", stopped), ("slow_sync", sync_stopped)):
+        body = json.dumps({"arguments": {"seconds": 30}})
+        began = _time.monotonic()
+        with pytest.raises(_ClientError):  # the client gives up and closes the connection
+            await jp_fetch("nexus", "api", "tools", name, "call", method="POST", body=body,
+                           request_timeout=0.5)  # fmt: skip
+        assert await asyncio.to_thread(flag.wait, 5), f"{name} was not cancelled"
+        assert _time.monotonic() - began < 10
+    assert started.is_set()
+    response = await call(jp_fetch, "multiply", {"a": 6, "b": 7})  # and the server goes on
+    assert json.loads(response.body)["structured"] == 42
 
 
 @on_server_loop
