@@ -27,7 +27,7 @@ __all__ = ["Tool"]
 #: handing it to a worker thread would cost more than the call itself.
 INLINE_BUDGET_S = 0.0005
 _INLINE_STREAK = 8
-#: A server's loop (MCP, REST) serves other clients too: there a tool must prove itself longer.
+#: An MCP server's loop serves other sessions too: there a tool must prove itself longer.
 #: Its worst case is then one slow call of a long-fast tool stalling the loop once (the streak
 #: resets and later calls go back to threads); the hop it saves is ~10% of a served call's CPU.
 _SERVER_INLINE_STREAK = 32
