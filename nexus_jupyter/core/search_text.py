@@ -123,6 +123,12 @@ STOPWORDS: frozenset[str] = frozenset(
         "up",
         "out",
         "via",
+        # the scheme and top-level parts of a URL in a query describe no tool
+        "http",
+        "https",
+        "www",
+        "com",
+        "org",
     ]
 )
 
@@ -161,13 +167,27 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
 @functools.lru_cache(maxsize=65536)
 def _word_terms(raw: str, keep_stopwords: bool) -> tuple[str, ...]:
     # Cached: tool texts repeat a small vocabulary, and every update splits a whole tool.
-    if not keep_stopwords and raw.lower() in STOPWORDS:
+    if not keep_stopwords and (raw.lower() in STOPWORDS or _is_value(raw)):
         return ()
     return tuple(
         part
         for part in _camel_parts(raw)
         if keep_stopwords or (part not in STOPWORDS and _is_word(part))
     )
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _is_value(raw: str) -> bool:
+    """A long token mixing letters and digits is an id or a hash ("4bf92f3577b34da6",
+    "a1b2c3d4e5"), not words: split by camelCase it gave fragments ("bf", "da") that no
+    tool has, whose high IDF then sank every tool below the confidence threshold. Short
+    ones stay words ("s3", "ec2", "base64"), as do names with a version ("python3")."""
+    if len(raw) < 7:
+        return False
+    digits = sum(c.isdigit() for c in raw)
+    return digits > 0 and (digits * 4 >= len(raw) or (set(raw) <= _HEX and digits * 8 >= len(raw)))
 
 
 def _is_word(part: str) -> bool:

@@ -416,3 +416,47 @@ def test_warm_embeds_outside_the_lock_so_updates_are_not_held_up(tmp_path: Path)
     assert idx.embedded_count == before  # the warm-up's last flush also took the late tool
     assert "extra" in {h.name for h in idx.search("extra tool")}
     idx.close()
+
+
+# -- argument slots -------------------------------------------------------------------------
+
+
+def _takes(*params: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {p: {"type": "string"} for p in params}}
+
+
+FETCHERS = [  # the same words; only what their parameters take tells them apart
+    spec("alpha_fetch", "Fetch something and return it as markdown.", input_schema=_takes("name")),
+    spec("beta_fetch", "Fetch something and return it as markdown.", input_schema=_takes("url")),
+]
+
+
+def test_query_slots_find_the_kinds_of_value_a_query_carries() -> None:
+    from nexus_jupyter.core.search_slots import query_slots, slot_names
+
+    def kinds(query: str) -> list[str]:
+        return slot_names(query_slots(query))
+
+    assert kinds("open trace 4bf92f3577b34da6a3ce") == ["hex id"]
+    assert kinds("fetch https://example.com as markdown")[0] == "url"
+    assert "path" in kinds("what's inside the /data folder")
+    assert "path" in kinds("save this into notes/todo.md")
+    assert kinds("commits between 2024-01-01 and 2024-02-01") == ["date", "number"]
+    assert kinds("mark the deploy at 14:05") == ["time", "number"]
+    assert kinds("list my repositories") == []
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_tool_that_takes_the_values_in_the_query_ranks_first(mode: str, tmp_path: Path) -> None:
+    if mode == "hybrid" and semantic_missing():
+        pytest.skip(f"semantic extra missing ({semantic_missing()})")
+    idx = SearchIndex(mode, cache_dir=tmp_path)
+    idx.update([*CATALOG, *FETCHERS])
+    assert idx.search("fetch https://example.com/post as markdown")[0].name == "beta_fetch"
+    # Replacing a tool replaces its parameters too.
+    idx.update([spec("beta_fetch", "Fetch something and return it as markdown.",
+                     input_schema=_takes("name")),
+                spec("alpha_fetch", "Fetch something and return it as markdown.",
+                     input_schema=_takes("link"))])  # fmt: skip
+    assert idx.search("fetch https://example.com/post as markdown")[0].name == "alpha_fetch"
+    idx.close()

@@ -1,0 +1,101 @@
+"""Argument slots: the values a query already carries, matched to the parameters a tool takes.
+
+A request for a tool usually names some of its arguments: "show the diff of PR #512 in
+facebook/react" carries a number and an owner/repo, "open trace 4bf92f35..." a hex id, "grab
+https://example.com as markdown" a URL. Among tools that read alike, the one whose parameters
+can take those values is the better answer (``get_tempo_trace(traceId)`` over
+``search_tempo_traces(query)``). :func:`query_slots` finds the kinds of value in a query;
+:func:`slot_share` is the share of them that a tool has a parameter for, by its parameter
+names split into words.
+
+The value kinds and the parameter words that take them are generic API vocabulary, not
+tuned to any catalogue. Measured on the toolret queries (``benchmarks/search_quality.py``):
+hybrid MRR 0.781 -> 0.802 and recall@1 0.700 -> 0.733 at weight 0.75 (both halves gain; the
+weights 0.5-1.5 all land within 0.794-0.802), keyword MRR 0.725 -> 0.735 at 0.2; recall@5
+is unchanged in both modes.
+
+>>> slot_names(query_slots("open trace 4bf92f3577b34da6 at 14:05"))
+['time', 'hex id', 'number']
+>>> slot_share(tool_slots({"properties": {"traceId": {}}}), query_slots("open trace 4bf92f35ab"))
+1.0
+
+Both sides are bit masks over the kinds of value, so scoring a candidate is one ``&``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .search_text import split_identifier
+
+__all__ = ["query_slots", "slot_names", "slot_share", "tool_slots"]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# "notes/todo.md", "~/Downloads", "/data", or a bare file name with a common extension
+_PATH = (
+    r"(?<![\w/:])(?:~|\.{1,2})?/[\w.-]+[\w./-]*"
+    r"|\b[\w.-]+/[\w./-]+"
+    r"|\b[\w-]+\.(?:py|md|txt|json|ya?ml|csv|pdf|js|ts|toml|log|html?)\b"
+)
+# (kind of value, how it looks, parameter words that take it)
+_SLOTS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = tuple(
+    (kind, re.compile(pattern), _words(words))
+    for kind, pattern, words in (
+        ("url", r"https?://\S+", "url uri link href"),
+        ("email", r"\b[\w.+-]+@[\w-]+\.[\w.]+\b", "email to recipient recipients"),
+        (
+            "date",
+            r"\b\d{4}-\d{2}-\d{2}\b",
+            "date time timestamp since until start end from after before",
+        ),
+        ("time", r"\b\d{1,2}:\d{2}\b", "time timestamp date start end at"),
+        ("path", _PATH, "path paths file filename directory dir folder source destination"),
+        ("owner/repo", r"\b[\w.-]+/[\w.-]+\b", "owner repo repository"),
+        (
+            "hex id",
+            r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b",
+            "sha id hash commit ref revision uid trace",
+        ),
+        ("number", r"(?:#|\b)\d+\b", "number id num count limit index issue pull page"),
+    )
+)
+
+
+def query_slots(query: str) -> int:
+    """The kinds of argument value ``query`` carries, as a bit mask (bit ``i`` for the
+    ``i``-th kind); a kind counts once however often it occurs."""
+    mask = 0
+    for bit, (_, pattern, _words) in enumerate(_SLOTS):
+        if pattern.search(query):
+            mask |= 1 << bit
+    return mask
+
+
+def slot_names(mask: int) -> list[str]:
+    """The kinds of value in ``mask``, for people."""
+    return [kind for bit, (kind, _, _) in enumerate(_SLOTS) if mask >> bit & 1]
+
+
+def tool_slots(input_schema: Mapping[str, Any] | None) -> int:
+    """The kinds of value a tool has a parameter for, as a bit mask, by the words of its
+    top-level parameter names (``pullNumber`` -> pull, number -> a number)."""
+    props = input_schema.get("properties") if isinstance(input_schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return 0
+    words = {word for name in props for word in split_identifier(str(name))}
+    mask = 0
+    for bit, (_, _, takes) in enumerate(_SLOTS):
+        if words & takes:
+            mask |= 1 << bit
+    return mask
+
+
+def slot_share(tool: int, query: int) -> float:
+    """The share of the query's kinds of value that the tool has a parameter for."""
+    return (tool & query).bit_count() / query.bit_count() if query else 0.0
