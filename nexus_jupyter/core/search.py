@@ -49,6 +49,7 @@ from .search_fusion import (
     expansion_terms,
     fuse,
 )
+from .search_intent import query_intent, tool_intent
 from .search_slots import query_slots, slot_share, tool_slots
 from .search_text import FIELDS, embedding_texts, normalize_name, terms
 from .spec import ToolSpec
@@ -67,9 +68,12 @@ _POOL = 20  # keyword candidates re-scored with the name bonus and checked for c
 # 50 to 100; hybrid queries are dominated by the embedding anyway).
 _FUSION_POOL = 100
 NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of a tool's name
-# Added times the share of the query's argument values a tool has parameters for
-# (:mod:`.search_slots`), to the relative keyword score and to the fused hybrid score.
+# How well a tool fits the request, added to the relative keyword score and to the fused
+# hybrid score: the share of the query's argument values it has parameters for
+# (:mod:`.search_slots`), and +1/-1 when query and tool agree/disagree on read or write
+# (:mod:`.search_intent`), each times its weight per mode.
 SLOT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
+INTENT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +135,8 @@ class SearchIndex:
         self._specs: dict[str, ToolSpec] = {}
         self._by_words: dict[str, set[str]] = {}  # normalize_name(name or local part) -> names
         self._name_terms: dict[str, frozenset[str]] = {}  # a tool's own name (no server) as terms
-        self._slots: dict[str, int] = {}  # kinds of value a tool's parameters take (bit mask)
+        # per tool: kinds of value its parameters take (bit mask), reads (+1) or writes (-1)
+        self._fit: dict[str, tuple[int, int]] = {}
         self._keyword = KeywordEngine()
         self._dense: DenseIndex | None = None
         if self.mode == "hybrid":
@@ -164,7 +169,7 @@ class SearchIndex:
                     for key in self._name_keys(spec.name):
                         self._by_words.setdefault(key, set()).add(spec.name)
                 self._specs[spec.name] = spec
-                self._slots[spec.name] = tool_slots(spec.input_schema)
+                self._fit[spec.name] = (tool_slots(spec.input_schema), tool_intent(spec))
                 if self._dense is not None:
                     self._dense.upsert(spec.name, embedding_texts(spec))
             if len(changed) > 1:
@@ -176,7 +181,7 @@ class SearchIndex:
         if self._specs.pop(name, None) is None:
             return
         self._name_terms.pop(name, None)
-        self._slots.pop(name, None)
+        self._fit.pop(name, None)
         for key in self._name_keys(name):
             names = self._by_words.get(key)
             if names is not None:
@@ -297,7 +302,7 @@ class SearchIndex:
         self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
     ) -> list[SearchHit]:
         q_terms = terms(query)
-        ranking = self._with_slots(
+        ranking = self._with_fit(
             query, self._keyword_ranking(q_terms, max(_POOL, limit), keep), "keyword"
         )
         idf = self._keyword.idf(q_terms)
@@ -334,7 +339,7 @@ class SearchIndex:
         fused = fuse(keyword, cosine, float(sims.mean()), float(sims.std()))
         for name, score in feedback:
             fused[name] = fused.get(name, 0.0) + FEEDBACK_WEIGHT * score
-        fused = dict(self._with_slots(query, list(fused.items()), "hybrid"))
+        fused = dict(self._with_fit(query, list(fused.items()), "hybrid"))
         best_names = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
         coverage = self._coverage(best_names, self._keyword.idf(q_terms))
         in_dense = {name for name, _ in dense}
@@ -346,16 +351,21 @@ class SearchIndex:
             hits.append(SearchHit(name, fused[name], self._specs[name], matched))
         return hits
 
-    def _with_slots(
+    def _with_fit(
         self, query: str, scored: list[tuple[str, float]], mode: str
     ) -> list[tuple[str, float]]:
-        """``scored`` plus :data:`SLOT_WEIGHT` times each tool's share of the query's argument
-        values it has parameters for (:mod:`.search_slots`), best first."""
-        wanted = query_slots(query)
-        if not wanted:
+        """``scored`` plus how well each tool fits the request (see :data:`SLOT_WEIGHT`),
+        best first."""
+        wanted, intent = query_slots(query), query_intent(query)
+        if not wanted and not intent:
             return scored
-        weight, slots = SLOT_WEIGHT[mode], self._slots
-        out = [(n, s + weight * slot_share(slots.get(n, 0), wanted)) for n, s in scored]
+        slot_weight, intent_weight = SLOT_WEIGHT[mode], INTENT_WEIGHT[mode] * intent
+        fit = self._fit
+        out = []
+        for name, score in scored:
+            slots, reads = fit.get(name, (0, 0))
+            out.append((name, score + slot_weight * slot_share(slots, wanted)
+                        + intent_weight * reads))  # fmt: skip
         out.sort(key=lambda item: -item[1])
         return out
 

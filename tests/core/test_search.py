@@ -460,3 +460,47 @@ def test_a_tool_that_takes_the_values_in_the_query_ranks_first(mode: str, tmp_pa
                      input_schema=_takes("link"))])  # fmt: skip
     assert idx.search("fetch https://example.com/post as markdown")[0].name == "alpha_fetch"
     idx.close()
+
+
+# -- read or write ---------------------------------------------------------------------------
+
+CACHE = [  # the same words; only reading or writing tells them apart
+    spec(
+        "kv_alpha",
+        "Works on the value stored under a key.",
+        input_schema=_takes("key"),
+        annotations={"readOnlyHint": False},
+    ),
+    spec(
+        "kv_beta",
+        "Works on the value stored under a key.",
+        input_schema=_takes("key"),
+        annotations={"readOnlyHint": True},
+    ),
+]
+
+
+def test_query_and_tool_intent() -> None:
+    from nexus_jupyter.core.search_intent import query_intent, tool_intent
+
+    assert query_intent("what's stored at key user:42?") == 1
+    assert query_intent("show the open pull requests") == 1
+    assert query_intent("Could you please approve PR 9") == -1
+    assert query_intent("file a bug about the login page") == -1
+    assert query_intent("pull requests authored by alice") == 0
+    assert [tool_intent(s) for s in CACHE] == [-1, 1]
+    assert tool_intent(spec("undeclared")) == 0  # the default read_only is not a declaration
+    assert tool_intent(spec("rm", permission="workspace_write")) == -1
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_question_prefers_a_tool_that_reads_and_a_command_one_that_writes(
+    mode: str, tmp_path: Path
+) -> None:
+    if mode == "hybrid" and semantic_missing():
+        pytest.skip(f"semantic extra missing ({semantic_missing()})")
+    idx = SearchIndex(mode, cache_dir=tmp_path)
+    idx.update([*CATALOG, *CACHE])
+    assert idx.search("which value is stored under key user:42?")[0].name == "kv_beta"
+    assert idx.search("please clear the value stored under key user:42")[0].name == "kv_alpha"
+    idx.close()
