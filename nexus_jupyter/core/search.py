@@ -12,6 +12,9 @@ queries ranked best first:
   cosine similarity (:mod:`.search_fusion`), which finds tools described in other words
   ("what's inside the /data folder" -> ``list_directory``), and searches the words that
   distinguish the best embedding hits as a second keyword query (dense-to-sparse feedback);
+- in both modes a tool that fits the request gains: one whose parameters take the values the
+  query carries (a URL, a path, an id: :mod:`.search_slots`), and one that reads for a
+  question or writes for a command (:mod:`.search_intent`);
 - a query no tool serves returns ``[]``: every result must reach ``threshold`` on a
   confidence in [0, 1] (the share of the query's rare words a tool contains in keyword mode,
   in hybrid mode the best cosine similarity of the query to any view of any tool; below it
@@ -19,7 +22,10 @@ queries ranked best first:
   In hybrid mode the default (0.28) rejected 4 of the 10 unservable toolret queries while
   3 of 90 servable ones got no hits; those unservable queries name products the catalogue
   lacks ("create a card on our Trello board") and sit as close to real tools as servable
-  queries do, by cosine, by its z-score and by keyword coverage alike.
+  queries do, by cosine, by its z-score, by the fused score, by keyword coverage and by the
+  cosine of the nearest tool of the asked kind (read or write) alike. Without a threshold the
+  hybrid ranking scores recall@1 0.778, recall@5 0.933, MRR 0.843 on toolret; the rejections
+  cost the 3 servable queries they empty.
 
 >>> from nexus_jupyter.core.spec import ToolSpec
 >>> index = SearchIndex("keyword")

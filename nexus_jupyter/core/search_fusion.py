@@ -18,7 +18,8 @@ added with weight :data:`FEEDBACK_WEIGHT`. It lends the keyword side the vocabul
 lacks (a query about a "folder" gains the "directory" its neighbours share). Seeding the feedback
 from the keyword ranking itself (classic RM3) or from the fused ranking lost MRR on one half.
 
-Measured on toolret and dropped (MRR of this fusion: 0.781): Rocchio feedback on the query
+Measured on toolret and dropped (MRR of this fusion then, before argument slots and intent:
+0.781): Rocchio feedback on the query
 vector (beta 0.2-1.0 over the 2-8 nearest tools: 0.706-0.764); each description sentence
 and each parameter description as extra views (0.763-0.789, recall@5 no better, and fewer
 unservable queries rejected); embedding the query without its argument values (ids, paths,
@@ -26,8 +27,8 @@ quoted text: 0.767-0.777); a read/write intent axis (the direction from write to
 read-only tools, by ``readOnlyHint``) matched against the query (0.755-0.780); z-scoring each
 view before the max (0.762). Most remaining misses need reasoning a 6-layer model does not
 do ("approve pull request 9" -> the review tool, "print config.py at HEAD~3" -> ``git_show``).
-Without the rejection threshold the same ranking scores recall@5 0.911 and MRR 0.803: the
-unservable queries sit as close to real tools by cosine as servable ones do.
+A query-side server-name match (the query names a tool's server) added nothing (0.802 with
+slots; the embedding already weighs the name).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from ..core.errors import (
     ToolUnavailable,
     ToolValidationError,
 )
+from ..core.result import ToolResult
 from ..core.state import ToolEntry
 from .jupyter_events import AUTH_RESOURCE
 
@@ -220,13 +221,19 @@ class CallHandler(NexusHandler):
 
     Cancel: a client that closes the connection (the sidebar aborts its request) cancels the
     call, as an MCP client's ``notifications/cancelled`` does: an async tool gets
-    ``CancelledError``, a sync tool's ``ctx.cancellation`` is set. Tying the call to its
-    connection needs no call ids, and no call outlives a closed tab.
+    ``CancelledError``, a sync tool's ``ctx.cancellation`` is set. Why the connection and
+    not a cancel endpoint keyed by a call id: there is no id table to share between
+    handlers or to leak, no race between a cancel and the call it names arriving, and a
+    call also stops when the tab closes or the network drops, not only on a Cancel click.
+    A tool that raises ``CancelledError`` itself, with the client still there, is answered
+    as a failed result.
     """
 
     _pending: concurrent.futures.Future[Any] | None = None
+    _client_gone = False
 
     def on_connection_close(self) -> None:
+        self._client_gone = True
         pending = self._pending
         if pending is not None and not pending.done():
             pending.cancel()  # cancels the task on the registry loop (run_coroutine_threadsafe)
@@ -251,7 +258,13 @@ class CallHandler(NexusHandler):
         try:
             result = await asyncio.wrap_future(self._pending)
         except asyncio.CancelledError:
-            return  # the client went away: there is no one to answer
+            if self._client_gone:
+                return  # the client went away: there is no one to answer
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this handler itself is being cancelled (the server stops)
+            # The tool raised CancelledError itself: the client is still there, so answer.
+            result = ToolResult.failure(name, "the call was cancelled", "CancelledError")
         except ToolNotFound as exc:
             raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
         except ToolValidationError as exc:

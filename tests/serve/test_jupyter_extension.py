@@ -423,6 +423,22 @@ async def test_a_client_that_disconnects_cancels_its_call(jp_fetch, given_regist
 
 
 @on_server_loop
+async def test_a_tool_that_cancels_itself_still_gets_an_answer(jp_fetch, given_registry):
+    @tool
+    async def gives_up() -> str:
+        """Raises CancelledError on its own, with the client still waiting."""
+        raise asyncio.CancelledError
+
+    given_registry.add(gives_up)
+    response = await call(jp_fetch, "gives_up")
+    data = json.loads(response.body)
+    assert response.code == 200
+    assert data["is_error"] is True
+    assert data["error_type"] == "CancelledError"
+    assert "cancelled" in data["error"]
+
+
+@on_server_loop
 async def test_a_failing_tool_is_a_200_with_the_error(jp_fetch):
     data = json.loads((await call(jp_fetch, "explode")).body)
     assert data["is_error"] is True
