@@ -277,13 +277,19 @@ class SearchIndex:
     ) -> dict[str, tuple[float, tuple[str, ...]]]:
         """Per tool: the share of the query's IDF mass found in its fields, and those fields."""
         total = sum(idf.values())
-        query = idf.keys()
+        padded = [(f" {t} ", t) for t in idf]  # a term inside a field's space-joined terms
         out = {}
         for name, fields in self._keyword.fields_of(names).items():
-            per_field = [(f, query & set(fields[f].split())) for f in FIELDS]
-            found = set().union(*(hit for _, hit in per_field))
+            found: set[str] = set()
+            matched = []
+            for field in FIELDS:
+                text = f" {fields[field]} "
+                hit = [t for p, t in padded if p in text]
+                if hit:
+                    found.update(hit)
+                    matched.append(field)
             share = sum(idf[t] for t in found) / total if total else 0.0
-            out[name] = (share, tuple(f for f, hit in per_field if hit))
+            out[name] = (share, tuple(matched))
         return out
 
     def _keyword_ranking(
