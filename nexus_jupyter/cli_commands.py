@@ -19,6 +19,7 @@ from .cli import UsageProblem
 from .core.arguments import parse_call_arguments as parse_typed_arguments
 from .core.context import RequestInfo
 from .core.errors import ApprovalRequired, NexusError
+from .core.render import no_hits_text
 
 __all__ = ["cmd_call", "cmd_check", "cmd_info", "cmd_list", "cmd_search", "credentials",
            "open_registry", "parse_call_arguments"]  # fmt: skip
@@ -124,7 +125,7 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rows)
     elif not rows:
-        print(f"No tool matches {args.query!r}.", file=sys.stderr)
+        print(no_hits_text(args.query, reg.unserved_services(args.query)), file=sys.stderr)
     else:
         _table(rows, ["name", "score", "summary"])
     return 0

@@ -50,6 +50,9 @@ def test_list_search_info(env: dict[str, str], tmp_path: Path) -> None:
     assert text.returncode == 0 and "bash" in text.stdout and "read " not in text.stdout
     found = run(env, tmp_path, "--json", "search", "run a shell command", "--limit", "2")
     assert json.loads(found.stdout)[0]["name"] == "bash"
+    missing = run(env, tmp_path, "search", "create a Zendesk ticket")
+    assert missing.returncode == 0 and missing.stdout == ""
+    assert "no installed tool works with Zendesk" in missing.stderr
     info = run(env, tmp_path, "--json", "info", "read")
     assert json.loads(info.stdout)["input_schema"]["required"] == ["path"]
 

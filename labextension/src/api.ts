@@ -31,6 +31,8 @@ export interface IToolList {
   tools: IToolEntry[];
   total: number;
   suggestions: string[];
+  /** Services the query names that no installed tool works with (why it found nothing). */
+  unserved?: string[];
 }
 
 /** One version of a tool, newest first (`GET tools/{name}`). */

@@ -213,6 +213,12 @@ export function Catalog(props: {
           {list && list.tools.length === 0 && (
             <div className="jp-NexusTools-empty">
               No tools match.
+              {(list.unserved ?? []).length > 0 && (
+                <span className="jp-NexusTools-unserved">
+                  {' '}
+                  No installed tool works with {(list.unserved ?? []).join(', ')}.
+                </span>
+              )}
               {list.suggestions.length > 0 && (
                 <>
                   {' '}

@@ -151,3 +151,8 @@ class RegistryReader:
 
         use = spec_filter if filters else None
         return self.search_index.search(query, limit, filter=use, threshold=threshold)
+
+    def unserved_services(self, query: str) -> builtins.list[str]:
+        """Services ``query`` names that no tool here works with (``["Trello"]`` for "add a
+        card to our Trello board" without Trello tools): why such a query has no hits."""
+        return self.search_index.unserved_services(query)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -181,11 +182,23 @@ def entries_text(entries: list[ToolEntry], *, title: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def hits_html(query: str, hits: list[Any]) -> str:
+def no_hits_text(query: str, unserved: Sequence[str] = ()) -> str:
+    """Why a search found nothing: ``unserved`` names services no installed tool works with."""
+    if unserved:
+        return f"No tool matches {query!r}: no installed tool works with {_and(unserved)}."
+    return f"No tool matches {query!r}."
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     """Search hits (``SearchHit``: name, score, spec, matched) as a ranked table."""
     esc = html.escape
     if not hits:
-        return f"<p>No tool matches <code>{esc(query)}</code>.</p>"
+        why = f": no installed tool works with {esc(_and(unserved))}" if unserved else ""
+        return f"<p>No tool matches <code>{esc(query)}</code>{why}.</p>"
     rows = "".join(
         f"<tr><td>{i}</td><td><code><b>{esc(h.name)}</b></code></td><td>{h.score:.2f}</td>"
         f"<td style='text-align:left'>{esc(h.spec.summary)}</td>"
@@ -197,9 +210,9 @@ def hits_html(query: str, hits: list[Any]) -> str:
             f"<th>matched</th></tr></thead><tbody>{rows}</tbody></table></div>")  # fmt: skip
 
 
-def hits_text(query: str, hits: list[Any]) -> str:
+def hits_text(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     if not hits:
-        return f"No tool matches {query!r}."
+        return no_hits_text(query, unserved)
     width = max(len(h.name) for h in hits)
     return "\n".join(f"{i:>2}. {h.name:<{width}}  {h.score:6.2f}  {h.spec.summary}"
                      for i, h in enumerate(hits, 1))  # fmt: skip

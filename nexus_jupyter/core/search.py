@@ -7,7 +7,10 @@ queries ranked best first:
 
 - a query that names a tool (``get_me``, ``getMe``, ``github__get_me``) puts it first;
 - ``"keyword"`` mode ranks with BM25 over the name (split on ``_``/``-``/camelCase), the
-  description, parameter names and descriptions, categories, capabilities and the source;
+  summary (the description's first sentence, which says what the tool is for, counted once
+  more), the description, parameter names and descriptions, categories, capabilities and
+  the source. Query words inside argument values (quoted text, URLs, paths, owner/repo) are
+  not search terms, and an abbreviation also searches its long form ("PR" -> pull request);
 - ``"hybrid"`` mode (the ``semantic`` extra) fuses that ranking with all-MiniLM-L6-v2
   cosine similarity (:mod:`.search_fusion`), which finds tools described in other words
   ("what's inside the /data folder" -> ``list_directory``), and searches the words that
@@ -15,17 +18,20 @@ queries ranked best first:
 - in both modes a tool that fits the request gains: one whose parameters take the values the
   query carries (a URL, a path, an id: :mod:`.search_slots`), and one that reads for a
   question or writes for a command (:mod:`.search_intent`);
-- a query no tool serves returns ``[]``: every result must reach ``threshold`` on a
-  confidence in [0, 1] (the share of the query's rare words a tool contains in keyword mode,
-  in hybrid mode the best cosine similarity of the query to any view of any tool; below it
-  the query gets no hits at all). :meth:`SearchIndex.suggest` offers near names.
-  In hybrid mode the default (0.28) rejected 4 of the 10 unservable toolret queries while
-  3 of 90 servable ones got no hits; those unservable queries name products the catalogue
-  lacks ("create a card on our Trello board") and sit as close to real tools as servable
-  queries do, by cosine, by its z-score, by the fused score, by keyword coverage and by the
-  cosine of the nearest tool of the asked kind (read or write) alike. Without a threshold the
-  hybrid ranking scores recall@1 0.778, recall@5 0.933, MRR 0.843 on toolret; the rejections
-  cost the 3 servable queries they empty.
+- a query no tool serves returns ``[]``, for either of two reasons. It names a service that
+  no indexed tool mentions ("create a card on our Trello board" without Trello tools:
+  :mod:`.search_scope`; :meth:`SearchIndex.unserved_services` says which). Or no result
+  reaches ``threshold`` on a confidence in [0, 1]: the share of the query's rare words a
+  tool contains in keyword mode, in hybrid mode the best cosine similarity of the query to
+  any view of any tool. :meth:`SearchIndex.suggest` offers near names.
+
+Measured on the toolret queries (``benchmarks/search_quality.py``, 90 servable and 10
+unservable): the named-service rule rejects 7 of the 10 unservable queries, which sit as close
+to real tools as servable queries do by every score (cosine, its z-score, the fused score,
+keyword coverage). The hybrid threshold 0.25 only has to catch requests far from every tool:
+it empties 1 of 90 servable queries (at 0.28, 3 of 90; from 0.15 to 0.25 the figures do not
+move), and on a second query set written for checking (60 servable, 20 unservable) it empties
+1 of 60 while 15 of the 20 unservable get no hits.
 
 >>> from nexus_jupyter.core.spec import ToolSpec
 >>> index = SearchIndex("keyword")
@@ -55,9 +61,17 @@ from .search_fusion import (
     expansion_terms,
     fuse,
 )
-from .search_intent import query_intent, tool_intent
-from .search_slots import query_slots, slot_share, tool_slots
-from .search_text import FIELDS, embedding_texts, normalize_name, terms
+from .search_intent import query_action, query_intent, tool_action, tool_intent
+from .search_scope import mentioned_services, service_terms
+from .search_slots import query_slots, slot_share, tool_slots, without_values
+from .search_text import (
+    FIELDS,
+    embedding_texts,
+    normalize_name,
+    query_terms,
+    split_identifier,
+    terms,
+)
 from .spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -66,7 +80,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
 
 #: Default confidence each result must reach, per resolved mode (see the module docstring).
-DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.28}
+DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.25}
+_REPORTED_FIELDS = tuple(field for field in FIELDS if field != "summary")
 _POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
 # (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
 # Candidates from each ranking before fusion; a tool outside the keyword pool counts as no
@@ -76,10 +91,12 @@ _FUSION_POOL = 100
 NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of a tool's name
 # How well a tool fits the request, added to the relative keyword score and to the fused
 # hybrid score: the share of the query's argument values it has parameters for
-# (:mod:`.search_slots`), and +1/-1 when query and tool agree/disagree on read or write
-# (:mod:`.search_intent`), each times its weight per mode.
+# (:mod:`.search_slots`), +1/-1 when query and tool agree/disagree on read or write, and +1
+# when they name the same kind of change (create, change or delete: :mod:`.search_intent`),
+# each times its weight per mode.
 SLOT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 INTENT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
+ACTION_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +158,9 @@ class SearchIndex:
         self._specs: dict[str, ToolSpec] = {}
         self._by_words: dict[str, set[str]] = {}  # normalize_name(name or local part) -> names
         self._name_terms: dict[str, frozenset[str]] = {}  # a tool's own name (no server) as terms
-        # per tool: kinds of value its parameters take (bit mask), reads (+1) or writes (-1)
-        self._fit: dict[str, tuple[int, int]] = {}
+        # per tool: kinds of value its parameters take (bit mask), reads (+1) or writes (-1),
+        # the kind of change its name says it makes ("create", "change", "delete" or None)
+        self._fit: dict[str, tuple[int, int, str | None]] = {}
         self._keyword = KeywordEngine()
         self._dense: DenseIndex | None = None
         if self.mode == "hybrid":
@@ -175,7 +193,9 @@ class SearchIndex:
                     for key in self._name_keys(spec.name):
                         self._by_words.setdefault(key, set()).add(spec.name)
                 self._specs[spec.name] = spec
-                self._fit[spec.name] = (tool_slots(spec.input_schema), tool_intent(spec))
+                own_words = split_identifier(spec.name.rsplit("__", 1)[-1])
+                self._fit[spec.name] = (tool_slots(spec.input_schema), tool_intent(spec),
+                                        tool_action(own_words))  # fmt: skip
                 if self._dense is not None:
                     self._dense.upsert(spec.name, embedding_texts(spec))
             if len(changed) > 1:
@@ -248,6 +268,8 @@ class SearchIndex:
                 names = sorted(n for n, s in self._specs.items() if keep is None or keep(s))
                 return [SearchHit(n, 0.0, self._specs[n]) for n in names[:limit]]
             exact = self._exact(query, keep)
+            if self._unserved(query):
+                return [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact[:limit]]
             if self._dense is None:
                 hits = self._keyword_hits(query, limit + len(exact), keep, threshold)
             else:
@@ -256,6 +278,17 @@ class SearchIndex:
             top = max([h.score for h in hits], default=0.0) + 1.0
             first = [SearchHit(n, top, self._specs[n], ("name",)) for n in exact]
             return (first + hits)[:limit]
+
+    def unserved_services(self, query: str) -> list[str]:
+        """Services ``query`` names that no indexed tool mentions (``["Trello"]`` for "add a
+        card to Trello" in a registry without Trello tools), as the query writes them; such a
+        query gets no hits. See :mod:`.search_scope`."""
+        with self._lock:
+            return self._unserved(query)
+
+    def _unserved(self, query: str) -> list[str]:
+        return [name for name in mentioned_services(query)
+                if not self._keyword.has_phrase(service_terms(name))]  # fmt: skip
 
     def _exact(self, query: str, keep: Callable[[ToolSpec], bool] | None) -> list[str]:
         q = query.strip()
@@ -275,14 +308,15 @@ class SearchIndex:
     def _coverage(
         self, names: list[str], idf: dict[str, float]
     ) -> dict[str, tuple[float, tuple[str, ...]]]:
-        """Per tool: the share of the query's IDF mass found in its fields, and those fields."""
+        """Per tool: the share of the query's IDF mass found in its fields, and those fields
+        (the summary is part of the description, so it is not checked on its own)."""
         total = sum(idf.values())
         padded = [(f" {t} ", t) for t in idf]  # a term inside a field's space-joined terms
         out = {}
         for name, fields in self._keyword.fields_of(names).items():
             found: set[str] = set()
             matched = []
-            for field in FIELDS:
+            for field in _REPORTED_FIELDS:
                 text = f" {fields[field]} "
                 hit = [t for p, t in padded if p in text]
                 if hit:
@@ -310,10 +344,16 @@ class SearchIndex:
         scored.sort(key=lambda item: -item[1])
         return scored
 
+    @staticmethod
+    def _query_terms(query: str) -> list[str]:
+        """The keyword terms of ``query``: its words outside argument values (see
+        :func:`.search_slots.without_values`), or all of them when values are all it has."""
+        return query_terms(without_values(query)) or query_terms(query)
+
     def _keyword_hits(
         self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
     ) -> list[SearchHit]:
-        q_terms = terms(query)
+        q_terms = self._query_terms(query)
         ranking = self._with_fit(
             query, self._keyword_ranking(q_terms, max(_POOL, limit), keep), "keyword"
         )
@@ -340,7 +380,7 @@ class SearchIndex:
         dense = dense_ranking(sims, self._dense.names, pool, self._keep_name(keep))
         if not dense or dense[0][1] < threshold:
             return []
-        q_terms = terms(query)
+        q_terms = self._query_terms(query)
         keyword = self._keyword_ranking(q_terms, pool, keep)
         feedback = self._feedback(q_terms, [name for name, _ in dense[:FEEDBACK_DOCS]], pool, keep)
         cosine = dict(dense)
@@ -368,16 +408,18 @@ class SearchIndex:
     ) -> list[tuple[str, float]]:
         """``scored`` plus how well each tool fits the request (see :data:`SLOT_WEIGHT`),
         best first."""
-        wanted, intent = query_slots(query), query_intent(query)
-        if not wanted and not intent:
+        wanted, intent, action = query_slots(query), query_intent(query), query_action(query)
+        if not wanted and not intent and not action:
             return scored
         slot_weight, intent_weight = SLOT_WEIGHT[mode], INTENT_WEIGHT[mode] * intent
+        action_weight = ACTION_WEIGHT[mode]
         fit = self._fit
         out = []
         for name, score in scored:
-            slots, reads = fit.get(name, (0, 0))
+            slots, reads, makes = fit.get(name, (0, 0, None))
             out.append((name, score + slot_weight * slot_share(slots, wanted)
-                        + intent_weight * reads))  # fmt: skip
+                        + intent_weight * reads
+                        + (action_weight if action and makes == action else 0.0)))  # fmt: skip
         out.sort(key=lambda item: -item[1])
         return out
 

@@ -24,13 +24,14 @@ Both sides are bit masks over the kinds of value, so scoring a candidate is one 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from .search_text import split_identifier
 
-__all__ = ["query_slots", "slot_names", "slot_share", "tool_slots"]
+__all__ = ["query_slots", "slot_names", "slot_share", "tool_slots", "without_values"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -55,6 +56,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = tuple(
             "date time timestamp since until start end from after before",
         ),
         ("time", r"\b\d{1,2}:\d{2}\b", "time timestamp date start end at"),
+        # a host, an address or a port: "localhost:8080", "10.0.0.5", "port 5432"
+        (
+            "address",
+            r"\blocalhost\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bports?\s+\d{2,5}\b",
+            "port host hostname address ip",
+        ),
         ("path", _PATH, "path paths file filename directory dir folder source destination"),
         ("owner/repo", r"\b[\w.-]+/[\w.-]+\b", "owner repo repository"),
         (
@@ -62,9 +69,27 @@ _SLOTS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = tuple(
             r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b",
             "sha id hash commit ref revision uid trace",
         ),
+        # a git revision relative to a ref: "HEAD~3", "HEAD^", "main~2"
+        ("revision", r"\bHEAD\b(?:[~^]\d*)*|\b[\w./-]+[~^]\d+\b", "revision rev ref commit sha"),
         ("number", r"(?:#|\b)\d+\b", "number id num count limit index issue pull page"),
     )
 )
+
+
+# Text a query gives as a value rather than as words about the tool: quoted text, URLs,
+# e-mail addresses, paths and owner/repo.
+_VALUES = re.compile(
+    r"""(?<!\w)'[^']+'(?!\w)|"[^"]*"|`[^`]*`|“[^”]*”|https?://\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b|"""
+    + _PATH
+)
+
+
+def without_values(query: str) -> str:
+    """``query`` with its argument values blanked out: the words of "post 'deploy finished'
+    to #eng" or "grab https://example.com/blog/post" that say which tool is meant are not
+    inside the quotes or the URL, and a tool that merely mentions "post" or "blog" is no
+    better an answer for them."""
+    return _VALUES.sub(" ", query)
 
 
 def query_slots(query: str) -> int:
@@ -88,7 +113,13 @@ def tool_slots(input_schema: Mapping[str, Any] | None) -> int:
     props = input_schema.get("properties") if isinstance(input_schema, Mapping) else None
     if not isinstance(props, Mapping):
         return 0
-    words = {word for name in props for word in split_identifier(str(name))}
+    return _slots_of(tuple(str(name) for name in props))
+
+
+@functools.lru_cache(maxsize=4096)
+def _slots_of(param_names: tuple[str, ...]) -> int:
+    # Cached: catalogues repeat parameter lists, and every registry update asks again.
+    words = {word for name in param_names for word in split_identifier(name)}
     mask = 0
     for bit, (_, _, takes) in enumerate(_SLOTS):
         if words & takes:

@@ -26,13 +26,14 @@ __all__ = [
     "embedding_text",
     "embedding_texts",
     "normalize_name",
+    "query_terms",
     "split_identifier",
     "terms",
     "tool_fields",
 ]
 
 #: The keyword columns of a tool, in index order.
-FIELDS: tuple[str, ...] = ("name", "description", "parameters", "tags", "source")
+FIELDS: tuple[str, ...] = ("name", "summary", "description", "parameters", "tags", "source")
 
 # Words that carry no signal about which tool is meant; kept short on purpose
 # (no domain words like "file" or "list", which do discriminate between tools).
@@ -164,6 +165,32 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return out
 
 
+# Short forms that software requests use for words tool names spell out ("show PR 9" ->
+# ``pull_request_read``, "the k8s pods" -> ``kubernetes``). General developer shorthand with
+# one reading; a query term gets its long form added, never replaced.
+ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    short: tuple(long.split())
+    for short, long in {
+        "pr": "pull request", "prs": "pull requests", "mr": "merge request",
+        "mrs": "merge requests", "repo": "repository", "repos": "repositories",
+        "k8s": "kubernetes", "db": "database", "dbs": "databases", "dir": "directory",
+        "dirs": "directories", "config": "configuration", "env": "environment",
+        "envs": "environments", "org": "organization", "orgs": "organizations",
+        "auth": "authentication", "docs": "documentation", "msg": "message",
+        "msgs": "messages", "pkg": "package", "pkgs": "packages", "deps": "dependencies",
+        "perms": "permissions", "creds": "credentials", "prod": "production",
+    }.items()
+}  # fmt: skip
+
+
+def query_terms(text: str) -> list[str]:
+    """:func:`terms` of a query, each abbreviation followed by its long form
+    (:data:`ABBREVIATIONS`) unless the query spells that out already."""
+    out = terms(text)
+    extra = [t for word in out for t in ABBREVIATIONS.get(word, ())]
+    return out + [t for t in dict.fromkeys(extra) if t not in out]
+
+
 @functools.lru_cache(maxsize=65536)
 def _word_terms(raw: str, keep_stopwords: bool) -> tuple[str, ...]:
     # Cached: tool texts repeat a small vocabulary, and every update splits a whole tool.
@@ -239,9 +266,13 @@ def _title(spec: ToolSpec) -> str:
 
 def tool_fields(spec: ToolSpec) -> dict[str, str]:
     """The keyword fields of a tool as space-joined terms, one entry per :data:`FIELDS`."""
+    description = spec.description.strip()
+    first = _first_sentence(description)
+    summary = terms(first + "\n" + _title(spec))
     fields = {
         "name": split_identifier(spec.name),
-        "description": terms(spec.description + "\n" + _title(spec)),
+        "summary": summary,  # what the tool is for, counted once more
+        "description": summary + terms(description[len(first) :]),
         "parameters": terms(" ".join(_schema_texts(spec.input_schema))),
         "tags": terms(" ".join((*spec.categories, *spec.capabilities))),
         "source": terms(_source_words(spec)),

@@ -91,7 +91,8 @@ def search_tools(query: str, *, limit: int = 10, registry: Any = None,
 
         raise NexusError("Search for something: give a query, e.g. `%tool search weather`.")
     reg = current_registry(registry)
-    return SearchView(query, reg.search(query, limit=limit, **filters))
+    hits = reg.search(query, limit=limit, **filters)
+    return SearchView(query, hits, [] if hits else reg.unserved_services(query))
 
 
 def tool_info(name: str, *, registry: Any = None) -> ToolInfo:

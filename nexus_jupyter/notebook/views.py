@@ -28,19 +28,21 @@ class ToolListView(list[Any]):
 class SearchView(list[Any]):
     """Ranked ``SearchHit``s for ``query``; ``.names`` in rank order."""
 
-    def __init__(self, query: str, hits: list[Any]) -> None:
+    def __init__(self, query: str, hits: list[Any], unserved: list[str] | None = None) -> None:
         super().__init__(hits)
         self.query = query
+        #: Services the query names that no installed tool works with (why it is empty).
+        self.unserved = unserved or []
 
     @property
     def names(self) -> list[str]:
         return [h.name for h in self]
 
     def _repr_html_(self) -> str:
-        return hits_html(self.query, list(self))
+        return hits_html(self.query, list(self), self.unserved)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(hits_text(self.query, list(self)))
+        p.text(hits_text(self.query, list(self), self.unserved))
 
 
 class ToolInfo:

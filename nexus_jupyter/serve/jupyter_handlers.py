@@ -169,10 +169,12 @@ class ToolsHandler(NexusHandler):
         except NexusError as exc:
             raise _error(400, "bad_request", str(exc)) from exc
         suggestions = reg.suggest(query) if query and not rows else []
+        unserved = reg.unserved_services(query) if query and not rows else []
         self.finish(
             json.dumps(
                 {"tools": rows[offset : offset + limit], "total": len(rows),
-                 "offset": offset, "limit": limit, "suggestions": suggestions},
+                 "offset": offset, "limit": limit, "suggestions": suggestions,
+                 "unserved": unserved},
                 default=str,
             )
         )  # fmt: skip

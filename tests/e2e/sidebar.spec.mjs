@@ -187,8 +187,15 @@ try {
   assert.equal((await greeting.innerText()).trim(), '"Hello, nexus!"');
   step('approved call ran: "Hello, nexus!"');
 
-  // Back to the list, then a new tool file appears without a refresh.
+  // Back to the list. A request for a service no tool works with says so.
   await page.locator('.jp-NexusTools-back').click();
+  await search.fill('create a card on our Trello board');
+  const unserved = page.locator('.jp-NexusTools-unserved');
+  await unserved.waitFor({ timeout: 5000 });
+  assert.match(await unserved.innerText(), /No installed tool works with Trello\./);
+  step('a search naming Trello says no installed tool works with it');
+
+  // Then a new tool file appears without a refresh.
   await search.fill('');
   await page.waitForFunction(
     () => document.querySelectorAll('.jp-NexusTools-item').length > 1,

@@ -81,6 +81,15 @@ def test_search_ranks_the_matching_tool_first(face: Face, tools: None) -> None:
     assert "add" in hits._repr_html_()
 
 
+def test_search_says_which_named_service_has_no_tool(face: Face, tools: None) -> None:
+    hits = face.search("add two numbers in our Salesforce report")
+    assert hits.names == [] and hits.unserved == ["Salesforce"]
+    assert "no installed tool works with Salesforce" in hits._repr_html_()
+    assert "no installed tool works with Salesforce" in __import__("IPython").lib.pretty.pretty(
+        hits
+    )
+
+
 def test_search_without_query_is_a_usage_error(face: Face, tools: None) -> None:
     assert "give a query" in face.error("search", "")
 

@@ -301,6 +301,14 @@ async def test_search_ranks_the_matching_tool_first(jp_fetch):
 
 
 @on_server_loop
+async def test_search_naming_a_service_without_tools_says_so(jp_fetch):
+    data = await get_json(jp_fetch, "tools", params={"q": "multiply the numbers in PayPal"})
+    assert data["tools"] == [] and data["unserved"] == ["PayPal"]
+    found = await get_json(jp_fetch, "tools", params={"q": "multiply integers"})
+    assert found["unserved"] == []
+
+
+@on_server_loop
 async def test_search_with_no_match_suggests_close_names(jp_fetch):
     data = await get_json(jp_fetch, "tools", params={"q": "multiplyy"})
     if not data["tools"]:

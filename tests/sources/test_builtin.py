@@ -160,6 +160,14 @@ def test_tool_search_select_and_free_text(reg: Any) -> None:
     assert "select:" in err(reg, "tool_search", query="select:")
 
 
+def test_tool_search_says_when_a_named_service_has_no_tool(reg: Any) -> None:
+    found = ok(reg, "tool_search", query="create a card on our Trello board")
+    assert found["tools"] == [] and found["not_installed"] == ["Trello"]
+    assert "Trello" in found["note"]
+    plain = ok(reg, "tool_search", query="read a file")
+    assert plain["tools"] and "not_installed" not in plain
+
+
 def test_server_clients_cannot_write_code_into_a_watched_folder(tmp_path: Path) -> None:
     """A file in a watched tools folder is imported at once: over MCP/REST, `write` and
     `edit` there would run code with no approval, so they are refused."""

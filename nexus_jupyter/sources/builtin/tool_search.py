@@ -65,10 +65,16 @@ def tool_search_tool(registry: Any) -> Tool:
         if not text:
             raise ValueError("query is empty; give words describing the tool, or 'select:NAME'.")
         hits = registry.search(text, limit=max_results)
-        return {
+        answer: dict[str, Any] = {
             "query": text,
             "tools": [_brief(h.spec) for h in hits],
             "total_tools": len(registry),
         }
+        unserved = [] if hits else registry.unserved_services(text)
+        if unserved:
+            answer["not_installed"] = unserved
+            answer["note"] = (f"No installed tool works with {', '.join(unserved)}; "
+                              "the user would need to add a tool or MCP server for it.")  # fmt: skip
+        return answer
 
     return Tool.from_function(tool_search, source="builtin", source_kind="builtin")
