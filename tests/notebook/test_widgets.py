@@ -270,6 +270,8 @@ def test_catalog_search_filters_details_and_try(reg: Registry, history: CallHist
     assert catalog.names == sorted(reg.names())
     catalog.search.value = "sleep progress"
     assert catalog.names[0] == "sleeper"
+    catalog.search.value = "register a person in HubSpot"
+    assert catalog.names == [] and "no installed tool works with HubSpot" in catalog.count.value
     catalog.search.value = ""
     catalog.permission_filter.value = "danger_full_access"
     assert catalog.names == ["wipe"]

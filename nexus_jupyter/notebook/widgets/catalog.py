@@ -110,6 +110,10 @@ class Catalog(W.VBox):
                                                f"{html.escape(entry.spec.summary)}</span>")]))  # fmt: skip
         self.rows.children = rows
         more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
+        query = self.search.value.strip()
+        unserved = self.registry.unserved_services(query) if query and not entries else []
+        if unserved:
+            more = f": no installed tool works with {html.escape(', '.join(unserved))}"
         self.count.value = f"<span style='color:#666'>{len(entries)} tools{more}</span>"
         if self.selected is not None:
             self.select(self.selected, quiet=True)
