@@ -11,8 +11,9 @@ rather than offering the nearest thing that works with something else.
 :data:`SERVICES` lists well-known products and services that tools connect to. It is a
 list of public names, written from general knowledge, not from any catalogue or query set.
 It leaves out what a query names as a *topic* rather than a place to act: languages,
-libraries and tools that people search for (``terraform``, ``react``, ``npm``), and sites
-that a generic web search or fetch tool can read (Wikipedia, Reddit, Stack Overflow).
+libraries, databases and tools that people search for (``terraform``, ``react``, ``npm``,
+``mysql``), and sites that a generic web search or fetch tool can read (Wikipedia, Reddit,
+Stack Overflow).
 Names that are also ordinary words ("Zoom", "Linear", "Outlook") count only when the query
 capitalises them mid-sentence; those that often stand inside the names of places or things
 ("Square", "Box", "Ring") are left out.
@@ -46,14 +47,14 @@ __all__ = ["SERVICES", "mentioned_services", "service_terms"]
 
 # Unambiguous names, matched in any case, by kind. Multi-word names are matched as phrases.
 _ANY_CASE_BY_KIND = {
-    "chat and calls": "microsoft teams|ms teams|telegram|whatsapp|wechat|mattermost|rocket.chat|"
-    "webex|skype|google chat|google meet|facetime|imessage|intercom|twilio|vonage|ringcentral|"
+    "chat and calls": "slack|discord|microsoft teams|ms teams|telegram|whatsapp|wechat|"
+    "mattermost|rocket.chat|webex|skype|google chat|google meet|facetime|imessage|intercom|twilio|vonage|ringcentral|"
     "viber|line messenger|zulip",
     "e-mail": "gmail|mailchimp|sendgrid|mailgun|postmark|sendinblue|convertkit|klaviyo|"
     "constant contact|protonmail|proton mail|yahoo mail|hotmail|superhuman",
     "crm and support": "salesforce|hubspot|pipedrive|zoho|zendesk|freshdesk|freshworks|"
     "help scout|helpscout|servicenow|dynamics 365|attio|gorgias|kustomer",
-    "work and notes": "trello|asana|monday.com|clickup|basecamp|wrike|smartsheet|airtable|"
+    "work and notes": "notion|jira|confluence|trello|asana|monday.com|clickup|basecamp|wrike|smartsheet|airtable|"
     "evernote|onenote|todoist|ticktick|miro|lucidchart|invision|pivotal tracker|youtrack|toggl|"
     "clockify|calendly|google calendar|outlook calendar|icloud calendar|apple calendar|"
     "apple notes|apple reminders|microsoft to do|google docs|google sheets|google slides|"
@@ -62,8 +63,8 @@ _ANY_CASE_BY_KIND = {
     "surveymonkey|jotform|obsidian|logseq|roam research|grammarly|deepl",
     "design": "figma|canva|photoshop|illustrator|lightroom|adobe premiere|adobe acrobat|"
     "adobe express|framer",
-    "files": "dropbox|icloud|icloud drive|backblaze|pcloud|wetransfer",
-    "money and commerce": "paypal|adyen|braintree|klarna|venmo|zelle|cash app|revolut|coinbase|"
+    "files": "google drive|dropbox|icloud|icloud drive|backblaze|pcloud|wetransfer",
+    "money and commerce": "stripe|paypal|adyen|braintree|klarna|venmo|zelle|cash app|revolut|coinbase|"
     "binance|robinhood|quickbooks|xero|freshbooks|shopify|woocommerce|bigcommerce|magento|etsy|"
     "ebay|gumroad|chargebee|recurly|expensify|brex|bamboohr|workday|rippling|docusign|hellosign|"
     "pandadoc|patreon|kickstarter|gofundme|eventbrite|ticketmaster",
@@ -71,10 +72,10 @@ _ANY_CASE_BY_KIND = {
     "tumblr|twitch|vimeo|facebook|substack",
     "media": "spotify|apple music|youtube music|soundcloud|netflix|hulu|audible|deezer|sonos|"
     "plex|kindle",
-    "travel and food": "uber|uber eats|lyft|airbnb|booking.com|expedia|doordash|grubhub|"
+    "travel and food": "google maps|uber|uber eats|lyft|airbnb|booking.com|expedia|doordash|grubhub|"
     "instacart|deliveroo|postmates|opentable|resy|skyscanner|google flights",
-    "engineering": "jenkins|circleci|travis ci|bitbucket|azure devops|teamcity|buildkite|vercel|"
-    "netlify|heroku|digitalocean|cloudflare|firebase|supabase|mongodb|mysql|dynamodb|snowflake|"
+    "engineering": "github|gitlab|sentry|grafana|jenkins|circleci|travis ci|bitbucket|azure devops|teamcity|buildkite|vercel|"
+    "netlify|heroku|digitalocean|cloudflare|firebase|supabase|snowflake|"
     "bigquery|redshift|databricks|looker|tableau|metabase|power bi|datadog|new relic|pagerduty|"
     "opsgenie|splunk|rollbar|bugsnag|honeycomb|mixpanel|amplitude|google analytics|launchdarkly|"
     "statuspage|snyk|sonarqube|codecov|okta|auth0|onelogin|1password|lastpass|bitwarden|algolia|"

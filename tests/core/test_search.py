@@ -617,7 +617,7 @@ def test_mentioned_services() -> None:
     assert mentioned_services("star the repo called trello-clone and open 'Trello tips'") == []
     assert mentioned_services("fetch https://trello.com/b/x and mail a@paypal.com") == []
     assert mentioned_services("star salesforce/lwc and read docs/zendesk.md") == []
-    assert mentioned_services("find GitLab projects named Jenkins") == []
+    assert mentioned_services("find GitLab projects named Jenkins") == ["GitLab"]
     # Names that are ordinary words count only when capitalised mid-sentence.
     assert mentioned_services("zoom in on the chart") == []
     assert mentioned_services("Zoom in on the chart") == []
