@@ -47,6 +47,9 @@ __all__ = ["FIELD_WEIGHTS", "KeywordEngine"]
 
 #: BM25 column weights, in :data:`~.search_text.FIELDS` order. The name is written to be
 #: found; the other fields count the same (weights tuned on one query set did not carry over).
+#: The summary (a description's first sentence) is in the description too, so what a tool is
+#: for counts twice: toolret keyword recall@5 0.844 -> 0.856, and 0.867 -> 0.883 on the check
+#: queries; summary weights 0.5-2 land within 0.02 of that.
 FIELD_WEIGHTS: dict[str, float] = {
     "name": 2.0,
     "summary": 1.0,

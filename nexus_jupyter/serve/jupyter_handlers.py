@@ -138,7 +138,8 @@ class ToolsHandler(NexusHandler):
 
     Without ``q`` the tools come sorted by name; with ``q`` by relevance. Each tool that
     shadows others is followed by their rows (``shadowed_by`` names the winner's source);
-    ``total`` counts rows. ``suggestions`` holds close names when nothing matched.
+    ``total`` counts rows. ``suggestions`` holds close names when nothing matched, and
+    ``unserved`` the services the query names that no installed tool works with.
     """
 
     @web.authenticated
@@ -152,24 +153,25 @@ class ToolsHandler(NexusHandler):
         }
         reg = self.registry
 
-        def find() -> list[dict[str, Any]]:
+        def find() -> tuple[list[dict[str, Any]], list[str]]:
+            """The rows, and the services the query names that no tool works with."""
             if not query:
-                return [row for e in reg.entries(**filters) for row in entry_rows(e)]
+                return [row for e in reg.entries(**filters) for row in entry_rows(e)], []
             found: list[dict[str, Any]] = []
             for hit in reg.search(query, limit=_MAX_LIMIT, **filters):
                 entry = reg.snapshot.entries.get(hit.name)
                 if entry is not None:
                     found += entry_rows(entry, round(float(hit.score), 4))
-            return found
+            return found, [] if found else reg.unserved_services(query)
 
         try:
             # Off the server's loop: a first hybrid search embeds the catalog (seconds), and
-            # every kernel, contents and terminal request of this server shares that loop.
-            rows = await IOLoop.current().run_in_executor(None, find)
+            # every kernel, contents and terminal request of this server shares that loop;
+            # the index lock a concurrent search holds is waited for there too.
+            rows, unserved = await IOLoop.current().run_in_executor(None, find)
         except NexusError as exc:
             raise _error(400, "bad_request", str(exc)) from exc
         suggestions = reg.suggest(query) if query and not rows else []
-        unserved = reg.unserved_services(query) if query and not rows else []
         self.finish(
             json.dumps(
                 {"tools": rows[offset : offset + limit], "total": len(rows),

@@ -35,6 +35,7 @@ def test_top_k_equals_the_full_sort(seed: int) -> None:
     tools = [random_tool(rng, f"t{i}") for i in range(3000)]
     engine.upsert_many(tools)
     names = [tool.name for tool in tools]
+    assert engine._bound_weights() is not None  # rows are long enough for the bound pass
     checked_two_pass = 0
     for round_ in range(120):
         if round_ % 10 == 0:  # changes in between: row lengths and the shortest row move
