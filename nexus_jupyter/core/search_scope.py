@@ -37,7 +37,6 @@ keyword mode. On the check queries (``benchmarks/data/toolret-check-queries.json
 
 from __future__ import annotations
 
-import functools
 import re
 
 from .search_slots import without_values
@@ -104,28 +103,37 @@ SERVICES: frozenset[str] = frozenset(n.lower() for n in _names(_ANY_CASE) + _nam
 _NAMED = re.compile(r"\b(?:named|called|titled)\s+\S+", re.I)
 
 
-@functools.lru_cache(maxsize=1)
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    def alternation(names: tuple[str, ...]) -> str:
-        longest_first = sorted(names, key=len, reverse=True)
-        return "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in longest_first)
-
-    any_case = re.compile(rf"(?<![\w.-])(?:{alternation(_names(_ANY_CASE))})(?![\w-])", re.I)
-    capitalised = re.compile(rf"(?<=\s)(?:{alternation(_names(_CAPITALISED))})(?![\w-])")
-    return any_case, capitalised
+# Names by their lower-cased words; the value says whether the name must be capitalised.
+_BY_WORDS: dict[tuple[str, ...], bool] = {
+    **{tuple(n.lower().split()): False for n in _names(_ANY_CASE)},
+    **{tuple(n.lower().split()): True for n in _names(_CAPITALISED)},
+}
+_LONGEST = max(len(words) for words in _BY_WORDS)
+# A word as a name spells it: letters and digits, with inner dots, hyphens or a plus
+# ("monday.com", "trello-clone" is one word and so not "trello").
+_TOKEN = re.compile(r"[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?")
 
 
 def mentioned_services(query: str) -> list[str]:
     """The known services ``query`` names outside its values, as written there, in query
     order (each once)."""
-    text = _NAMED.sub(" ", without_values(query))
-    any_case, capitalised = _patterns()
-    found = [(m.start(), m.group()) for m in any_case.finditer(text)]
-    found += [(m.start(), m.group()) for m in capitalised.finditer(text)]
+    tokens = _TOKEN.findall(_NAMED.sub(" ", without_values(query)))
+    lowered = [t.lower() for t in tokens]
     out: dict[str, str] = {}
-    for _, written in sorted(found):
-        name = " ".join(written.split())
-        out.setdefault(name.lower(), name)
+    start = 0
+    while start < len(tokens):
+        for size in range(min(_LONGEST, len(tokens) - start), 0, -1):  # longest name first
+            words = tuple(lowered[start : start + size])
+            capitalised = _BY_WORDS.get(words)
+            if capitalised is None:
+                continue
+            if capitalised and (start == 0 or not tokens[start][0].isupper()):
+                continue  # an ordinary word, or the query's first word
+            name = " ".join(tokens[start : start + size])
+            out.setdefault(name.lower(), name)
+            start += size - 1
+            break
+        start += 1
     return list(out.values())
 
 

@@ -622,6 +622,12 @@ def test_mentioned_services() -> None:
     assert mentioned_services("zoom in on the chart") == []
     assert mentioned_services("Zoom in on the chart") == []
     assert mentioned_services("start a Zoom call") == ["Zoom"]
+    # Names with dots, and the longest name where a shorter one starts it.
+    assert mentioned_services("book it on booking.com, then add it to Microsoft To Do") == [
+        "booking.com",
+        "Microsoft To Do",
+    ]
+    assert mentioned_services("order it with Uber Eats") == ["Uber Eats"]
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
