@@ -62,7 +62,7 @@ from .search_fusion import (
     fuse,
 )
 from .search_intent import query_action, query_intent, tool_action, tool_intent
-from .search_scope import mentioned_services, service_terms
+from .search_scope import mentioned_services
 from .search_slots import query_slots, slot_share, tool_slots, without_values
 from .search_text import (
     FIELDS,
@@ -288,7 +288,7 @@ class SearchIndex:
 
     def _unserved(self, query: str) -> list[str]:
         return [name for name in mentioned_services(query)
-                if not self._keyword.has_phrase(service_terms(name))]  # fmt: skip
+                if not self._keyword.has_phrase(terms(name))]  # fmt: skip
 
     def _exact(self, query: str, keep: Callable[[ToolSpec], bool] | None) -> list[str]:
         q = query.strip()

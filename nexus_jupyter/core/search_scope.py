@@ -40,9 +40,8 @@ from __future__ import annotations
 import re
 
 from .search_slots import without_values
-from .search_text import terms
 
-__all__ = ["SERVICES", "mentioned_services", "service_terms"]
+__all__ = ["SERVICES", "mentioned_services"]
 
 # Unambiguous names, matched in any case, by kind. Multi-word names are matched as phrases.
 _ANY_CASE_BY_KIND = {
@@ -95,9 +94,6 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in text.replace("\n", "").split("|") if n.strip())
 
 
-#: Every service name this module knows, lower-cased.
-SERVICES: frozenset[str] = frozenset(n.lower() for n in _names(_ANY_CASE) + _names(_CAPITALISED))
-
 # Besides the values every search leaves out (quotes, URLs, e-mail, paths, owner/repo:
 # :func:`.search_slots.without_values`), a name given to something: "a repo called X".
 _NAMED = re.compile(r"\b(?:named|called|titled)\s+\S+", re.I)
@@ -109,6 +105,8 @@ _BY_WORDS: dict[tuple[str, ...], bool] = {
     **{tuple(n.lower().split()): True for n in _names(_CAPITALISED)},
 }
 _LONGEST = max(len(words) for words in _BY_WORDS)
+#: Every service name this module knows, lower-cased.
+SERVICES: frozenset[str] = frozenset(" ".join(words) for words in _BY_WORDS)
 # A word as a name spells it: letters and digits, with inner dots, hyphens or a plus
 # ("monday.com", "trello-clone" is one word and so not "trello").
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?")
@@ -135,8 +133,3 @@ def mentioned_services(query: str) -> list[str]:
             break
         start += 1
     return list(out.values())
-
-
-def service_terms(name: str) -> list[str]:
-    """A service name as search terms (``"monday.com"`` -> ``["monday"]``)."""
-    return terms(name)
