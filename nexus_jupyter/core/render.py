@@ -182,22 +182,25 @@ def entries_text(entries: list[ToolEntry], *, title: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def unserved_text(unserved: Sequence[str]) -> str:
+    """ "no installed tool works with Trello or Zendesk" (``unserved`` must not be empty)."""
+    names = list(unserved)
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"no installed tool works with {listed}"
+
+
 def no_hits_text(query: str, unserved: Sequence[str] = ()) -> str:
     """Why a search found nothing: ``unserved`` names services no installed tool works with."""
     if unserved:
-        return f"No tool matches {query!r}: no installed tool works with {_and(unserved)}."
+        return f"No tool matches {query!r}: {unserved_text(unserved)}."
     return f"No tool matches {query!r}."
-
-
-def _and(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     """Search hits (``SearchHit``: name, score, spec, matched) as a ranked table."""
     esc = html.escape
     if not hits:
-        why = f": no installed tool works with {esc(_and(unserved))}" if unserved else ""
+        why = f": {esc(unserved_text(unserved))}" if unserved else ""
         return f"<p>No tool matches <code>{esc(query)}</code>{why}.</p>"
     rows = "".join(
         f"<tr><td>{i}</td><td><code><b>{esc(h.name)}</b></code></td><td>{h.score:.2f}</td>"

@@ -10,7 +10,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ...core.render import entry_html, tool_badges
+from ...core.render import entry_html, tool_badges, unserved_text
 from ...core.spec import PERMISSIONS
 
 __all__ = ["Catalog"]
@@ -113,7 +113,7 @@ class Catalog(W.VBox):
         query = self.search.value.strip()
         unserved = self.registry.unserved_services(query) if query and not entries else []
         if unserved:
-            more = f": no installed tool works with {html.escape(', '.join(unserved))}"
+            more = f": {html.escape(unserved_text(unserved))}"
         self.count.value = f"<span style='color:#666'>{len(entries)} tools{more}</span>"
         if self.selected is not None:
             self.select(self.selected, quiet=True)
