@@ -87,8 +87,10 @@ def main() -> None:
     reg.close()
 
     us = 1e6
-    print(f"median per-call cost over {args.rounds} rounds of {args.calls} calls "
-          f"(mcp: {args.mcp_calls} calls)")  # fmt: skip
+    print(
+        f"median per-call cost over {args.rounds} rounds of {args.calls} calls "
+        f"(mcp: {args.mcp_calls} calls)"
+    )
     print(f"  plain function call            {t_plain * us:9.2f} us")
     print(f"  pydantic validate_call         {t_validate * us:9.2f} us")
     print(f"  await registry.call            {t_async * us:9.2f} us")

@@ -80,8 +80,9 @@ def measure_restart(folder: Path, runs: int) -> list[float]:
     timings = []
     for _ in range(runs):
         start = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", RESTART, str(folder)], capture_output=True,
-                             text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", RESTART, str(folder)], capture_output=True, text=True, check=True
+        )
         timings.append(time.perf_counter() - start)
         if not out.stdout.strip().isdigit():
             raise SystemExit(f"restart run gave {out.stdout!r}: {out.stderr}")
@@ -102,8 +103,10 @@ def main() -> None:
     restart_ms = statistics.median(restart) * 1000
     ratio = restart_ms / p50
     print(f"hot reload, save -> new behaviour callable ({len(hot)} saves, real watcher):")
-    print(f"  p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   min {min(hot) * 1000:6.1f} ms   "
-          f"max {max(hot) * 1000:6.1f} ms")  # fmt: skip
+    print(
+        f"  p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   min {min(hot) * 1000:6.1f} ms   "
+        f"max {max(hot) * 1000:6.1f} ms"
+    )
     print(f"process restart (fresh python, load folder, answer a call; median of {len(restart)}):")
     print(f"  {restart_ms:7.1f} ms")
     print(f"ratio restart / hot p50: {ratio:.1f}x")

@@ -36,8 +36,9 @@ BUDGET_S = 0.250
 def measure(code: str, runs: int) -> list[float]:
     out = []
     for _ in range(runs):
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         out.append(float(done.stdout.strip().splitlines()[-1]))
     return out
 
@@ -50,10 +51,14 @@ def main() -> None:
     mcp = measure(IMPORT_MCP, args.runs)
     ext_ms, mcp_ms = statistics.median(ext) * 1000, statistics.median(mcp) * 1000
     print(f"runs per measurement:           {args.runs} (fresh process each)")
-    print(f"cold %load_ext nexus_jupyter:   {ext_ms:8.1f} ms median "
-          f"(min {min(ext) * 1000:.1f}, max {max(ext) * 1000:.1f})")  # fmt: skip
-    print(f"cold import mcp:                {mcp_ms:8.1f} ms median "
-          f"(min {min(mcp) * 1000:.1f}, max {max(mcp) * 1000:.1f})")  # fmt: skip
+    print(
+        f"cold %load_ext nexus_jupyter:   {ext_ms:8.1f} ms median "
+        f"(min {min(ext) * 1000:.1f}, max {max(ext) * 1000:.1f})"
+    )
+    print(
+        f"cold import mcp:                {mcp_ms:8.1f} ms median "
+        f"(min {min(mcp) * 1000:.1f}, max {max(mcp) * 1000:.1f})"
+    )
     print(f"ratio %load_ext / import mcp:   {ext_ms / mcp_ms:8.3f}")
     verdict = "within" if ext_ms <= BUDGET_S * 1000 else "OVER"
     print(f"budget:                         {BUDGET_S * 1000:8.0f} ms ({verdict})")

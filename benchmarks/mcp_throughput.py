@@ -83,8 +83,14 @@ def cpu_seconds(pid: int) -> float:
 
 @contextmanager
 def run_server(args: list[str], port: int, cwd: str | None = None) -> Iterator[tuple[str, int]]:
-    proc = subprocess.Popen([sys.executable, *args], cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     threading.Thread(target=proc.stderr.read, daemon=True).start()
     try:
@@ -194,10 +200,20 @@ def main() -> None:
         folder.mkdir(parents=True)
         (folder / "add.py").write_text(TOOL_FILE)
         ours_port, bare_port = free_port(), free_port()
-        ours_args = ["-m", "nexus_jupyter.serve.cli_serve", "--transport", "http",
-                     "--port", str(ours_port), "--dir", str(folder)]  # fmt: skip
-        with run_server(ours_args, ours_port, cwd=tmp) as (ours_url, ours_pid), \
-                run_server(["-c", BARE_SERVER, str(bare_port)], bare_port) as (bare_url, bare_pid):  # fmt: skip
+        ours_args = [
+            "-m",
+            "nexus_jupyter.serve.cli_serve",
+            "--transport",
+            "http",
+            "--port",
+            str(ours_port),
+            "--dir",
+            str(folder),
+        ]
+        with (
+            run_server(ours_args, ours_port, cwd=tmp) as (ours_url, ours_pid),
+            run_server(["-c", BARE_SERVER, str(bare_port)], bare_port) as (bare_url, bare_pid),
+        ):
             rows = []
             targets = {"ours": (ours_url, ours_pid), "bare": (bare_url, bare_pid)}
             for label, concurrency in (("serial", 1), ("8 concurrent", 8)):
@@ -212,14 +228,18 @@ def main() -> None:
                             asyncio.run(throughput(url, opts.mode, opts.seconds, concurrency, pid))
                         )
                     ratios.append(runs["ours"][-1][0] / runs["bare"][-1][0])
-                median = {k: (statistics.median(r[0] for r in v),
-                              statistics.median(r[1] for r in v)) for k, v in runs.items()}  # fmt: skip
+                median = {
+                    k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v))
+                    for k, v in runs.items()
+                }
                 rows.append((label, median["ours"], median["bare"], ratios))
             latency = asyncio.run(list_changed_latency(ours_url, folder, opts.saves))
 
-    print(f"MCP tools/call over streamable HTTP, client mode={opts.mode!r}, medians of "
-          f"{opts.rounds} paired rounds of {opts.seconds:g} s, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(
+        f"MCP tools/call over streamable HTTP, client mode={opts.mode!r}, medians of "
+        f"{opts.rounds} paired rounds of {opts.seconds:g} s, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'':14}{'nexus-tools serve':>22}{'bare MCPServer':>22}{'ratio':>8}   per round")
     for label, (ours, ours_cpu), (bare, bare_cpu), ratios in rows:
         print(
@@ -227,11 +247,15 @@ def main() -> None:
             f"{bare:>10.0f} c/s{bare_cpu:>6.2f} ms cpu{statistics.median(ratios):>7.2f}x   "
             + " ".join(f"{r:.2f}" for r in ratios)
         )
-    print("(ms cpu = server CPU time per call; ratio = median of the rounds' calls/s ours / bare,"
-          " target >= 1.0x)")  # fmt: skip
+    print(
+        "(ms cpu = server CPU time per call; ratio = median of the rounds' calls/s ours / bare,"
+        " target >= 1.0x)"
+    )
     ours_us, bare_us = asyncio.run(handler_cost())
-    print(f"in-process handler, no transport: {ours_us:.0f} us/call ours, {bare_us:.0f} us/call "
-          f"MCPServer.call_tool ({bare_us / ours_us:.1f}x)")  # fmt: skip
+    print(
+        f"in-process handler, no transport: {ours_us:.0f} us/call ours, {bare_us:.0f} us/call "
+        f"MCPServer.call_tool ({bare_us / ours_us:.1f}x)"
+    )
     ms = sorted(s * 1000 for s in latency)
     p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]
     print(

@@ -66,8 +66,11 @@ def bm25_baseline(specs: list[ToolSpec]) -> Ranker:
         return re.findall(r"[a-z0-9]+", text.lower())
 
     def doc(spec: ToolSpec) -> list[str]:
-        params = " ".join(f"{k} {v.get('description', '')}" for k, v in spec.parameters.items()
-                          if isinstance(v, dict))  # fmt: skip
+        params = " ".join(
+            f"{k} {v.get('description', '')}"
+            for k, v in spec.parameters.items()
+            if isinstance(v, dict)
+        )
         return words(f"{spec.name} {spec.description} {params}")
 
     bm25 = BM25Okapi([doc(s) for s in specs])
@@ -139,19 +142,24 @@ def main(argv: list[str] | None = None) -> int:
     def ours(query: str) -> list[str]:
         return [h.name for h in index.search(query, limit=10)]
 
-    results = {f"nexus {index.mode} (t={index.threshold:g})": evaluate(ours, queries),
-               "rank_bm25 baseline": evaluate(bm25_baseline(specs), queries)}  # fmt: skip
+    results = {
+        f"nexus {index.mode} (t={index.threshold:g})": evaluate(ours, queries),
+        "rank_bm25 baseline": evaluate(bm25_baseline(specs), queries),
+    }
     n_serv = sum(1 for q in queries if q["relevant"])
-    print(f"catalog: {len(specs)} tools; queries: {len(queries)} ({n_serv} servable, "
-          f"{len(queries) - n_serv} unservable); split={args.split}; index build {build:.2f}s")  # fmt: skip
+    print(
+        f"catalog: {len(specs)} tools; queries: {len(queries)} ({n_serv} servable, "
+        f"{len(queries) - n_serv} unservable); split={args.split}; index build {build:.2f}s"
+    )
     cols = ["recall@1", "recall@5", "MRR", "unservable_no_hits", "servable_no_hits"]
     print(f"{'':28}" + "".join(f"{c:>20}" for c in cols))
     for label, res in results.items():
         print(f"{label:28}" + "".join(f"{res[c]:>20.3f}" for c in cols))
     ours_res, base = results[next(iter(results))], results["rank_bm25 baseline"]
-    print(f"{'ratio ours/baseline':28}"
-          + "".join(f"{ours_res[c] / base[c] if base[c] else float('nan'):>20.2f}"
-                    for c in cols[:3]))  # fmt: skip
+    print(
+        f"{'ratio ours/baseline':28}"
+        + "".join(f"{ours_res[c] / base[c] if base[c] else float('nan'):>20.2f}" for c in cols[:3])
+    )
     if args.show_misses:
         print("misses (top 5):", *misses(ours, queries), sep="\n")
     index.close()

@@ -36,27 +36,174 @@ import psutil
 from nexus_jupyter.core.search import SearchIndex
 from nexus_jupyter.core.spec import ToolSpec
 
-VERBS = ["get", "list", "create", "update", "delete", "search", "describe", "export", "import",
-         "archive", "restore", "share", "sync", "validate", "deploy", "scale", "tag", "move",
-         "copy", "rename", "lock", "unlock", "approve", "reject", "assign", "close", "open",
-         "merge", "watch", "count"]  # fmt: skip
-OBJECTS = ["file", "folder", "issue", "ticket", "page", "comment", "user", "team", "project",
-           "repository", "branch", "commit", "release", "dashboard", "alert", "metric", "log",
-           "trace", "invoice", "payment", "customer", "subscription", "coupon", "refund",
-           "message", "channel", "thread", "reaction", "pod", "deployment", "namespace",
-           "node", "secret", "volume", "bucket", "object", "table", "row", "index", "query",
-           "database", "schema", "key", "token", "webhook", "event", "calendar", "meeting",
-           "contact", "lead", "order", "product", "image", "video", "playlist", "note",
-           "task", "label", "milestone", "workflow", "artifact", "package", "report",
-           "dataset", "model", "experiment", "notebook", "cell", "kernel", "session",
-           "cluster", "service", "route", "certificate", "domain", "record", "backup",
-           "snapshot", "policy", "role", "group", "permission", "device", "sensor", "ride",
-           "flight", "hotel", "booking", "recipe", "song", "album", "article", "feed",
-           "survey", "form", "quote", "shipment", "warehouse", "vendor"]  # fmt: skip
-ADJECTIVES = ["remote", "local", "shared", "private", "archived", "draft", "pending", "active",
-              "recent", "large", "scheduled", "failed", "public", "nested", "encrypted"]  # fmt: skip
-SYLLABLES = ["ka", "lo", "mi", "ra", "tu", "ven", "so", "dex", "ar", "ni", "qu", "bel", "tor",
-             "zi", "pa", "ron"]  # fmt: skip
+VERBS = [
+    "get",
+    "list",
+    "create",
+    "update",
+    "delete",
+    "search",
+    "describe",
+    "export",
+    "import",
+    "archive",
+    "restore",
+    "share",
+    "sync",
+    "validate",
+    "deploy",
+    "scale",
+    "tag",
+    "move",
+    "copy",
+    "rename",
+    "lock",
+    "unlock",
+    "approve",
+    "reject",
+    "assign",
+    "close",
+    "open",
+    "merge",
+    "watch",
+    "count",
+]
+OBJECTS = [
+    "file",
+    "folder",
+    "issue",
+    "ticket",
+    "page",
+    "comment",
+    "user",
+    "team",
+    "project",
+    "repository",
+    "branch",
+    "commit",
+    "release",
+    "dashboard",
+    "alert",
+    "metric",
+    "log",
+    "trace",
+    "invoice",
+    "payment",
+    "customer",
+    "subscription",
+    "coupon",
+    "refund",
+    "message",
+    "channel",
+    "thread",
+    "reaction",
+    "pod",
+    "deployment",
+    "namespace",
+    "node",
+    "secret",
+    "volume",
+    "bucket",
+    "object",
+    "table",
+    "row",
+    "index",
+    "query",
+    "database",
+    "schema",
+    "key",
+    "token",
+    "webhook",
+    "event",
+    "calendar",
+    "meeting",
+    "contact",
+    "lead",
+    "order",
+    "product",
+    "image",
+    "video",
+    "playlist",
+    "note",
+    "task",
+    "label",
+    "milestone",
+    "workflow",
+    "artifact",
+    "package",
+    "report",
+    "dataset",
+    "model",
+    "experiment",
+    "notebook",
+    "cell",
+    "kernel",
+    "session",
+    "cluster",
+    "service",
+    "route",
+    "certificate",
+    "domain",
+    "record",
+    "backup",
+    "snapshot",
+    "policy",
+    "role",
+    "group",
+    "permission",
+    "device",
+    "sensor",
+    "ride",
+    "flight",
+    "hotel",
+    "booking",
+    "recipe",
+    "song",
+    "album",
+    "article",
+    "feed",
+    "survey",
+    "form",
+    "quote",
+    "shipment",
+    "warehouse",
+    "vendor",
+]
+ADJECTIVES = [
+    "remote",
+    "local",
+    "shared",
+    "private",
+    "archived",
+    "draft",
+    "pending",
+    "active",
+    "recent",
+    "large",
+    "scheduled",
+    "failed",
+    "public",
+    "nested",
+    "encrypted",
+]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ra",
+    "tu",
+    "ven",
+    "so",
+    "dex",
+    "ar",
+    "ni",
+    "qu",
+    "bel",
+    "tor",
+    "zi",
+    "pa",
+    "ron",
+]
 
 
 def server_names(n: int, rng: random.Random) -> list[str]:
@@ -75,16 +222,23 @@ def make_catalog(size: int, seed: int = 7) -> list[ToolSpec]:
     for i, (server, verb, obj) in enumerate(combos[:size]):
         adj = rng.choice(ADJECTIVES)
         other = rng.sample(OBJECTS, 3)
-        props = {f"{o}_id": {"type": "string", "description": f"The {o} identifier."}
-                 for o in (obj, other[0])}  # fmt: skip
+        props = {
+            f"{o}_id": {"type": "string", "description": f"The {o} identifier."}
+            for o in (obj, other[0])
+        }
         props["limit"] = {"type": "integer", "description": "Maximum number of results."}
-        specs.append(ToolSpec(
-            name=f"{server}__{verb}_{obj}" + ("" if i % 5 else f"_{adj}"),
-            description=(f"{verb.capitalize()} a {adj} {obj} in {server.capitalize()}. "
-                         f"Works with {other[1]}s and {other[2]}s; returns the {obj} as JSON."),
-            input_schema={"type": "object", "properties": props, "required": [f"{obj}_id"]},
-            source=f"mcp:{server}", source_kind="mcp",
-        ))  # fmt: skip
+        specs.append(
+            ToolSpec(
+                name=f"{server}__{verb}_{obj}" + ("" if i % 5 else f"_{adj}"),
+                description=(
+                    f"{verb.capitalize()} a {adj} {obj} in {server.capitalize()}. "
+                    f"Works with {other[1]}s and {other[2]}s; returns the {obj} as JSON."
+                ),
+                input_schema={"type": "object", "properties": props, "required": [f"{obj}_id"]},
+                source=f"mcp:{server}",
+                source_kind="mcp",
+            )
+        )
     return specs
 
 
@@ -171,9 +325,15 @@ def bench_ours(
         index.update([edited])
         times.append((time.perf_counter_ns() - t0) / 1e6)
     index.close()
-    return {"build_s": build, "p50_ms": p50, "p95_ms": p95,
-            "update_ms": statistics.median(times), "mem_mb": mem, "embed_s_per_tool": per_tool,
-            **({"hit@10": hit10 / max(len(labelled), 1)} if mode == "keyword" else {})}  # fmt: skip
+    return {
+        "build_s": build,
+        "p50_ms": p50,
+        "p95_ms": p95,
+        "update_ms": statistics.median(times),
+        "mem_mb": mem,
+        "embed_s_per_tool": per_tool,
+        **({"hit@10": hit10 / max(len(labelled), 1)} if mode == "keyword" else {}),
+    }
 
 
 def bench_bm25(specs: list[ToolSpec], queries: list[str]) -> dict[str, float]:
@@ -192,8 +352,13 @@ def bench_bm25(specs: list[ToolSpec], queries: list[str]) -> dict[str, float]:
 
     p50, p95 = timed(query, queries)
     # rank_bm25 has no incremental update: adding a tool means rebuilding.
-    return {"build_s": build, "p50_ms": p50, "p95_ms": p95, "update_ms": build * 1000,
-            "mem_mb": mem}  # fmt: skip
+    return {
+        "build_s": build,
+        "p50_ms": p50,
+        "p95_ms": p95,
+        "update_ms": build * 1000,
+        "mem_mb": mem,
+    }
 
 
 def bench_scan(specs: list[ToolSpec], queries: list[str]) -> dict[str, float]:
@@ -242,12 +407,17 @@ def main(argv: list[str] | None = None) -> int:
         for label, row in rows.items():
             ratio = row["p50_ms"] / ours if ours else float("nan")
             hit = f"{row['hit@10']:>8.2f}" if "hit@10" in row else ""
-            print(f"{size:>7} {label:18}" + "".join(f"{row[c]:>11.3f}" for c in cols)
-                  + f"   {ratio:>6.1f}x{hit}")  # fmt: skip
+            print(
+                f"{size:>7} {label:18}"
+                + "".join(f"{row[c]:>11.3f}" for c in cols)
+                + f"   {ratio:>6.1f}x{hit}"
+            )
         if args.hybrid:
             per = rows["nexus hybrid"]["embed_s_per_tool"]
-            print(f"{'':>7} hybrid embedding: {per * 1000:.1f} ms/tool "
-                  f"(cold build of {size} tools ~ {per * size:.0f} s; cached on disk after)")  # fmt: skip
+            print(
+                f"{'':>7} hybrid embedding: {per * 1000:.1f} ms/tool "
+                f"(cold build of {size} tools ~ {per * size:.0f} s; cached on disk after)"
+            )
     return 0
 
 

@@ -41,13 +41,19 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="nexus-tools", description="Browse, search, call and check the tools "
-                     "of a nexus_jupyter registry.")  # fmt: skip
+    parser = _Parser(
+        prog="nexus-tools",
+        description="Browse, search, call and check the tools of a nexus_jupyter registry.",
+    )
     parser.add_argument("--root", default=".", help="workspace root (default: current folder)")
     parser.add_argument("--config", default=None, help="nex.yaml to use as the project level")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--wait", type=float, default=15.0,
-                        help="seconds to wait for MCP servers and checks (default 15)")  # fmt: skip
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=15.0,
+        help="seconds to wait for MCP servers and checks (default 15)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("list", help="list the tools")
@@ -67,8 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("arguments", nargs="*", help="one JSON object, or key=value pairs")
     p.add_argument("--timeout", type=float, default=None)
-    p.add_argument("--yes", "-y", action="store_true",
-                   help="approve a call that asks for approval (dangerous tools)")  # fmt: skip
+    p.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="approve a call that asks for approval (dangerous tools)",
+    )
 
     sub.add_parser("check", help="show every tool's availability and every source's status")
 

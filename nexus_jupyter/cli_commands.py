@@ -21,8 +21,16 @@ from .core.context import RequestInfo
 from .core.errors import ApprovalRequired, NexusError
 from .core.render import no_hits_text
 
-__all__ = ["cmd_call", "cmd_check", "cmd_info", "cmd_list", "cmd_search", "credentials",
-           "open_registry", "parse_call_arguments"]  # fmt: skip
+__all__ = [
+    "cmd_call",
+    "cmd_check",
+    "cmd_info",
+    "cmd_list",
+    "cmd_search",
+    "credentials",
+    "open_registry",
+    "parse_call_arguments",
+]
 
 _DIRECTORY = "nexus_jupyter.sources.directory"
 
@@ -86,8 +94,14 @@ def _wait_for_sources(reg: Any, limit: float) -> None:
 
 def _row(entry: Any) -> dict[str, Any]:
     spec = entry.spec
-    return {"name": spec.name, "permission": spec.permission, "source": spec.source,
-            "status": entry.status, "reason": entry.reason, "summary": spec.summary}  # fmt: skip
+    return {
+        "name": spec.name,
+        "permission": spec.permission,
+        "source": spec.source,
+        "status": entry.status,
+        "reason": entry.reason,
+        "summary": spec.summary,
+    }
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
@@ -120,8 +134,15 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageProblem(f"--limit must be at least 1, got {args.limit!r}.")
     hits = reg.search(args.query, limit=args.limit)
-    rows = [{"name": h.name, "score": round(h.score, 4), "summary": h.spec.summary,
-             "matched": list(h.matched)} for h in hits]  # fmt: skip
+    rows = [
+        {
+            "name": h.name,
+            "score": round(h.score, 4),
+            "summary": h.spec.summary,
+            "matched": list(h.matched),
+        }
+        for h in hits
+    ]
     if args.json:
         _print_json(rows)
     elif not rows:
@@ -164,18 +185,21 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
     arguments = parse_call_arguments(args.arguments)
     request = RequestInfo(client="cli")
     try:
-        result = reg.call_sync(args.name, arguments, request=request, timeout=args.timeout,
-                               approved=args.yes)  # fmt: skip
+        result = reg.call_sync(
+            args.name, arguments, request=request, timeout=args.timeout, approved=args.yes
+        )
     except ApprovalRequired as exc:
         if not sys.stdin.isatty():
-            raise ApprovalRequired(f"{exc} From the command line, pass --yes to approve it.",
-                                   tool=exc.tool) from None  # fmt: skip
+            raise ApprovalRequired(
+                f"{exc} From the command line, pass --yes to approve it.", tool=exc.tool
+            ) from None
         answer = input(f"{exc}\nApprove this call of {args.name!r}? [y/N] ").strip().lower()
         if answer not in ("y", "yes"):
             print("nexus-tools: error: the call was not approved.", file=sys.stderr)
             return 1
-        result = reg.call_sync(args.name, arguments, request=request, timeout=args.timeout,
-                               approved=True)  # fmt: skip
+        result = reg.call_sync(
+            args.name, arguments, request=request, timeout=args.timeout, approved=True
+        )
     result = result.redacted()  # what a terminal shows never holds a secret
     if args.json:
         _print_json(result.to_dict())
@@ -184,8 +208,10 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
         print(value if isinstance(value, str) else json.dumps(value, indent=2, default=str))
     if result.is_error:
         message = " ".join(str(result.error).split())
-        print(f"nexus-tools: error: {args.name} failed: {result.error_type}: {message}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"nexus-tools: error: {args.name} failed: {result.error_type}: {message}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -195,11 +221,23 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
 
 def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     tools = [_row(e) for e in reg.entries()]
-    sources = [{"name": s.name, "kind": s.kind, "status": s.status, "error": s.error,
-                "tools": len(s.tools), "details": s.details} for s in reg.sources()]  # fmt: skip
-    report = {"tools": tools, "sources": sources,
-              "credentials": reg.credentials.list() if reg.credentials is not None else {},
-              "config_files": list(reg.settings.files) if reg.settings is not None else []}  # fmt: skip
+    sources = [
+        {
+            "name": s.name,
+            "kind": s.kind,
+            "status": s.status,
+            "error": s.error,
+            "tools": len(s.tools),
+            "details": s.details,
+        }
+        for s in reg.sources()
+    ]
+    report = {
+        "tools": tools,
+        "sources": sources,
+        "credentials": reg.credentials.list() if reg.credentials is not None else {},
+        "config_files": list(reg.settings.files) if reg.settings is not None else [],
+    }
     if args.json:
         _print_json(report)
         return 0

@@ -31,8 +31,14 @@ def env(tmp_path: Path) -> dict[str, str]:
 def run(
     env: dict[str, str], tmp: Path, *args: str, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, "--root", str(tmp / "ws"), "--wait", "5", *args], env=env,
-                          input=stdin, capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        [EXE, "--root", str(tmp / "ws"), "--wait", "5", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

@@ -8,12 +8,34 @@ import sys
 import nexus_jupyter
 
 EXPECTED = {
-    "ApprovalRequired", "CancellationToken", "ConfigError", "ExportError", "FieldError", "Image",
-    "MissingCredential", "NexusError", "PermissionDenied", "Registry", "RegistryChanged",
-    "RequestInfo", "SourceError", "Tool", "ToolContext", "ToolDefinitionError", "ToolEntry",
-    "ToolNotFound", "ToolResult", "ToolSpec", "ToolUnavailable", "ToolValidationError",
-    "__version__", "load_ipython_extension", "registry", "tool", "unload_ipython_extension",
-}  # fmt: skip
+    "ApprovalRequired",
+    "CancellationToken",
+    "ConfigError",
+    "ExportError",
+    "FieldError",
+    "Image",
+    "MissingCredential",
+    "NexusError",
+    "PermissionDenied",
+    "Registry",
+    "RegistryChanged",
+    "RequestInfo",
+    "SourceError",
+    "Tool",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolEntry",
+    "ToolNotFound",
+    "ToolResult",
+    "ToolSpec",
+    "ToolUnavailable",
+    "ToolValidationError",
+    "__version__",
+    "load_ipython_extension",
+    "registry",
+    "tool",
+    "unload_ipython_extension",
+}
 
 
 def test_exported_names_are_pinned() -> None:

@@ -53,8 +53,9 @@ def rule_matches(rule: ApprovalRule, tool: str, arguments: Mapping[str, Any]) ->
     return True
 
 
-def matching_rules(rules: Iterable[ApprovalRule], tool: str,
-                   arguments: Mapping[str, Any]) -> list[tuple[int, ApprovalRule]]:  # fmt: skip
+def matching_rules(
+    rules: Iterable[ApprovalRule], tool: str, arguments: Mapping[str, Any]
+) -> list[tuple[int, ApprovalRule]]:
     return [(i, r) for i, r in enumerate(rules) if rule_matches(r, tool, arguments)]
 
 
@@ -64,8 +65,9 @@ def _specificity(item: tuple[int, ApprovalRule]) -> tuple[int, int, int]:
     return (len(rule.arguments), exact, index)
 
 
-def pick_rule(rules: Iterable[ApprovalRule], tool: str,
-              arguments: Mapping[str, Any]) -> ApprovalRule | None:  # fmt: skip
+def pick_rule(
+    rules: Iterable[ApprovalRule], tool: str, arguments: Mapping[str, Any]
+) -> ApprovalRule | None:
     """The rule that decides a call, or ``None`` when no rule matches."""
     found = matching_rules(rules, tool, arguments)
     if not found:

@@ -85,8 +85,13 @@ class CallRunner:
         tool, kwargs = await self._prepare(name, arguments, request, approved)
         ctx = None
         if tool.wants_context or cancellation is not None or progress is not None:
-            ctx = ToolContext(tool_name=tool.spec.name, credentials=self._credentials_view(),
-                              request=request, cancellation=cancellation, progress=progress)  # fmt: skip
+            ctx = ToolContext(
+                tool_name=tool.spec.name,
+                credentials=self._credentials_view(),
+                request=request,
+                cancellation=cancellation,
+                progress=progress,
+            )
         limit = timeout if timeout is not None else tool.spec.timeout
         if tool.is_async:
             result = await self._run_async(tool, kwargs, ctx, limit)
@@ -113,8 +118,9 @@ class CallRunner:
             self._audit(tool, request, "allow", result.duration, result.error)
         return result
 
-    def call_sync(self, name: str, arguments: Mapping[str, Any] | None = None,
-                  **options: Any) -> ToolResult:  # fmt: skip
+    def call_sync(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> ToolResult:
         """:meth:`call` for code without ``await``: scripts, the CLI, a notebook cell or a
         widget callback (even while an event loop runs in this thread).
 
@@ -148,8 +154,9 @@ class CallRunner:
                 raise ToolUnavailable(f"Tool {name!r} cannot run now: {live.reason}.")
         return entry.tool
 
-    def _check_policy(self, tool: Tool, arguments: Any, request: RequestInfo,
-                      approved: bool) -> str:  # fmt: skip
+    def _check_policy(
+        self, tool: Tool, arguments: Any, request: RequestInfo, approved: bool
+    ) -> str:
         """``"allow"`` or ``"ask"``; raises :class:`PermissionDenied` for ``deny``."""
         if self.policy is None:
             return "allow"
@@ -168,8 +175,9 @@ class CallRunner:
             raise ApprovalRequired(
                 f"{reason} and no one can approve it here. Pre-approve it in nex.yaml "
                 f"(approvals: {{{tool.spec.name}: pre_approved}}) or approve it in the notebook.",
-                tool=tool.spec.name, arguments=arguments,
-            )  # fmt: skip
+                tool=tool.spec.name,
+                arguments=arguments,
+            )
         answer = self.approver(tool, arguments, request)
         if inspect.isawaitable(answer):
             answer = await answer
@@ -184,8 +192,9 @@ class CallRunner:
             return
         self.credentials.require(tool.spec)
 
-    async def _prepare(self, name: str, arguments: Any, request: RequestInfo,
-                       approved: bool) -> tuple[Tool, dict[str, Any]]:  # fmt: skip
+    async def _prepare(
+        self, name: str, arguments: Any, request: RequestInfo, approved: bool
+    ) -> tuple[Tool, dict[str, Any]]:
         tool = self._lookup(name)
         if self._check_policy(tool, arguments, request, approved) == "ask":
             await self._ask(tool, arguments, request)
@@ -197,9 +206,17 @@ class CallRunner:
             raise
         return tool, kwargs
 
-    def _call_here(self, name: str, arguments: Any, *, request: RequestInfo | None = None,
-                   principal: str | None = None, approved: bool = False,
-                   progress: ProgressCallback | None = None, **_: Any) -> ToolResult:  # fmt: skip
+    def _call_here(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        request: RequestInfo | None = None,
+        principal: str | None = None,
+        approved: bool = False,
+        progress: ProgressCallback | None = None,
+        **_: Any,
+    ) -> ToolResult:
         start = _perf()
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
@@ -215,8 +232,12 @@ class CallRunner:
             raise
         ctx = None
         if tool.wants_context or progress is not None:
-            ctx = ToolContext(tool_name=tool.spec.name, credentials=self._credentials_view(),
-                              request=request, progress=progress)  # fmt: skip
+            ctx = ToolContext(
+                tool_name=tool.spec.name,
+                credentials=self._credentials_view(),
+                request=request,
+                progress=progress,
+            )
         result = self._run_inline(tool, kwargs, ctx)
         result.duration = _perf() - start
         if self.credentials is not None:
@@ -239,8 +260,9 @@ class CallRunner:
             tool.record_duration(_perf() - start)
         return value if isinstance(value, ToolResult) else ToolResult(tool.spec.name, value)
 
-    async def _run_threaded(self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None,
-                            limit: float | None) -> ToolResult:  # fmt: skip
+    async def _run_threaded(
+        self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
+    ) -> ToolResult:
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(None, self._run_inline, tool, kwargs, ctx)
         try:
@@ -252,8 +274,9 @@ class CallRunner:
                 ctx.cancellation.cancel()  # ask the thread to stop; it cannot be killed
             raise
 
-    async def _run_async(self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None,
-                         limit: float | None) -> ToolResult:  # fmt: skip
+    async def _run_async(
+        self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
+    ) -> ToolResult:
         if limit is None and ctx is None:
             try:
                 value = await tool.invoke(kwargs, ctx)
@@ -263,16 +286,22 @@ class CallRunner:
         task = asyncio.ensure_future(self._invoke_async(tool, kwargs, ctx))
         return await self._supervise(task, tool, ctx, limit)
 
-    async def _invoke_async(self, tool: Tool, kwargs: dict[str, Any],
-                            ctx: ToolContext | None) -> ToolResult:  # fmt: skip
+    async def _invoke_async(
+        self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None
+    ) -> ToolResult:
         try:
             value = await tool.invoke(kwargs, ctx)
         except (Exception, SystemExit) as exc:
             return self._failure(tool, exc)
         return value if isinstance(value, ToolResult) else ToolResult(tool.spec.name, value)
 
-    async def _supervise(self, task: asyncio.Future[ToolResult], tool: Tool,
-                         ctx: ToolContext | None, limit: float | None) -> ToolResult:  # fmt: skip
+    async def _supervise(
+        self,
+        task: asyncio.Future[ToolResult],
+        tool: Tool,
+        ctx: ToolContext | None,
+        limit: float | None,
+    ) -> ToolResult:
         """Wait for ``task`` with a deadline and the cancel signal."""
         loop = asyncio.get_running_loop()
         cancelled: asyncio.Future[None] = loop.create_future()
@@ -327,16 +356,24 @@ class CallRunner:
     def _credentials_view(self) -> Any:
         return self.credentials.view() if self.credentials is not None else None
 
-    def _audit(self, tool: Tool, request: RequestInfo, decision: str, duration: float,
-               error: str | None) -> None:  # fmt: skip
+    def _audit(
+        self, tool: Tool, request: RequestInfo, decision: str, duration: float, error: str | None
+    ) -> None:
         try:
-            self.audit.record(tool=tool.spec.name, principal=request.principal,
-                              request_id=request.request_id, client=request.client,
-                              decision=decision, duration=duration, error=error)  # fmt: skip
+            self.audit.record(
+                tool=tool.spec.name,
+                principal=request.principal,
+                request_id=request.request_id,
+                client=request.client,
+                decision=decision,
+                duration=duration,
+                error=error,
+            )
         except Exception:
             log.exception("audit log write failed")
 
-    def _deny_audit(self, tool: Tool, request: RequestInfo | None, decision: str,
-                    reason: str | None) -> None:  # fmt: skip
+    def _deny_audit(
+        self, tool: Tool, request: RequestInfo | None, decision: str, reason: str | None
+    ) -> None:
         if self.audit is not None:
             self._audit(tool, request or _LOCAL, decision, 0.0, reason)

@@ -98,8 +98,13 @@ def _named_list(value: Any) -> bool:
     )
 
 
-def load_settings(root: str | Path = ".", runtime: Mapping[str, Any] | None = None, *,
-                  project_file: str | Path | None = None, user: bool = True) -> Settings:  # fmt: skip
+def load_settings(
+    root: str | Path = ".",
+    runtime: Mapping[str, Any] | None = None,
+    *,
+    project_file: str | Path | None = None,
+    user: bool = True,
+) -> Settings:
     """Merge the user level, the project level (``root/nex.yaml`` or ``project_file``) and
     ``runtime``; validate. Raises :class:`ConfigError` naming file, line and key."""
     levels: list[tuple[Path | None, dict[str, Any]]] = []

@@ -119,8 +119,11 @@ class FileProvider:
                 f"Credentials file {str(self.path)!r} must hold a JSON object; delete it and "
                 "set the credentials again."
             )
-        clean = {str(s): {str(k): str(v) for k, v in keys.items()}
-                 for s, keys in data.items() if isinstance(keys, dict)}  # fmt: skip
+        clean = {
+            str(s): {str(k): str(v) for k, v in keys.items()}
+            for s, keys in data.items()
+            if isinstance(keys, dict)
+        }
         self._cache = (stamp, clean)
         return {s: dict(k) for s, k in clean.items()}
 

@@ -63,8 +63,13 @@ class CredentialStore:
     object (tests, or a chosen backend).
     """
 
-    def __init__(self, providers: list[Any] | None = None, *, home: str | Path | None = None,
-                 keyring_backend: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        providers: list[Any] | None = None,
+        *,
+        home: str | Path | None = None,
+        keyring_backend: Any = None,
+    ) -> None:
         self.home = Path(home) if home is not None else nexus_home()
         if providers is None:
             providers = [EnvProvider()]
@@ -271,8 +276,13 @@ def count_secret(text: str, secret: str) -> int:
     import base64
     import urllib.parse
 
-    forms = {secret, json.dumps(secret)[1:-1], repr(secret)[1:-1], urllib.parse.quote(secret),
-             base64.b64encode(secret.encode()).decode().rstrip("=")}  # fmt: skip
+    forms = {
+        secret,
+        json.dumps(secret)[1:-1],
+        repr(secret)[1:-1],
+        urllib.parse.quote(secret),
+        base64.b64encode(secret.encode()).decode().rstrip("="),
+    }
     return sum(text.count(form) for form in forms if form)
 
 

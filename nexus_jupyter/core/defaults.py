@@ -25,10 +25,18 @@ def resolve_tools_dir(root: str | Path | None = None, configured: str | None = N
     return path if path.is_absolute() else base / path
 
 
-def build_default_registry(cls: Any, *, root: str | Path | None = None, config: Any = None,
-                           watch: bool = True, builtins: bool = True, mcp: bool = True,
-                           **kwargs: Any) -> Any:  # fmt: skip
+def build_default_registry(
+    cls: Any,
+    *,
+    root: str | Path | None = None,
+    config: Any = None,
+    watch: bool = True,
+    builtins: bool = True,
+    mcp: bool = True,
+    **kwargs: Any,
+) -> Any:
     from .setup import configure_registry
 
-    return configure_registry(cls, root=root, config=config, watch=watch, builtins=builtins,
-                              mcp=mcp, **kwargs)  # fmt: skip
+    return configure_registry(
+        cls, root=root, config=config, watch=watch, builtins=builtins, mcp=mcp, **kwargs
+    )

@@ -15,9 +15,21 @@ __all__ = ["ParsedDocstring", "parse_docstring"]
 
 _GOOGLE_ARGS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"}
 _GOOGLE_SECTIONS = _GOOGLE_ARGS | {
-    "returns", "return", "yields", "raises", "examples", "example", "note", "notes",
-    "attributes", "see also", "references", "warning", "warnings", "todo",
-}  # fmt: skip
+    "returns",
+    "return",
+    "yields",
+    "raises",
+    "examples",
+    "example",
+    "note",
+    "notes",
+    "attributes",
+    "see also",
+    "references",
+    "warning",
+    "warnings",
+    "todo",
+}
 _SPHINX_PARAM = re.compile(
     r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?(\w+)\s*:(.*)$"
 )

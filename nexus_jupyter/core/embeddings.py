@@ -160,10 +160,16 @@ class MiniLM:
         self.tokenizer.enable_truncation(max_length=max_length)
         raw = load_safetensors(path / "model.safetensors")
         # Linear weights are stored (out, in); keep them transposed and contiguous once.
-        self.w = {k: (np.ascontiguousarray(v.T) if k.endswith("dense.weight")
-                      or k.endswith(("query.weight", "key.weight", "value.weight"))
-                      else np.asarray(v)).astype(np.float32, copy=False)
-                  for k, v in raw.items() if v.dtype != np.int64}  # fmt: skip
+        self.w = {
+            k: (
+                np.ascontiguousarray(v.T)
+                if k.endswith("dense.weight")
+                or k.endswith(("query.weight", "key.weight", "value.weight"))
+                else np.asarray(v)
+            ).astype(np.float32, copy=False)
+            for k, v in raw.items()
+            if v.dtype != np.int64
+        }
         self._lock = threading.Lock()
 
     def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
@@ -189,9 +195,11 @@ class MiniLM:
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w, eps = self.w, self.eps
         batch, width = ids.shape
-        x = (w["embeddings.word_embeddings.weight"][ids]
-             + w["embeddings.position_embeddings.weight"][:width]
-             + w["embeddings.token_type_embeddings.weight"][0])  # fmt: skip
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:width]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
         head = self.dim // self.heads
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
@@ -212,12 +220,17 @@ class MiniLM:
             attn = (
                 ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
             )
-            x = _layer_norm(x + attn, w[p + "attention.output.LayerNorm.weight"],
-                            w[p + "attention.output.LayerNorm.bias"], eps)  # fmt: skip
+            x = _layer_norm(
+                x + attn,
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+                eps,
+            )
             inner = _gelu(x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
             ffn = inner @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
-            x = _layer_norm(x + ffn, w[p + "output.LayerNorm.weight"],
-                            w[p + "output.LayerNorm.bias"], eps)  # fmt: skip
+            x = _layer_norm(
+                x + ffn, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], eps
+            )
         pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -252,9 +265,12 @@ class EmbeddingCache:
             self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
             self._db.commit()
         except (OSError, sqlite3.Error) as exc:
-            log.warning("Embedding cache at %s is unusable (%s); embeddings are not "
-                        "kept between runs. Set NEXUS_CACHE_DIR to a writable folder.",
-                        self.path, exc)  # fmt: skip
+            log.warning(
+                "Embedding cache at %s is unusable (%s); embeddings are not "
+                "kept between runs. Set NEXUS_CACHE_DIR to a writable folder.",
+                self.path,
+                exc,
+            )
             self._db = None
 
     @staticmethod

@@ -12,8 +12,15 @@ if TYPE_CHECKING:
 
 __all__ = ["FILTER_NAMES", "entry_filter"]
 
-FILTER_NAMES = ("source", "source_kind", "permission", "category", "capability", "status",
-                "available")  # fmt: skip
+FILTER_NAMES = (
+    "source",
+    "source_kind",
+    "permission",
+    "category",
+    "capability",
+    "status",
+    "available",
+)
 
 
 def _match(value: str, wanted: Any) -> bool:

@@ -74,10 +74,13 @@ class Policy:
         elif not isinstance(grant, GrantSettings):
             grant = GrantSettings.model_validate(grant)
         self.grant: GrantSettings = grant
-        self.rules = [r if isinstance(r, ApprovalRule) else ApprovalRule.model_validate(r)
-                      for r in rules]  # fmt: skip
-        self.policies = [p if isinstance(p, PrincipalPolicy) else PrincipalPolicy.model_validate(p)
-                         for p in policies]  # fmt: skip
+        self.rules = [
+            r if isinstance(r, ApprovalRule) else ApprovalRule.model_validate(r) for r in rules
+        ]
+        self.policies = [
+            p if isinstance(p, PrincipalPolicy) else PrincipalPolicy.model_validate(p)
+            for p in policies
+        ]
         self._approved: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
@@ -88,13 +91,15 @@ class Policy:
 
     # -- deciding -------------------------------------------------------------------------
 
-    def check(self, spec: ToolSpec, arguments: Mapping[str, Any],
-              request: RequestInfo) -> Decision:  # fmt: skip
+    def check(self, spec: ToolSpec, arguments: Mapping[str, Any], request: RequestInfo) -> Decision:
         """Decide a call of ``spec`` with ``arguments`` for ``request``."""
         name = spec.name
         principal = effective_principal(request)
-        acls = [(i, p) for i, p in enumerate(self.policies)
-                if fnmatch.fnmatchcase(principal, p.principal)]  # fmt: skip
+        acls = [
+            (i, p)
+            for i, p in enumerate(self.policies)
+            if fnmatch.fnmatchcase(principal, p.principal)
+        ]
         denied = self._acl_denial(name, principal, acls)
         if denied is not None:
             return denied
@@ -110,8 +115,12 @@ class Policy:
         rule = pick_rule(self.rules, name, arguments if isinstance(arguments, Mapping) else {})
         if rule is not None:
             if rule.action == "blocked":
-                return Decision("deny", f"Tool {name!r} is blocked by {rule.label} in nex.yaml; "
-                                        "change that rule to allow it.", rule.label)  # fmt: skip
+                return Decision(
+                    "deny",
+                    f"Tool {name!r} is blocked by {rule.label} in nex.yaml; "
+                    "change that rule to allow it.",
+                    rule.label,
+                )
             if rule.action == "pre_approved":
                 return Decision("allow", f"pre-approved by {rule.label}", rule.label)
             return self._ask(spec, f"{rule.label} says ask", rule.label)
@@ -119,22 +128,31 @@ class Policy:
             return self._ask(spec, "danger_full_access tools ask unless pre-approved", None)
         return Decision("allow", f"{spec.permission} is within the grant ({grant})", None)
 
-    def _acl_denial(self, name: str, principal: str,
-                    acls: list[tuple[int, PrincipalPolicy]]) -> Decision | None:  # fmt: skip
+    def _acl_denial(
+        self, name: str, principal: str, acls: list[tuple[int, PrincipalPolicy]]
+    ) -> Decision | None:
         for i, acl in acls:
             label = f"policies[{i}] (principal {acl.principal!r})"
             hit = next((g for g in acl.deny if fnmatch.fnmatchcase(name, g)), None)
             if hit is not None:
-                return Decision("deny", f"Tool {name!r} is denied to principal {principal!r} by "
-                                        f"{label}: deny {hit!r} in nex.yaml.", f"policies[{i}]")  # fmt: skip
+                return Decision(
+                    "deny",
+                    f"Tool {name!r} is denied to principal {principal!r} by "
+                    f"{label}: deny {hit!r} in nex.yaml.",
+                    f"policies[{i}]",
+                )
             if acl.allow is not None and not any(fnmatch.fnmatchcase(name, g) for g in acl.allow):
-                return Decision("deny", f"Tool {name!r} is not in the allow list of {label} for "
-                                        f"principal {principal!r}; add it to `allow` in nex.yaml.",
-                                f"policies[{i}]")  # fmt: skip
+                return Decision(
+                    "deny",
+                    f"Tool {name!r} is not in the allow list of {label} for "
+                    f"principal {principal!r}; add it to `allow` in nex.yaml.",
+                    f"policies[{i}]",
+                )
         return None
 
-    def _grant(self, request: RequestInfo,
-               acls: list[tuple[int, PrincipalPolicy]]) -> tuple[Permission, str]:  # fmt: skip
+    def _grant(
+        self, request: RequestInfo, acls: list[tuple[int, PrincipalPolicy]]
+    ) -> tuple[Permission, str]:
         grant = self.grant.for_client(request.client)
         origin = f"{request.client or 'local'} clients"
         for i, acl in acls:
@@ -148,8 +166,9 @@ class Policy:
     def _ask(self, spec: ToolSpec, why: str, rule: str | None) -> Decision:
         if self.is_remembered(spec):
             return Decision("allow", "approved for this session", rule)
-        return Decision("ask", f"Tool {spec.name!r} ({spec.permission}) needs approval: {why}.",
-                        rule)  # fmt: skip
+        return Decision(
+            "ask", f"Tool {spec.name!r} ({spec.permission}) needs approval: {why}.", rule
+        )
 
     # -- session approvals ----------------------------------------------------------------
 
@@ -177,5 +196,6 @@ class Policy:
         }
 
     def __repr__(self) -> str:
-        return (f"<Policy grant={self.grant.default} rules={len(self.rules)} "
-                f"acls={len(self.policies)}>")  # fmt: skip
+        return (
+            f"<Policy grant={self.grant.default} rules={len(self.rules)} acls={len(self.policies)}>"
+        )

@@ -82,8 +82,9 @@ class Registry(RegistryReader, CallRunner):
         self.add_source(self._notebook)
 
     @classmethod
-    def default(cls, *, root: str | Path | None = None, config: Any = None,
-                **kwargs: Any) -> Registry:  # fmt: skip
+    def default(
+        cls, *, root: str | Path | None = None, config: Any = None, **kwargs: Any
+    ) -> Registry:
         """A registry with the built-in tools, the tools folder of ``root`` (watched) and the
         MCP servers, policy and credentials of the merged ``nex.yaml`` levels."""
         from .defaults import build_default_registry
@@ -129,8 +130,15 @@ class Registry(RegistryReader, CallRunner):
 
     # -- adding and removing tools --------------------------------------------------------
 
-    def add(self, obj: Any, *, name: str | None = None, origin: str = "",
-            source_code: str | None = None, **options: Any) -> Tool:  # fmt: skip
+    def add(
+        self,
+        obj: Any,
+        *,
+        name: str | None = None,
+        origin: str = "",
+        source_code: str | None = None,
+        **options: Any,
+    ) -> Tool:
         """Register a ``@tool`` function, a plain annotated function, or a :class:`Tool`
         in the session's ``notebook`` source (highest precedence). Returns the tool.
 
@@ -139,8 +147,15 @@ class Registry(RegistryReader, CallRunner):
         if isinstance(obj, Tool):
             tool = obj.with_spec(name=name) if name else obj
         else:
-            tool = Tool.from_function(obj, name=name, origin=origin, source_code=source_code,
-                                      source="notebook", source_kind="notebook", **options)  # fmt: skip
+            tool = Tool.from_function(
+                obj,
+                name=name,
+                origin=origin,
+                source_code=source_code,
+                source="notebook",
+                source_kind="notebook",
+                **options,
+            )
         self._notebook.put(tool)
         self.refresh(self._notebook.name)
         return self.get(tool.name) if self.find(tool.name) is not None else tool
@@ -167,9 +182,11 @@ class Registry(RegistryReader, CallRunner):
                     f"A source named {source.name!r} is already registered; remove it first."
                 )
             self._states[source.name] = SourceState(
-                source=source, name=source.name, kind=source.kind,
+                source=source,
+                name=source.name,
+                kind=source.kind,
                 namespace=getattr(source, "namespace", None),
-            )  # fmt: skip
+            )
         attach = getattr(source, "attach", None)
         if attach is not None:  # a source that publishes details (per-file status) itself
             attach(self)
@@ -215,8 +232,10 @@ class Registry(RegistryReader, CallRunner):
 
     def status(self) -> dict[str, Any]:
         """Every source's status (errors, per-file details, MCP states) as a dict."""
-        return {"sources": [st.to_dict() for st in self._states.values()],
-                "tools": len(self._snapshot.entries)}  # fmt: skip
+        return {
+            "sources": [st.to_dict() for st in self._states.values()],
+            "tools": len(self._snapshot.entries),
+        }
 
     def refresh(self, name: str) -> RegistryChanged:
         """Ask source ``name`` for its complete set and swap it in. If ``load`` raises, the
@@ -255,13 +274,19 @@ class Registry(RegistryReader, CallRunner):
             new_tools: dict[str, Tool] = {}
             for tool in tools:
                 final = prefix + tool.spec.name
-                if tool.spec.name != final or tool.spec.source != name \
-                        or tool.spec.source_kind != state.kind:  # fmt: skip
+                if (
+                    tool.spec.name != final
+                    or tool.spec.source != name
+                    or tool.spec.source_kind != state.kind
+                ):
                     tool = tool.with_spec(name=final, source=name, source_kind=state.kind)
                 new_tools[final] = tool
             new_unavailable = {prefix + k: v for k, v in (unavailable or {}).items()}
-            status_changed = (state.error != error or (details is not None and details != state.details)
-                              or new_unavailable != state.unavailable)  # fmt: skip
+            status_changed = (
+                state.error != error
+                or (details is not None and details != state.details)
+                or new_unavailable != state.unavailable
+            )
             affected = set(state.tools) | set(new_tools)
             state.tools = new_tools
             state.unavailable = new_unavailable
@@ -274,8 +299,9 @@ class Registry(RegistryReader, CallRunner):
         self._drain()
         return change
 
-    def set_status(self, name: str, *, error: str | None = None,
-                   details: Mapping[str, Any] | None = None) -> RegistryChanged:  # fmt: skip
+    def set_status(
+        self, name: str, *, error: str | None = None, details: Mapping[str, Any] | None = None
+    ) -> RegistryChanged:
         """Record a source's status without changing its tools (last good set kept)."""
         with self._lock:
             state = self._states.get(name)
@@ -326,8 +352,9 @@ class Registry(RegistryReader, CallRunner):
             self._index.update(
                 upserts=[entries[n].tool.spec for n in (*added, *updated)], removals=removed
             )
-        return RegistryChanged(tuple(sorted(added)), tuple(sorted(removed)),
-                               tuple(sorted(updated)), versions, sources)  # fmt: skip
+        return RegistryChanged(
+            tuple(sorted(added)), tuple(sorted(removed)), tuple(sorted(updated)), versions, sources
+        )
 
     # -- events ---------------------------------------------------------------------------
 

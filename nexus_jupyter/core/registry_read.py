@@ -129,15 +129,17 @@ class RegistryReader:
             try:
                 self.search_index.warm()
             except Exception:
-                log.warning("warming the search index failed; the first search will do it",
-                            exc_info=True)  # fmt: skip
+                log.warning(
+                    "warming the search index failed; the first search will do it", exc_info=True
+                )
 
         thread = threading.Thread(target=run, name="nexus-search-warm", daemon=True)
         thread.start()
         return thread
 
-    def search(self, query: str, limit: int = 10, *, threshold: float | None = None,
-               **filters: Any) -> builtins.list[SearchHit]:  # fmt: skip
+    def search(
+        self, query: str, limit: int = 10, *, threshold: float | None = None, **filters: Any
+    ) -> builtins.list[SearchHit]:
         """Ranked hits for ``query``; filters as in :meth:`entries`. A query no tool serves
         returns ``[]`` (see :meth:`suggest` for near names)."""
         from .filters import entry_filter

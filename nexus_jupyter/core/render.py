@@ -30,8 +30,11 @@ __all__ = [
     "tool_text",
 ]
 
-_PERMISSION_COLORS = {"read_only": "#2e7d32", "workspace_write": "#ef6c00",
-                      "danger_full_access": "#c62828"}  # fmt: skip
+_PERMISSION_COLORS = {
+    "read_only": "#2e7d32",
+    "workspace_write": "#ef6c00",
+    "danger_full_access": "#c62828",
+}
 
 
 def _type_label(schema: dict[str, Any]) -> str:
@@ -55,14 +58,15 @@ def param_rows(tool: Tool) -> list[tuple[str, str, bool, str, str]]:
     rows = []
     for name, sub in (schema.get("properties") or {}).items():
         default = json.dumps(sub["default"]) if "default" in sub else ""
-        rows.append((name, _type_label(sub), name in required, default,
-                     sub.get("description", "")))  # fmt: skip
+        rows.append((name, _type_label(sub), name in required, default, sub.get("description", "")))
     return rows
 
 
 def _badge(text: str, color: str) -> str:
-    return (f'<span style="background:{color};color:#fff;border-radius:3px;padding:0 5px;'
-            f'margin-right:4px;font-size:85%">{html.escape(text)}</span>')  # fmt: skip
+    return (
+        f'<span style="background:{color};color:#fff;border-radius:3px;padding:0 5px;'
+        f'margin-right:4px;font-size:85%">{html.escape(text)}</span>'
+    )
 
 
 def tool_badges(tool: Tool, status: str = "ok", *, categories: bool = True) -> str:
@@ -165,9 +169,11 @@ def entries_html(entries: list[ToolEntry], *, title: str | None = None) -> str:
         f"<td style='text-align:left'>{esc(e.spec.summary)}</td></tr>"
         for e in entries
     )
-    return (f"<div class='nexus-tools'>{head}<table><thead><tr><th>tool</th><th>source · "
-            f"permission · status</th><th>description</th></tr></thead><tbody>{rows}</tbody>"
-            "</table></div>")  # fmt: skip
+    return (
+        f"<div class='nexus-tools'>{head}<table><thead><tr><th>tool</th><th>source · "
+        f"permission · status</th><th>description</th></tr></thead><tbody>{rows}</tbody>"
+        "</table></div>"
+    )
 
 
 def entries_text(entries: list[ToolEntry], *, title: str | None = None) -> str:
@@ -208,17 +214,21 @@ def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
         f"<td style='color:#888'>{esc(', '.join(h.matched))}</td></tr>"
         for i, h in enumerate(hits, 1)
     )
-    return (f"<div class='nexus-search'><b>{len(hits)}</b> match(es) for <code>{esc(query)}"
-            "</code><table><thead><tr><th>#</th><th>tool</th><th>score</th><th>description</th>"
-            f"<th>matched</th></tr></thead><tbody>{rows}</tbody></table></div>")  # fmt: skip
+    return (
+        f"<div class='nexus-search'><b>{len(hits)}</b> match(es) for <code>{esc(query)}"
+        "</code><table><thead><tr><th>#</th><th>tool</th><th>score</th><th>description</th>"
+        f"<th>matched</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
 
 
 def hits_text(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     if not hits:
         return no_hits_text(query, unserved)
     width = max(len(h.name) for h in hits)
-    return "\n".join(f"{i:>2}. {h.name:<{width}}  {h.score:6.2f}  {h.spec.summary}"
-                     for i, h in enumerate(hits, 1))  # fmt: skip
+    return "\n".join(
+        f"{i:>2}. {h.name:<{width}}  {h.score:6.2f}  {h.spec.summary}"
+        for i, h in enumerate(hits, 1)
+    )
 
 
 def registry_html(entries: list[ToolEntry], sources: list[Any]) -> str:
@@ -228,8 +238,10 @@ def registry_html(entries: list[ToolEntry], sources: list[Any]) -> str:
     for st in sources:
         status = _badge("error", "#b71c1c") + esc(st.error) if st.error else ""
         items.append(f"<li><code>{esc(st.name)}</code> ({len(st.tools)} tools) {status}</li>")
-    return (f"<div class='nexus-registry'><b>Registry</b><ul>{''.join(items)}</ul>"
-            f"{entries_html(entries)}</div>")  # fmt: skip
+    return (
+        f"<div class='nexus-registry'><b>Registry</b><ul>{''.join(items)}</ul>"
+        f"{entries_html(entries)}</div>"
+    )
 
 
 def registry_text(entries: list[ToolEntry], sources: list[Any]) -> str:

@@ -42,8 +42,10 @@ def json_tree_html(value: Any, *, key: str | None = None, depth: int = 0) -> str
     if len(items) > _MAX_ITEMS:
         inner += f"<div style='margin-left:1em'>… {len(items) - _MAX_ITEMS} more</div>"
     opened = " open" if depth < _OPEN_DEPTH else ""
-    return (f"<details{opened} style='margin-left:1em'><summary>{label}"
-            f"<span style='color:#888'>{kind}</span></summary>{inner}</details>")  # fmt: skip
+    return (
+        f"<details{opened} style='margin-left:1em'><summary>{label}"
+        f"<span style='color:#888'>{kind}</span></summary>{inner}</details>"
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -55,13 +57,17 @@ def result_html(result: Any) -> str:
     esc = html.escape
     head = f"<b>{esc(result.tool)}</b> <span style='color:#888'>{_duration(result.duration)}</span>"
     if result.is_error:
-        return (f"<div class='nexus-result'>{head}<pre style='color:#b71c1c;white-space:pre-wrap'>"
-                f"{esc(result.error_type or 'Error')}: {esc(result.error or '')}</pre></div>")  # fmt: skip
+        return (
+            f"<div class='nexus-result'>{head}<pre style='color:#b71c1c;white-space:pre-wrap'>"
+            f"{esc(result.error_type or 'Error')}: {esc(result.error or '')}</pre></div>"
+        )
     parts = []
     for block in result.content:
         if block.get("type") == "image":
-            parts.append(f"<img src='data:{esc(block.get('mimeType', 'image/png'))};base64,"
-                         f"{block.get('data', '')}' style='max-width:100%'/>")  # fmt: skip
+            parts.append(
+                f"<img src='data:{esc(block.get('mimeType', 'image/png'))};base64,"
+                f"{block.get('data', '')}' style='max-width:100%'/>"
+            )
     structured = result.structured
     if isinstance(structured, dict | list):
         parts.append(json_tree_html(structured))
@@ -95,23 +101,32 @@ def history_html(records: Iterable[Any]) -> str:
     esc = html.escape
     rows = []
     for r in records:
-        outcome = (f"<span style='color:#b71c1c'>{esc(r.error_type or 'Error')}: {esc(r.error)}</span>"
-                   if r.error else "ok")  # fmt: skip
-        rows.append(f"<tr><td>#{r.id}</td><td>{time.strftime('%H:%M:%S', time.localtime(r.at))}"
-                    f"</td><td><code>{esc(r.tool)}</code></td><td><code>"
-                    f"{esc(_args_text(r.arguments))}</code></td><td>{outcome}</td>"
-                    f"<td>{_duration(r.duration)}</td></tr>")  # fmt: skip
+        outcome = (
+            f"<span style='color:#b71c1c'>{esc(r.error_type or 'Error')}: {esc(r.error)}</span>"
+            if r.error
+            else "ok"
+        )
+        rows.append(
+            f"<tr><td>#{r.id}</td><td>{time.strftime('%H:%M:%S', time.localtime(r.at))}"
+            f"</td><td><code>{esc(r.tool)}</code></td><td><code>"
+            f"{esc(_args_text(r.arguments))}</code></td><td>{outcome}</td>"
+            f"<td>{_duration(r.duration)}</td></tr>"
+        )
     if not rows:
         return "<p><i>No calls yet.</i></p>"
-    return ("<table class='nexus-history'><thead><tr><th>#</th><th>time</th><th>tool</th>"
-            "<th>arguments</th><th>outcome</th><th>duration</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table>")  # fmt: skip
+    return (
+        "<table class='nexus-history'><thead><tr><th>#</th><th>time</th><th>tool</th>"
+        "<th>arguments</th><th>outcome</th><th>duration</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
 
 
 def history_text(records: Iterable[Any]) -> str:
     lines = []
     for r in records:
         outcome = f"{r.error_type or 'Error'}: {r.error}" if r.error else "ok"
-        lines.append(f"#{r.id:<4} {r.tool}({_args_text(r.arguments)}) -> {outcome} "
-                     f"[{_duration(r.duration)}]")  # fmt: skip
+        lines.append(
+            f"#{r.id:<4} {r.tool}({_args_text(r.arguments)}) -> {outcome} [{_duration(r.duration)}]"
+        )
     return "\n".join(lines) if lines else "No calls yet."

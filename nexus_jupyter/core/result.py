@@ -97,8 +97,9 @@ class ToolResult:
     masker: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def failure(cls, tool: str, message: str, error_type: str = "Error",
-                duration: float = 0.0) -> ToolResult:  # fmt: skip
+    def failure(
+        cls, tool: str, message: str, error_type: str = "Error", duration: float = 0.0
+    ) -> ToolResult:
         return cls(tool=tool, error=message, error_type=error_type, duration=duration)
 
     @classmethod
@@ -116,8 +117,14 @@ class ToolResult:
         if value is None and content:
             texts = [b.get("text", "") for b in content if b.get("type") == "text"]
             value = "\n".join(texts) if texts else None
-        return cls(tool=tool, value=value, error=error, error_type=error_type,
-                   _structured=structured, _content=list(content or []))  # fmt: skip
+        return cls(
+            tool=tool,
+            value=value,
+            error=error,
+            error_type=error_type,
+            _structured=structured,
+            _content=list(content or []),
+        )
 
     @property
     def is_error(self) -> bool:
@@ -159,8 +166,9 @@ class ToolResult:
         if (error, structured, content) == (self.error, self.structured, self.content):
             return self
         value = structured if not isinstance(self.value, str) else _mask_json(self.value, mask)
-        return dataclasses.replace(self, value=value, error=error, _structured=structured,
-                                   _content=content, masker=None)  # fmt: skip
+        return dataclasses.replace(
+            self, value=value, error=error, _structured=structured, _content=content, masker=None
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data (what REST answers), secrets masked."""

@@ -240,10 +240,11 @@ def _compat_annotation(annotation: Any) -> Any:
         hints = typing.get_type_hints(annotation, include_extras=True)
         optional: frozenset[str] = getattr(annotation, "__optional_keys__", frozenset())
         fields = {
-            key: te.NotRequired[_compat_annotation(hint)] if key in optional
+            key: te.NotRequired[_compat_annotation(hint)]
+            if key in optional
             else _compat_annotation(hint)
             for key, hint in hints.items()
-        }  # fmt: skip
+        }
         compat = te.TypedDict(annotation.__name__, fields)  # type: ignore[misc]
         compat.__doc__ = annotation.__doc__
         return compat

@@ -15,8 +15,18 @@ __all__ = ["inline_refs", "strip_generated_titles"]
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_SINGLES = ("items", "additionalProperties", "not", "contains", "propertyNames", "if",
-                   "then", "else", "unevaluatedItems", "unevaluatedProperties")  # fmt: skip
+_SCHEMA_SINGLES = (
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
 
 
 def _ref_name(ref: str) -> str | None:

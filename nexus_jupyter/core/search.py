@@ -194,8 +194,11 @@ class SearchIndex:
                         self._by_words.setdefault(key, set()).add(spec.name)
                 self._specs[spec.name] = spec
                 own_words = split_identifier(spec.name.rsplit("__", 1)[-1])
-                self._fit[spec.name] = (tool_slots(spec.input_schema), tool_intent(spec),
-                                        tool_action(own_words))  # fmt: skip
+                self._fit[spec.name] = (
+                    tool_slots(spec.input_schema),
+                    tool_intent(spec),
+                    tool_action(own_words),
+                )
                 if self._dense is not None:
                     self._dense.upsert(spec.name, embedding_texts(spec))
             if len(changed) > 1:
@@ -287,8 +290,9 @@ class SearchIndex:
             return self._unserved(query)
 
     def _unserved(self, query: str) -> list[str]:
-        return [name for name in mentioned_services(query)
-                if not self._keyword.has_phrase(terms(name))]  # fmt: skip
+        return [
+            name for name in mentioned_services(query) if not self._keyword.has_phrase(terms(name))
+        ]
 
     def _exact(self, query: str, keep: Callable[[ToolSpec], bool] | None) -> list[str]:
         q = query.strip()
@@ -417,16 +421,25 @@ class SearchIndex:
         out = []
         for name, score in scored:
             slots, reads, makes = fit.get(name, (0, 0, None))
-            out.append((name, score + slot_weight * slot_share(slots, wanted)
-                        + intent_weight * reads
-                        + (action_weight if action and makes == action else 0.0)))  # fmt: skip
+            out.append(
+                (
+                    name,
+                    score
+                    + slot_weight * slot_share(slots, wanted)
+                    + intent_weight * reads
+                    + (action_weight if action and makes == action else 0.0),
+                )
+            )
         out.sort(key=lambda item: -item[1])
         return out
 
     def _feedback(
-        self, q_terms: list[str], seeds: list[str], pool: int,
+        self,
+        q_terms: list[str],
+        seeds: list[str],
+        pool: int,
         keep: Callable[[ToolSpec], bool] | None,
-    ) -> list[tuple[str, float]]:  # fmt: skip
+    ) -> list[tuple[str, float]]:
         """Keyword ranking of the words that distinguish ``seeds`` (the best embedding hits)
         and are not in the query, each score relative to the best (see :mod:`.search_fusion`)."""
         docs = [" ".join(fields.values()) for fields in self._keyword.fields_of(seeds).values()]

@@ -48,8 +48,10 @@ class DenseIndex:
         if self._texts.get(name) == views and name not in self._pending:
             return
         if self._matrix.shape[0] and len(views) != self._matrix.shape[0]:
-            raise ValueError(f"{name!r} has {len(views)} views; this index holds "
-                             f"{self._matrix.shape[0]} per tool.")  # fmt: skip
+            raise ValueError(
+                f"{name!r} has {len(views)} views; this index holds "
+                f"{self._matrix.shape[0]} per tool."
+            )
         self._texts[name] = views
         self._pending[name] = views
 

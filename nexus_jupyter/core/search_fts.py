@@ -74,10 +74,14 @@ _BM25 = f"bm25(docs, {', '.join(map(str, _WEIGHTS))})"
 # is cheap and, with weights scaled down (:meth:`KeywordEngine._bound_weights`), an upper
 # bound of the exact score (see the module docstring).
 _TOP = f"SELECT rowid, -{_BM25} AS score FROM docs WHERE docs MATCH ? ORDER BY score DESC, rowid"
-_SCORES = (f"SELECT rowid, -{_BM25} FROM docs WHERE docs MATCH ?"
-           " AND +rowid IN (SELECT value FROM json_each(?))")  # fmt: skip
-_BOUNDS = (f"SELECT rowid, -bm25(bound, {_MARKS}) AS score FROM bound WHERE bound MATCH ?"
-           " ORDER BY score DESC LIMIT ?")  # fmt: skip
+_SCORES = (
+    f"SELECT rowid, -{_BM25} FROM docs WHERE docs MATCH ?"
+    " AND +rowid IN (SELECT value FROM json_each(?))"
+)
+_BOUNDS = (
+    f"SELECT rowid, -bm25(bound, {_MARKS}) AS score FROM bound WHERE bound MATCH ?"
+    " ORDER BY score DESC LIMIT ?"
+)
 _TWO_PASS_FROM = 400  # postings a query reaches (sum of its words' document frequencies)
 _FIRST_CUT = 0.9  # first guess at the k-th exact score, as a share of the k-th best bound
 _BOUND_ROWS = 8  # the bound pass sorts at most postings / this many rows (then falls back)
@@ -203,9 +207,12 @@ class KeywordEngine:
                 self._delete_row(rowid)
 
     def ranked(
-        self, query_terms: list[str], *, keep: Callable[[str], bool] | None = None,
+        self,
+        query_terms: list[str],
+        *,
+        keep: Callable[[str], bool] | None = None,
         limit: int | None = None,
-    ) -> list[tuple[str, float]]:  # fmt: skip
+    ) -> list[tuple[str, float]]:
         """``(name, bm25)`` best first for tools matching any term; ``keep`` filters names.
         Equal scores keep the order the tools were added in."""
         df = {t: n for t, n in self.doc_freq(query_terms).items() if n}
@@ -328,7 +335,10 @@ class KeywordEngine:
         """BM25 inverse document frequency of each term; a word no tool has gets the highest
         value (it says the most about what the query wants, and nothing serves it)."""
         n = max(len(self._rowids), 1)
-        return {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in self.doc_freq(query_terms).items()}  # fmt: skip
+        return {
+            t: math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for t, df in self.doc_freq(query_terms).items()
+        }
 
     def fields_of(self, names: Iterable[str]) -> dict[str, dict[str, str]]:
         """The indexed (term-split) text of some tools, by name and field."""

@@ -97,9 +97,11 @@ def dense_ranking(
 
 
 def expansion_terms(
-    docs: Iterable[str], query_terms: Iterable[str], idf: Callable[[list[str]], dict[str, float]],
+    docs: Iterable[str],
+    query_terms: Iterable[str],
+    idf: Callable[[list[str]], dict[str, float]],
     count: int,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """The ``count`` words of ``docs`` (term-split tool texts) that best describe them and are
     not in the query: by the number of docs holding the word times its IDF (ties by word)."""
     held: dict[str, int] = {}

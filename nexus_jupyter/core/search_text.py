@@ -171,16 +171,34 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
 ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     short: tuple(long.split())
     for short, long in {
-        "pr": "pull request", "prs": "pull requests", "mr": "merge request",
-        "mrs": "merge requests", "repo": "repository", "repos": "repositories",
-        "k8s": "kubernetes", "db": "database", "dbs": "databases", "dir": "directory",
-        "dirs": "directories", "config": "configuration", "env": "environment",
-        "envs": "environments", "org": "organization", "orgs": "organizations",
-        "auth": "authentication", "docs": "documentation", "msg": "message",
-        "msgs": "messages", "pkg": "package", "pkgs": "packages", "deps": "dependencies",
-        "perms": "permissions", "creds": "credentials", "prod": "production",
+        "pr": "pull request",
+        "prs": "pull requests",
+        "mr": "merge request",
+        "mrs": "merge requests",
+        "repo": "repository",
+        "repos": "repositories",
+        "k8s": "kubernetes",
+        "db": "database",
+        "dbs": "databases",
+        "dir": "directory",
+        "dirs": "directories",
+        "config": "configuration",
+        "env": "environment",
+        "envs": "environments",
+        "org": "organization",
+        "orgs": "organizations",
+        "auth": "authentication",
+        "docs": "documentation",
+        "msg": "message",
+        "msgs": "messages",
+        "pkg": "package",
+        "pkgs": "packages",
+        "deps": "dependencies",
+        "perms": "permissions",
+        "creds": "credentials",
+        "prod": "production",
     }.items()
-}  # fmt: skip
+}
 
 
 def query_terms(text: str) -> list[str]:

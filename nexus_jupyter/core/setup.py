@@ -59,8 +59,16 @@ class _FailedSource:
         raise self.error
 
 
-def configure_registry(cls: Any, *, root: str | Path | None, config: Any, watch: bool,
-                       builtins: bool, mcp: bool, **kwargs: Any) -> Any:  # fmt: skip
+def configure_registry(
+    cls: Any,
+    *,
+    root: str | Path | None,
+    config: Any,
+    watch: bool,
+    builtins: bool,
+    mcp: bool,
+    **kwargs: Any,
+) -> Any:
     """Build ``cls(...)`` from the settings. Explicit ``policy=``, ``credentials=``,
     ``audit=`` or ``search=`` keyword arguments win over the settings (``None`` turns a
     part off)."""

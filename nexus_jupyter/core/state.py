@@ -77,10 +77,14 @@ class ToolEntry:
         out["status"] = self.status
         out["reason"] = self.reason
         out["shadowed"] = [
-            {"source": t.spec.source, "source_kind": t.spec.source_kind,
-             "version": t.spec.version, "origin": t.spec.origin}
+            {
+                "source": t.spec.source,
+                "source_kind": t.spec.source_kind,
+                "version": t.spec.version,
+                "origin": t.spec.origin,
+            }
             for t in self.shadowed
-        ]  # fmt: skip
+        ]
         return out
 
 
@@ -138,9 +142,13 @@ class RegistryChanged:
         return self.tools_changed or bool(self.sources)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": list(self.added), "removed": list(self.removed),
-                "updated": list(self.updated), "versions": dict(self.versions),
-                "sources": list(self.sources)}  # fmt: skip
+        return {
+            "added": list(self.added),
+            "removed": list(self.removed),
+            "updated": list(self.updated),
+            "versions": dict(self.versions),
+            "sources": list(self.sources),
+        }
 
 
 class Snapshot:

@@ -136,9 +136,16 @@ class Tool:
             timeout=meta.timeout,
             code_hash=_code_hash(fn, source_code),
         )
-        return cls(spec, fn, fn=fn, schema=schema, validator=schema.validate,
-                   takes_ctx=schema.context_param is not None, source_code=source_code,
-                   meta=meta)  # fmt: skip
+        return cls(
+            spec,
+            fn,
+            fn=fn,
+            schema=schema,
+            validator=schema.validate,
+            takes_ctx=schema.context_param is not None,
+            source_code=source_code,
+            meta=meta,
+        )
 
     @classmethod
     def from_schema(
@@ -158,8 +165,9 @@ class Tool:
         Arguments are checked against ``input_schema`` (JSON Schema) before the handler runs,
         unless ``validate=False`` (the remote end validates itself).
         """
-        spec = ToolSpec(name=name, description=description, input_schema=dict(input_schema),
-                        **spec_fields)  # fmt: skip
+        spec = ToolSpec(
+            name=name, description=description, input_schema=dict(input_schema), **spec_fields
+        )
         try:
             n_params = len(inspect.signature(handler).parameters)
         except (TypeError, ValueError):
@@ -230,9 +238,16 @@ class Tool:
     def with_spec(self, **changes: Any) -> Tool:
         """A copy with spec fields changed (the registry uses it to namespace and to stamp
         the source); the handler and validator are shared."""
-        clone = Tool(self.spec.evolve(**changes), self._handler, fn=self.fn, schema=self._schema,
-                     validator=self._validator, takes_ctx=self._takes_ctx,
-                     source_code=self.source_code, meta=self.meta)  # fmt: skip
+        clone = Tool(
+            self.spec.evolve(**changes),
+            self._handler,
+            fn=self.fn,
+            schema=self._schema,
+            validator=self._validator,
+            takes_ctx=self._takes_ctx,
+            source_code=self.source_code,
+            meta=self.meta,
+        )
         clone._fast_streak = self._fast_streak
         return clone
 

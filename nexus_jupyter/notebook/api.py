@@ -60,8 +60,9 @@ def current_registry(registry: Any = None) -> Any:
     return reg
 
 
-def list_tools(*, source: str | None = None, category: str | None = None,
-               registry: Any = None, **filters: Any) -> ToolListView:  # fmt: skip
+def list_tools(
+    *, source: str | None = None, category: str | None = None, registry: Any = None, **filters: Any
+) -> ToolListView:
     """Tools sorted by name, filtered by ``source`` (a name or kind), ``category`` or any
     filter of ``Registry.entries``."""
     reg = current_registry(registry)
@@ -83,8 +84,9 @@ def _check_source(reg: Any, source: str) -> None:
     raise NexusError(f"No source named {source!r}.{hint} Sources: {', '.join(known)}.")
 
 
-def search_tools(query: str, *, limit: int = 10, registry: Any = None,
-                 **filters: Any) -> SearchView:  # fmt: skip
+def search_tools(
+    query: str, *, limit: int = 10, registry: Any = None, **filters: Any
+) -> SearchView:
     """Ranked matches for ``query`` (name, description, parameters, categories)."""
     if not query.strip():
         from ..core.errors import NexusError
@@ -100,8 +102,14 @@ def tool_info(name: str, *, registry: Any = None) -> ToolInfo:
     return ToolInfo(current_registry(registry).entry(name))
 
 
-def call_tool(name: str, arguments: Mapping[str, Any] | None = None, *, registry: Any = None,
-              history: CallHistory | None = None, **options: Any) -> Any:  # fmt: skip
+def call_tool(
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    registry: Any = None,
+    history: CallHistory | None = None,
+    **options: Any,
+) -> Any:
     """Call ``name`` and record the call in the history; returns the ``ToolResult``.
 
     Works in a cell with a running event loop. Pre-call problems raise (unknown tool,
@@ -127,8 +135,9 @@ def remove_tool(name: str, *, registry: Any = None) -> None:
         tracker.forget(name)
 
 
-def call_history(name: str | None = None, *, history: CallHistory | None = None,
-                 registry: Any = None) -> HistoryView:  # fmt: skip
+def call_history(
+    name: str | None = None, *, history: CallHistory | None = None, registry: Any = None
+) -> HistoryView:
     """Past calls (of ``name`` only, when given), oldest first."""
     if name is not None:
         reg = current_registry(registry)
@@ -140,8 +149,9 @@ def call_history(name: str | None = None, *, history: CallHistory | None = None,
     return HistoryView((history or session_history()).entries(name))
 
 
-def replay(record: CallRecord | int, *, registry: Any = None,
-           history: CallHistory | None = None) -> Any:  # fmt: skip
+def replay(
+    record: CallRecord | int, *, registry: Any = None, history: CallHistory | None = None
+) -> Any:
     """Call again with the arguments of a history record (or its id)."""
     hist = history or session_history()
     if isinstance(record, int):
@@ -163,19 +173,33 @@ def browse(query: str = "", *, registry: Any = None, history: CallHistory | None
     """The catalog (ipywidgets): search as you type, filters, details, Try."""
     from .widgets.catalog import Catalog
 
-    return Catalog(current_registry(registry), query=query,
-                   history=history or session_history())  # fmt: skip
+    return Catalog(current_registry(registry), query=query, history=history or session_history())
 
 
-def define_tools(source: str, *, shell: Any = None, registry: Any = None,
-                 name: str | None = None, permission: str | None = None,
-                 categories: Sequence[str] = (), capabilities: Sequence[str] = (),
-                 requires_credentials: Sequence[str] = (), origin: str = "") -> list[Any]:  # fmt: skip
+def define_tools(
+    source: str,
+    *,
+    shell: Any = None,
+    registry: Any = None,
+    name: str | None = None,
+    permission: str | None = None,
+    categories: Sequence[str] = (),
+    capabilities: Sequence[str] = (),
+    requires_credentials: Sequence[str] = (),
+    origin: str = "",
+) -> list[Any]:
     """Run ``source`` in the user namespace and register the functions it defines as tools
     (what ``%%tool`` does); ``@tool`` options apply to each. Returns the tools."""
     from .cell_tools import run_and_mark
 
-    return run_and_mark(textwrap.dedent(source), shell=shell, registry=current_registry(registry),
-                        name=name, permission=permission, categories=categories,
-                        capabilities=capabilities, requires_credentials=requires_credentials,
-                        origin=origin)  # fmt: skip
+    return run_and_mark(
+        textwrap.dedent(source),
+        shell=shell,
+        registry=current_registry(registry),
+        name=name,
+        permission=permission,
+        categories=categories,
+        capabilities=capabilities,
+        requires_credentials=requires_credentials,
+        origin=origin,
+    )

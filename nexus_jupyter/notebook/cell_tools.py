@@ -30,16 +30,27 @@ def _shell(shell: Any) -> Any:
     return found
 
 
-def run_and_mark(source: str, *, shell: Any, registry: Any, name: str | None,
-                 permission: str | None, categories: Sequence[str], capabilities: Sequence[str],
-                 requires_credentials: Sequence[str], origin: str) -> list[Any]:  # fmt: skip
+def run_and_mark(
+    source: str,
+    *,
+    shell: Any,
+    registry: Any,
+    name: str | None,
+    permission: str | None,
+    categories: Sequence[str],
+    capabilities: Sequence[str],
+    requires_credentials: Sequence[str],
+    origin: str,
+) -> list[Any]:
     """Run ``source`` in the shell's namespace, mark what it defines, register it."""
     shell = _shell(shell)
     options: dict[str, Any] = {
-        "name": name, "permission": permission, "categories": list(categories) or None,
+        "name": name,
+        "permission": permission,
+        "categories": list(categories) or None,
         "capabilities": list(capabilities) or None,
         "requires_credentials": list(requires_credentials) or None,
-    }  # fmt: skip
+    }
     options = {k: v for k, v in options.items() if v is not None}
     make_tool_meta(**options)  # bad options (e.g. an unknown permission) fail before the cell runs
     from .extension import current_tracker
@@ -56,10 +67,13 @@ def run_and_mark(source: str, *, shell: Any, registry: Any, name: str | None,
             f"The %%tool cell failed ({type(failure).__name__}: {failure}); no tool was registered."
         )
     defined = [
-        (var, obj) for var, obj in namespace.items()
-        if not var.startswith("_") and inspect.isfunction(obj) and before.get(var) is not obj
+        (var, obj)
+        for var, obj in namespace.items()
+        if not var.startswith("_")
+        and inspect.isfunction(obj)
+        and before.get(var) is not obj
         and obj.__module__ == "__main__"
-    ]  # fmt: skip
+    ]
     if not defined:
         raise NexusError(
             "The %%tool cell ran but defines no function; put a `def` in it "
@@ -94,11 +108,23 @@ def run_tool_cell(shell: Any, line: str, cell: str) -> None:
     from .options import parse_options
 
     opts = parse_options(
-        "%%tool", line,
-        {"--name": "one", "--permission": "one", "--category": "many",
-         "--capability": "many", "--requires-credential": "many"},
+        "%%tool",
+        line,
+        {
+            "--name": "one",
+            "--permission": "one",
+            "--category": "many",
+            "--capability": "many",
+            "--requires-credential": "many",
+        },
         max_args=0,
-    )  # fmt: skip
-    define_tools(cell, shell=shell, name=opts.get("name"), permission=opts.get("permission"),
-                 categories=opts.get("category", []), capabilities=opts.get("capability", []),
-                 requires_credentials=opts.get("requires_credential", []))  # fmt: skip
+    )
+    define_tools(
+        cell,
+        shell=shell,
+        name=opts.get("name"),
+        permission=opts.get("permission"),
+        categories=opts.get("category", []),
+        capabilities=opts.get("capability", []),
+        requires_credentials=opts.get("requires_credential", []),
+    )

@@ -55,8 +55,7 @@ def _matcher(context: Any) -> dict[str, Any]:
         items = complete_line(line)
     except Exception:  # completion must never raise into the user's typing
         items = []
-    return {"completions": [SimpleCompletion(text=t, type="tool") for t in items],
-            "suppress": True}  # fmt: skip
+    return {"completions": [SimpleCompletion(text=t, type="tool") for t in items], "suppress": True}
 
 
 _matcher.matcher_api_version = 2  # type: ignore[attr-defined]

@@ -72,8 +72,9 @@ def _decorator(options: Mapping[str, Any]) -> str:
     return "@tool(" + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
 
 
-def render_tool_module(tool: Any, *, namespace: Mapping[str, Any] | None = None,
-                       notebook: str | None = None) -> str:  # fmt: skip
+def render_tool_module(
+    tool: Any, *, namespace: Mapping[str, Any] | None = None, notebook: str | None = None
+) -> str:
     """The text of the exported module for ``tool`` (a notebook :class:`Tool`)."""
     fn = tool.fn
     if fn is None:
@@ -82,8 +83,7 @@ def render_tool_module(tool: Any, *, namespace: Mapping[str, Any] | None = None,
             f"{tool.spec.source or 'a schema'}); only tools defined in Python can be exported."
         )
     scope = namespace if namespace is not None else getattr(fn, "__globals__", {})
-    plan = analyze_tool(fn, tool_name=tool.name, namespace=scope,
-                        fallback_source=tool.source_code)  # fmt: skip
+    plan = analyze_tool(fn, tool_name=tool.name, namespace=scope, fallback_source=tool.source_code)
     options = dict(tool.meta.options()) if tool.meta is not None else {}
     if tool.name != fn.__name__:
         options["name"] = tool.name
@@ -122,9 +122,16 @@ def _notebook_tool(registry: Any, name: str) -> Any:
     )
 
 
-def export_tool(name: str, *, registry: Any = None, namespace: Mapping[str, Any] | None = None,
-                tools_dir: str | Path | None = None, force: bool = False, dry_run: bool = False,
-                notebook: str | None = None) -> ExportResult:  # fmt: skip
+def export_tool(
+    name: str,
+    *,
+    registry: Any = None,
+    namespace: Mapping[str, Any] | None = None,
+    tools_dir: str | Path | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    notebook: str | None = None,
+) -> ExportResult:
     """Write notebook tool ``name`` as ``<tools dir>/<name>.py`` and hand it over to the
     folder's directory source. Raises :class:`ExportError` (or :class:`ToolNotFound`).
 

@@ -92,8 +92,11 @@ def _strip_tool_decorators(source: str, name: str) -> str:
     if node is None:
         return source
     lines = source.splitlines(keepends=True)
-    kept = [ast.get_source_segment(source, d) for d in node.decorator_list  # type: ignore[attr-defined]
-            if not _is_tool_decorator(d)]  # fmt: skip
+    kept = [
+        ast.get_source_segment(source, d)
+        for d in node.decorator_list  # type: ignore[attr-defined]
+        if not _is_tool_decorator(d)
+    ]
     head = "".join(f"@{text}\n" for text in kept if text)
     return head + "".join(lines[node.lineno - 1 : node.end_lineno])  # type: ignore[attr-defined]
 
@@ -101,8 +104,11 @@ def _strip_tool_decorators(source: str, name: str) -> str:
 def _cell_sources(namespace: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(filename, text) of every cell IPython compiled, newest first; the ``In`` history
     when linecache has nothing (plain ``exec``)."""
-    out = [(key, "".join(entry[2])) for key, entry in reversed(list(linecache.cache.items()))
-           if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None]  # fmt: skip
+    out = [
+        (key, "".join(entry[2]))
+        for key, entry in reversed(list(linecache.cache.items()))
+        if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None
+    ]
     history = namespace.get("In") or namespace.get("_ih") or []
     out += [(f"<In[{i}]>", text) for i, text in reversed(list(enumerate(history))) if text]
     return out
@@ -195,8 +201,11 @@ def _import_line(name: str, value: Any, namespace: Mapping[str, Any]) -> str | N
         prefixes = [".".join(parts[: i + 1]) for i in range(len(parts))]
         mods += [m for m in prefixes if not any(p.startswith("_") for p in m.split("."))]
         mods += [m for m in prefixes if m not in mods]
-    mods += [v.__name__ for v in namespace.values()
-             if isinstance(v, types.ModuleType) and v.__name__ != "__main__"]  # fmt: skip
+    mods += [
+        v.__name__
+        for v in namespace.values()
+        if isinstance(v, types.ModuleType) and v.__name__ != "__main__"
+    ]
     for mod_name in mods:
         module = sys.modules.get(mod_name)
         if module is None:
@@ -220,8 +229,13 @@ def _is_notebook_def(value: Any, namespace: Mapping[str, Any]) -> bool:
     return inspect.isclass(value) and value.__module__ in ("__main__", namespace.get("__name__"))
 
 
-def analyze_tool(fn: Callable[..., Any], *, tool_name: str, namespace: Mapping[str, Any],
-                 fallback_source: str | None = None) -> ExportPlan:  # fmt: skip
+def analyze_tool(
+    fn: Callable[..., Any],
+    *,
+    tool_name: str,
+    namespace: Mapping[str, Any],
+    fallback_source: str | None = None,
+) -> ExportPlan:
     """Everything the tool function ``fn`` needs, from ``namespace``. Raises ExportError."""
     if not inspect.isfunction(fn):
         raise ExportError(

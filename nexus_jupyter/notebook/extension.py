@@ -47,8 +47,10 @@ def unload(ipython: Any) -> None:
     tracker = _tracker
     if tracker is None:
         return
-    for event, callback in (("pre_run_cell", tracker.pre_run_cell),
-                            ("post_run_cell", tracker.post_run_cell)):  # fmt: skip
+    for event, callback in (
+        ("pre_run_cell", tracker.pre_run_cell),
+        ("post_run_cell", tracker.post_run_cell),
+    ):
         try:
             ipython.events.unregister(event, callback)
         except ValueError:

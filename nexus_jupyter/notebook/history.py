@@ -40,9 +40,15 @@ class CallRecord:
         return self.error is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "tool": self.tool, "arguments": dict(self.arguments),
-                "error": self.error, "error_type": self.error_type,
-                "duration": self.duration, "at": self.at}  # fmt: skip
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "arguments": dict(self.arguments),
+            "error": self.error,
+            "error_type": self.error_type,
+            "duration": self.duration,
+            "at": self.at,
+        }
 
 
 class CallHistory:
@@ -58,9 +64,16 @@ class CallHistory:
         self._lock = threading.Lock()
         self._subscribers: list[Callable[[CallRecord], Any]] = []
 
-    def record(self, tool: str, arguments: Mapping[str, Any] | None, *, value: Any = None,
-               error: str | None = None, error_type: str | None = None,
-               duration: float = 0.0) -> CallRecord:  # fmt: skip
+    def record(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        value: Any = None,
+        error: str | None = None,
+        error_type: str | None = None,
+        duration: float = 0.0,
+    ) -> CallRecord:
         """Append one call and tell the subscribers."""
         entry = CallRecord(tool, dict(arguments or {}), value, error, error_type, duration)
         with self._lock:
@@ -75,8 +88,14 @@ class CallHistory:
         """Append a :class:`~nexus_jupyter.core.result.ToolResult` (secrets masked: the
         history is shown in widgets and views)."""
         result = result.redacted()
-        return self.record(result.tool, arguments, value=result.value, error=result.error,
-                           error_type=result.error_type, duration=result.duration)  # fmt: skip
+        return self.record(
+            result.tool,
+            arguments,
+            value=result.value,
+            error=result.error,
+            error_type=result.error_type,
+            duration=result.duration,
+        )
 
     def entries(self, tool: str | None = None) -> list[CallRecord]:
         """Every record, oldest first; only those of ``tool`` when given."""

@@ -30,18 +30,25 @@ def _one_name(command: str, argv: list[str], what: str = "NAME") -> str:
     return argv[0]
 
 
-@subcommand("list", usage="%tool list [--source S] [--category C]",
-            summary="List the tools, optionally only one source (name or kind) or category.",
-            example="%tool list --source notebook")  # fmt: skip
+@subcommand(
+    "list",
+    usage="%tool list [--source S] [--category C]",
+    summary="List the tools, optionally only one source (name or kind) or category.",
+    example="%tool list --source notebook",
+)
 def _list(ctx: MagicContext, argv: list[str]) -> Any:
     opts = parse_options("%tool list", argv, {"--source": "one", "--category": "one"}, max_args=0)
-    return api.list_tools(source=opts.get("source"), category=opts.get("category"),
-                          registry=ctx.registry)  # fmt: skip
+    return api.list_tools(
+        source=opts.get("source"), category=opts.get("category"), registry=ctx.registry
+    )
 
 
-@subcommand("search", usage="%tool search QUERY [--limit N]",
-            summary="Rank the tools by how well they match QUERY (name, description, params).",
-            example="%tool search add two numbers")  # fmt: skip
+@subcommand(
+    "search",
+    usage="%tool search QUERY [--limit N]",
+    summary="Rank the tools by how well they match QUERY (name, description, params).",
+    example="%tool search add two numbers",
+)
 def _search(ctx: MagicContext, argv: list[str]) -> Any:
     opts = parse_options("%tool search", argv, {"--limit": "one"})
     try:
@@ -53,9 +60,13 @@ def _search(ctx: MagicContext, argv: list[str]) -> Any:
     return api.search_tools(" ".join(opts["args"]), limit=limit, registry=ctx.registry)
 
 
-@subcommand("info", usage="%tool info NAME",
-            summary="Show a tool: badges, description, parameters, origin, shadowed versions.",
-            example="%tool info add", complete=complete_tool_names)  # fmt: skip
+@subcommand(
+    "info",
+    usage="%tool info NAME",
+    summary="Show a tool: badges, description, parameters, origin, shadowed versions.",
+    example="%tool info add",
+    complete=complete_tool_names,
+)
 def _info(ctx: MagicContext, argv: list[str]) -> Any:
     return api.tool_info(_one_name("info", argv), registry=ctx.registry)
 
@@ -63,11 +74,14 @@ def _info(ctx: MagicContext, argv: list[str]) -> Any:
 _CALL_RE = re.compile(r"^\s*call(?:\s+(\S+))?(.*)$", re.DOTALL)
 
 
-@subcommand("call", usage="%tool call NAME {json} | key=value ...",
-            summary="Call a tool and show its result; the call goes into the history.",
-            details="Values of key=value are parsed as JSON where they parse, else kept as text.",
-            example='%tool call add a=1 b=2   ·   %tool call add {"a": 1, "b": 2}',
-            complete=complete_tool_names)  # fmt: skip
+@subcommand(
+    "call",
+    usage="%tool call NAME {json} | key=value ...",
+    summary="Call a tool and show its result; the call goes into the history.",
+    details="Values of key=value are parsed as JSON where they parse, else kept as text.",
+    example='%tool call add a=1 b=2   ·   %tool call add {"a": 1, "b": 2}',
+    complete=complete_tool_names,
+)
 def _call(ctx: MagicContext, argv: list[str]) -> Any:
     match = _CALL_RE.match(ctx.line)
     name = match.group(1) if match else None
@@ -77,30 +91,45 @@ def _call(ctx: MagicContext, argv: list[str]) -> Any:
     return api.call_tool(name, arguments, registry=ctx.registry)
 
 
-@subcommand("try", usage="%tool try NAME",
-            summary="Open a test-call form for a tool (fields from its schema, Run, Cancel).",
-            example="%tool try add", complete=complete_tool_names)  # fmt: skip
+@subcommand(
+    "try",
+    usage="%tool try NAME",
+    summary="Open a test-call form for a tool (fields from its schema, Run, Cancel).",
+    example="%tool try add",
+    complete=complete_tool_names,
+)
 def _try(ctx: MagicContext, argv: list[str]) -> Any:
     return api.try_tool(_one_name("try", argv), registry=ctx.registry)
 
 
-@subcommand("browse", usage="%tool browse [QUERY]",
-            summary="Open the catalog: search as you type, filters, details and Try.",
-            example="%tool browse weather   (or %tools)")  # fmt: skip
+@subcommand(
+    "browse",
+    usage="%tool browse [QUERY]",
+    summary="Open the catalog: search as you type, filters, details and Try.",
+    example="%tool browse weather   (or %tools)",
+)
 def _browse(ctx: MagicContext, argv: list[str]) -> Any:
     return api.browse(" ".join(argv), registry=ctx.registry)
 
 
-@subcommand("remove", usage="%tool remove NAME",
-            summary="Remove a tool this notebook registered.",
-            example="%tool remove add", complete=complete_tool_names)  # fmt: skip
+@subcommand(
+    "remove",
+    usage="%tool remove NAME",
+    summary="Remove a tool this notebook registered.",
+    example="%tool remove add",
+    complete=complete_tool_names,
+)
 def _remove(ctx: MagicContext, argv: list[str]) -> None:
     api.remove_tool(_one_name("remove", argv), registry=ctx.registry)
 
 
-@subcommand("history", usage="%tool history [NAME]",
-            summary="Show past calls (of one tool when NAME is given), oldest first.",
-            example="%tool history add", complete=complete_tool_names)  # fmt: skip
+@subcommand(
+    "history",
+    usage="%tool history [NAME]",
+    summary="Show past calls (of one tool when NAME is given), oldest first.",
+    example="%tool history add",
+    complete=complete_tool_names,
+)
 def _history(ctx: MagicContext, argv: list[str]) -> Any:
     if len(argv) > 1:
         raise NexusError(f"`%tool history` takes at most one tool name, got {' '.join(argv)!r}.")
@@ -111,9 +140,13 @@ def _complete_subcommands(ctx: MagicContext, argv: list[str]) -> list[str]:
     return sorted(SUBCOMMANDS) if len(argv) <= 1 else []
 
 
-@subcommand("help", usage="%tool help [SUBCOMMAND]",
-            summary="Explain one subcommand (or all of them) with an example.",
-            example="%tool help call", complete=_complete_subcommands)  # fmt: skip
+@subcommand(
+    "help",
+    usage="%tool help [SUBCOMMAND]",
+    summary="Explain one subcommand (or all of them) with an example.",
+    example="%tool help call",
+    complete=_complete_subcommands,
+)
 def _help(ctx: MagicContext, argv: list[str]) -> Any:
     from .magics import build_help
     from .views import HelpText

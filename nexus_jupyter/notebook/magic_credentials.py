@@ -39,8 +39,10 @@ class CredentialList:
             f"<td>{html.escape(r['provider'])}</td></tr>"
             for r in self.rows
         )
-        return ("<table><thead><tr><th>service</th><th>key</th><th>provider</th></tr></thead>"
-                f"<tbody>{body}</tbody></table>")  # fmt: skip
+        return (
+            "<table><thead><tr><th>service</th><th>key</th><th>provider</th></tr></thead>"
+            f"<tbody>{body}</tbody></table>"
+        )
 
 
 def _store(ctx: MagicContext) -> Any:
@@ -70,12 +72,15 @@ def _split(argv: list[str]) -> tuple[list[str], str | None]:
     return rest, provider
 
 
-@subcommand("credentials", usage=_USAGE,
-            summary="Set (prompted, never shown), list or delete credentials for tools.",
-            example="%tool credentials set weather-api api_key",
-            details="Values are kept in the system keyring when available, else in "
-                    "~/.nexus/credentials.json (mode 0600). Environment variables "
-                    "NEXUS_CRED_<SERVICE>_<KEY> are read too.")  # fmt: skip
+@subcommand(
+    "credentials",
+    usage=_USAGE,
+    summary="Set (prompted, never shown), list or delete credentials for tools.",
+    example="%tool credentials set weather-api api_key",
+    details="Values are kept in the system keyring when available, else in "
+    "~/.nexus/credentials.json (mode 0600). Environment variables "
+    "NEXUS_CRED_<SERVICE>_<KEY> are read too.",
+)
 def credentials(ctx: MagicContext, argv: list[str]) -> Any:
     if not argv:
         raise NexusError(f"Give an action: {_USAGE}")

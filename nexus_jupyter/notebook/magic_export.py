@@ -54,11 +54,15 @@ class VersionsView(list[Any]):
         if not self:
             return f"<p>{html.escape(str(self))}</p>"
         head = "".join(f"<th>{h}</th>" for h in ("#", "hash", "time", "size", "change", "by"))
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-                       for row in self._rows())  # fmt: skip
-        return (f"<p>Versions of <code>{html.escape(self.name)}</code> "
-                f"(<code>{html.escape(str(self.path))}</code>)</p>"
-                f"<table><tr>{head}</tr>{body}</table>")  # fmt: skip
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            for row in self._rows()
+        )
+        return (
+            f"<p>Versions of <code>{html.escape(self.name)}</code> "
+            f"(<code>{html.escape(str(self.path))}</code>)</p>"
+            f"<table><tr>{head}</tr>{body}</table>"
+        )
 
 
 class FolderStatus:
@@ -84,29 +88,42 @@ class FolderStatus:
         p.text(str(self))
 
 
-@subcommand("export", usage="%tool export NAME [--dir D] [--force] [--dry-run]",
-            summary="Write a notebook tool as a self-contained, hot-reloaded file in the tools folder.",
-            details="The file gets the imports, helpers, classes and constants the tool uses; "
-                    "from then on the file owns the tool (edits are live). --dry-run shows the "
-                    "file without writing; --force overwrites a file export did not write.",
-            example="%tool export weather --dry-run", complete=_names)  # fmt: skip
+@subcommand(
+    "export",
+    usage="%tool export NAME [--dir D] [--force] [--dry-run]",
+    summary="Write a notebook tool as a self-contained, hot-reloaded file in the tools folder.",
+    details="The file gets the imports, helpers, classes and constants the tool uses; "
+    "from then on the file owns the tool (edits are live). --dry-run shows the "
+    "file without writing; --force overwrites a file export did not write.",
+    example="%tool export weather --dry-run",
+    complete=_names,
+)
 def _export(ctx: MagicContext, argv: list[str]) -> Any:
     from .export import export_tool
 
-    opts = parse_options("%tool export", argv,
-                         {"--dir": "one", "--force": "flag", "--dry-run": "flag"}, max_args=1)  # fmt: skip
+    opts = parse_options(
+        "%tool export", argv, {"--dir": "one", "--force": "flag", "--dry-run": "flag"}, max_args=1
+    )
     if not opts["args"]:
         raise NexusError("Give the tool to export: `%tool export NAME [--dir D]`.")
     namespace = getattr(ctx.shell, "user_ns", None)
-    result = export_tool(opts["args"][0], registry=ctx.registry, namespace=namespace,
-                         tools_dir=opts.get("dir"), force=bool(opts.get("force")),
-                         dry_run=bool(opts.get("dry_run")))  # fmt: skip
+    result = export_tool(
+        opts["args"][0],
+        registry=ctx.registry,
+        namespace=namespace,
+        tools_dir=opts.get("dir"),
+        force=bool(opts.get("force")),
+        dry_run=bool(opts.get("dry_run")),
+    )
     return result
 
 
-@subcommand("watch", usage="%tool watch DIR [--recursive]",
-            summary="Load the tool files of a folder and hot-reload them on every save.",
-            example="%tool watch tools/shared")  # fmt: skip
+@subcommand(
+    "watch",
+    usage="%tool watch DIR [--recursive]",
+    summary="Load the tool files of a folder and hot-reload them on every save.",
+    example="%tool watch tools/shared",
+)
 def _watch(ctx: MagicContext, argv: list[str]) -> Any:
     opts = parse_options("%tool watch", argv, {"--recursive": "flag"}, max_args=1)
     if not opts["args"]:
@@ -118,9 +135,13 @@ def _watch(ctx: MagicContext, argv: list[str]) -> Any:
     return FolderStatus(source)
 
 
-@subcommand("versions", usage="%tool versions NAME",
-            summary="List the saved versions of a tool file, with time and a diff summary.",
-            example="%tool versions weather", complete=_names)  # fmt: skip
+@subcommand(
+    "versions",
+    usage="%tool versions NAME",
+    summary="List the saved versions of a tool file, with time and a diff summary.",
+    example="%tool versions weather",
+    complete=_names,
+)
 def _versions(ctx: MagicContext, argv: list[str]) -> Any:
     from ..sources.versions import resolve_tool_file, versions
 
@@ -132,10 +153,14 @@ def _versions(ctx: MagicContext, argv: list[str]) -> Any:
     return VersionsView(name, path, versions(path))
 
 
-@subcommand("rollback", usage="%tool rollback NAME [VERSION]",
-            summary="Restore a tool file to an earlier version (default: the previous one).",
-            details="VERSION is a number from `%tool versions NAME` or a hash prefix.",
-            example="%tool rollback weather 3", complete=_names)  # fmt: skip
+@subcommand(
+    "rollback",
+    usage="%tool rollback NAME [VERSION]",
+    summary="Restore a tool file to an earlier version (default: the previous one).",
+    details="VERSION is a number from `%tool versions NAME` or a hash prefix.",
+    example="%tool rollback weather 3",
+    complete=_names,
+)
 def _rollback(ctx: MagicContext, argv: list[str]) -> Any:
     from ..sources.versions import resolve_tool_file, rollback
 
@@ -145,8 +170,9 @@ def _rollback(ctx: MagicContext, argv: list[str]) -> Any:
     name, *rest = opts["args"]
     path = resolve_tool_file(name, registry=ctx.registry, tools_dir=opts.get("dir"))
     chosen = rollback(path, rest[0] if rest else None, registry=ctx.registry)
-    return _Message(f"Restored {path.name} to version {chosen.number} ({chosen.short}); "
-                    "it is live now.")  # fmt: skip
+    return _Message(
+        f"Restored {path.name} to version {chosen.number} ({chosen.short}); it is live now."
+    )
 
 
 class _Message(str):

@@ -30,8 +30,10 @@ __all__ = [
     "stop_serving",
 ]
 
-_ADD_USAGE = ("%tool mcp add NAME [--env K=V ...] [--cwd DIR] [--wait] -- COMMAND ARGS...  |  "
-              "%tool mcp add NAME --url URL [--header K=V ...] [--wait]")  # fmt: skip
+_ADD_USAGE = (
+    "%tool mcp add NAME [--env K=V ...] [--cwd DIR] [--wait] -- COMMAND ARGS...  |  "
+    "%tool mcp add NAME --url URL [--header K=V ...] [--wait]"
+)
 _HANDLES: dict[int, Any] = {}  # id(registry) -> McpServerHandle
 _HANDLES_LOCK = threading.Lock()
 
@@ -58,20 +60,38 @@ def _wait(reg: Any, source: Any, timeout: float) -> None:
         unsubscribe()
 
 
-def add_mcp_server(name: str, *, command: str | None = None, args: Sequence[str] = (),
-                   env: Mapping[str, str] | None = None, cwd: str | None = None,
-                   url: str | None = None, headers: Mapping[str, str] | None = None,
-                   wait: float | None = None, registry: Any = None) -> McpServerList:  # fmt: skip
+def add_mcp_server(
+    name: str,
+    *,
+    command: str | None = None,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    wait: float | None = None,
+    registry: Any = None,
+) -> McpServerList:
     """Add an MCP server (stdio ``command`` or HTTP ``url``) as a source named ``mcp:NAME``;
     it connects in the background. ``wait`` (seconds) blocks until it is ready or failed."""
     from ..sources.mcp import McpSource
 
     reg = _registry(registry)
     if any(s.name == f"mcp:{name}" for s in reg.sources()):
-        raise SourceError(f"An MCP server named {name!r} is already added; remove it first with "
-                          f"`%tool mcp remove {name}` or pick another name.")  # fmt: skip
-    source = McpSource(name, command=command, args=args, env=env, cwd=cwd, url=url,
-                       headers=headers, credentials=getattr(reg, "credentials", None))  # fmt: skip
+        raise SourceError(
+            f"An MCP server named {name!r} is already added; remove it first with "
+            f"`%tool mcp remove {name}` or pick another name."
+        )
+    source = McpSource(
+        name,
+        command=command,
+        args=args,
+        env=env,
+        cwd=cwd,
+        url=url,
+        headers=headers,
+        credentials=getattr(reg, "credentials", None),
+    )
     reg.add_source(source)
     if wait:
         _wait(reg, source, wait)
@@ -83,8 +103,10 @@ def _mcp_source(reg: Any, name: str) -> Any:
         if state.name == f"mcp:{name}":
             return state.source
     known = [s.name.removeprefix("mcp:") for s in reg.sources() if s.kind == "mcp"]
-    raise SourceError(f"No MCP server named {name!r}; added: {', '.join(known) or 'none'}. "
-                      "Add one with `%tool mcp add NAME -- COMMAND ARGS`.")  # fmt: skip
+    raise SourceError(
+        f"No MCP server named {name!r}; added: {', '.join(known) or 'none'}. "
+        "Add one with `%tool mcp add NAME -- COMMAND ARGS`."
+    )
 
 
 def remove_mcp_server(name: str, *, registry: Any = None) -> None:
@@ -94,8 +116,9 @@ def remove_mcp_server(name: str, *, registry: Any = None) -> None:
     reg.remove_source(f"mcp:{name}")
 
 
-def restart_mcp_server(name: str, *, wait: float | None = None,
-                       registry: Any = None) -> McpServerList:  # fmt: skip
+def restart_mcp_server(
+    name: str, *, wait: float | None = None, registry: Any = None
+) -> McpServerList:
     """Reconnect MCP server ``name`` now (a stdio server is started again)."""
     reg = _registry(registry)
     source = _mcp_source(reg, name)
@@ -134,12 +157,16 @@ class McpServerList:
             detail = html.escape(r["reason"] or "")
             if r["state"] == "error" and r["stderr"]:
                 detail += "<pre>" + html.escape("\n".join(r["stderr"][-5:])) + "</pre>"
-            body += (f"<tr><td><code>{html.escape(r['name'])}</code></td>"
-                     f"<td style='color:{color}'>{html.escape(r['state'])}</td>"
-                     f"<td>{len(r['tools'])}</td><td><code>{html.escape(r['target'])}</code></td>"
-                     f"<td>{detail}</td></tr>")  # fmt: skip
-        return ("<table><thead><tr><th>server</th><th>state</th><th>tools</th><th>target</th>"
-                f"<th>details</th></tr></thead><tbody>{body}</tbody></table>")  # fmt: skip
+            body += (
+                f"<tr><td><code>{html.escape(r['name'])}</code></td>"
+                f"<td style='color:{color}'>{html.escape(r['state'])}</td>"
+                f"<td>{len(r['tools'])}</td><td><code>{html.escape(r['target'])}</code></td>"
+                f"<td>{detail}</td></tr>"
+            )
+        return (
+            "<table><thead><tr><th>server</th><th>state</th><th>tools</th><th>target</th>"
+            f"<th>details</th></tr></thead><tbody>{body}</tbody></table>"
+        )
 
 
 def list_mcp_servers(*, registry: Any = None, only: str | None = None) -> McpServerList:
@@ -150,15 +177,22 @@ def list_mcp_servers(*, registry: Any = None, only: str | None = None) -> McpSer
         if state.kind != "mcp" or (only is not None and state.name != f"mcp:{only}"):
             continue
         status = getattr(state.source, "status", None) or {}
-        rows.append({"name": state.name.removeprefix("mcp:"),
-                     "state": status.get("state", "error" if state.error else "?"),
-                     "reason": status.get("reason") or state.error, "tools": sorted(state.tools),
-                     "target": status.get("target", ""), "stderr": status.get("stderr", [])})  # fmt: skip
+        rows.append(
+            {
+                "name": state.name.removeprefix("mcp:"),
+                "state": status.get("state", "error" if state.error else "?"),
+                "reason": status.get("reason") or state.error,
+                "tools": sorted(state.tools),
+                "target": status.get("target", ""),
+                "stderr": status.get("stderr", []),
+            }
+        )
     return McpServerList(rows)
 
 
-def serve(*, port: int = 0, host: str = "127.0.0.1", defer: bool = False,
-          registry: Any = None) -> Any:  # fmt: skip
+def serve(
+    *, port: int = 0, host: str = "127.0.0.1", defer: bool = False, registry: Any = None
+) -> Any:
     """Serve the registry over streamable HTTP from the registry's background loop (the
     kernel stays free); returns the :class:`McpServerHandle` (``.url``, ``.stop()``)."""
     from ..serve.mcp_http import check_address
@@ -210,24 +244,36 @@ def _mcp_add(ctx: MagicContext, argv: list[str]) -> Any:
     head, command = (
         (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
     )
-    opts = parse_options("%tool mcp add", head, {"--url": "one", "--env": "many", "--cwd": "one",
-                         "--header": "many", "--wait": "flag"})  # fmt: skip
+    opts = parse_options(
+        "%tool mcp add",
+        head,
+        {"--url": "one", "--env": "many", "--cwd": "one", "--header": "many", "--wait": "flag"},
+    )
     if len(opts["args"]) != 1:
         raise NexusError(f"Give one server name: {_ADD_USAGE}")
     if bool(command) == bool(opts.get("url")):
         raise NexusError(f"Give either `-- COMMAND ARGS...` or `--url URL`: {_ADD_USAGE}")
-    return add_mcp_server(opts["args"][0], command=command[0] if command else None,
-                          args=command[1:], env=_pairs(opts.get("env", []), "--env"),
-                          cwd=opts.get("cwd"), url=opts.get("url"),
-                          headers=_pairs(opts.get("header", []), "--header"),
-                          wait=30.0 if opts.get("wait") else None, registry=ctx.registry)  # fmt: skip
+    return add_mcp_server(
+        opts["args"][0],
+        command=command[0] if command else None,
+        args=command[1:],
+        env=_pairs(opts.get("env", []), "--env"),
+        cwd=opts.get("cwd"),
+        url=opts.get("url"),
+        headers=_pairs(opts.get("header", []), "--header"),
+        wait=30.0 if opts.get("wait") else None,
+        registry=ctx.registry,
+    )
 
 
-@subcommand("mcp", usage="%tool mcp add|list|remove|restart ...",
-            summary="Add, list, remove or restart MCP servers whose tools join the registry.",
-            details=f"{_ADD_USAGE}\n%tool mcp list  ·  %tool mcp remove NAME  ·  "
-                    "%tool mcp restart NAME\nTools are named mcp__NAME__TOOL.",
-            example="%tool mcp add time -- mcp-server-time")  # fmt: skip
+@subcommand(
+    "mcp",
+    usage="%tool mcp add|list|remove|restart ...",
+    summary="Add, list, remove or restart MCP servers whose tools join the registry.",
+    details=f"{_ADD_USAGE}\n%tool mcp list  ·  %tool mcp remove NAME  ·  "
+    "%tool mcp restart NAME\nTools are named mcp__NAME__TOOL.",
+    example="%tool mcp add time -- mcp-server-time",
+)
 def _mcp(ctx: MagicContext, argv: list[str]) -> Any:
     action, rest = (argv[0], argv[1:]) if argv else ("list", [])
     if action == "add":
@@ -244,24 +290,37 @@ def _mcp(ctx: MagicContext, argv: list[str]) -> Any:
     raise NexusError(f"Unknown `%tool mcp` action {action!r}; use add, list, remove or restart.")
 
 
-@subcommand("serve", usage="%tool serve [--port N] [--host H] [--defer] | --stop",
-            summary="Serve this kernel's tools over MCP (streamable HTTP) without blocking it.",
-            details="Binds 127.0.0.1 unless --host says otherwise; --port 0 picks a free port. "
-                    "Connected clients get tools/list_changed as you add or edit tools.",
-            example="%tool serve --port 8765")  # fmt: skip
+@subcommand(
+    "serve",
+    usage="%tool serve [--port N] [--host H] [--defer] | --stop",
+    summary="Serve this kernel's tools over MCP (streamable HTTP) without blocking it.",
+    details="Binds 127.0.0.1 unless --host says otherwise; --port 0 picks a free port. "
+    "Connected clients get tools/list_changed as you add or edit tools.",
+    example="%tool serve --port 8765",
+)
 def _serve(ctx: MagicContext, argv: list[str]) -> Any:
-    opts = parse_options("%tool serve", argv, {"--port": "one", "--host": "one", "--defer": "flag",
-                                               "--stop": "flag"}, max_args=0)  # fmt: skip
+    opts = parse_options(
+        "%tool serve",
+        argv,
+        {"--port": "one", "--host": "one", "--defer": "flag", "--stop": "flag"},
+        max_args=0,
+    )
     if opts.get("stop"):
         return _Text(stop_serving(registry=ctx.registry))
     try:
         port = int(opts.get("port", 0))
     except ValueError:
         raise NexusError(f"--port must be a whole number, got {opts['port']!r}.") from None
-    handle = serve(port=port, host=opts.get("host", "127.0.0.1"), defer=bool(opts.get("defer")),
-                   registry=ctx.registry)  # fmt: skip
-    return _Text(f"Serving {len(handle.registry)} tools over MCP at {handle.url} "
-                 "(stop with `%tool serve --stop`).")  # fmt: skip
+    handle = serve(
+        port=port,
+        host=opts.get("host", "127.0.0.1"),
+        defer=bool(opts.get("defer")),
+        registry=ctx.registry,
+    )
+    return _Text(
+        f"Serving {len(handle.registry)} tools over MCP at {handle.url} "
+        "(stop with `%tool serve --stop`)."
+    )
 
 
 class _Text(str):

@@ -86,8 +86,9 @@ def lookup(name: str) -> Subcommand:
         return sub
     close = difflib.get_close_matches(name, list(SUBCOMMANDS), n=1, cutoff=0.5)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise UsageError(f"Unknown %tool subcommand {name!r}.{hint} "
-                     f"Subcommands: {', '.join(sorted(SUBCOMMANDS))}.")  # fmt: skip
+    raise UsageError(
+        f"Unknown %tool subcommand {name!r}.{hint} Subcommands: {', '.join(sorted(SUBCOMMANDS))}."
+    )
 
 
 def split_line(line: str) -> list[str]:

@@ -30,8 +30,13 @@ def _tokens(line: str | Sequence[str]) -> list[str]:
         raise NexusError(f"Could not read {line.strip()!r}: {exc}; check the quotes.") from None
 
 
-def parse_options(command: str, line: str | Sequence[str], spec: Mapping[str, OptionKind], *,
-                  max_args: int | None = None) -> dict[str, Any]:  # fmt: skip
+def parse_options(
+    command: str,
+    line: str | Sequence[str],
+    spec: Mapping[str, OptionKind],
+    *,
+    max_args: int | None = None,
+) -> dict[str, Any]:
     """Parse ``line`` (or tokens) against ``spec`` (``{"--name": "one" | "many" | "flag"}``).
 
     Returns option values keyed by name without dashes (``requires_credential``) and the

@@ -30,39 +30,64 @@ DEFAULT_PORT = 8765
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to an ``argparse`` subparsers object."""
     parser = subparsers.add_parser(
-        "serve", help="Serve the tools over MCP (stdio or streamable HTTP).",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+        "serve",
+        help="Serve the tools over MCP (stdio or streamable HTTP).",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_arguments(parser)
     parser.set_defaults(func=run)
     return parser
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                        help="stdio (default) or streamable HTTP")  # fmt: skip
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="HTTP address to bind (default 127.0.0.1: this machine only)")  # fmt: skip
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
-                        help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)")  # fmt: skip
-    parser.add_argument("--dir", default=None,
-                        help="tools folder to watch (default: nex.yaml's, else tools/dynamic)")  # fmt: skip
-    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                        help="another Host header name clients may use (e.g. an alias of this machine); "
-                             "loopback names are always allowed")  # fmt: skip
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default) or streamable HTTP",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP address to bind (default 127.0.0.1: this machine only)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--dir",
+        default=None,
+        help="tools folder to watch (default: nex.yaml's, else tools/dynamic)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Host header name clients may use (e.g. an alias of this machine); "
+        "loopback names are always allowed",
+    )
     # SUPPRESS: when nested under `nexus-tools`, a default here would overwrite the value the
     # main parser already took (`nexus-tools --root X serve`).
     parser.add_argument("--config", default=argparse.SUPPRESS, help="a nex.yaml to use")
     parser.add_argument(
         "--root", default=argparse.SUPPRESS, help="project root (default: the current directory)"
     )
-    parser.add_argument("--defer", action="store_true",
-                        help="list only the eager tools plus tool_search (deferred loading)")  # fmt: skip
+    parser.add_argument(
+        "--defer",
+        action="store_true",
+        help="list only the eager tools plus tool_search (deferred loading)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
 
 
-def build_registry(*, root: str | None = None, tools_dir: str | None = None,
-                   config: str | None = None) -> Any:  # fmt: skip
+def build_registry(
+    *, root: str | None = None, tools_dir: str | None = None, config: str | None = None
+) -> Any:
     """``Registry.default`` for ``root`` and ``config`` (a nex.yaml path), watching
     ``tools_dir`` instead of the configured folder when given."""
     from ..core.registry import Registry
@@ -77,8 +102,11 @@ def run(args: argparse.Namespace) -> int:
     """Run ``nexus-tools serve`` with parsed ``args``; returns the exit code."""
     from .mcp_server import serve_http, serve_stdio
 
-    logging.basicConfig(stream=sys.stderr, level=str(args.log_level).upper(),
-                        format="%(levelname)s %(name)s: %(message)s")  # fmt: skip
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=str(args.log_level).upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     reg = build_registry(
         root=getattr(args, "root", None), tools_dir=args.dir, config=getattr(args, "config", None)
     )
@@ -87,8 +115,11 @@ def run(args: argparse.Namespace) -> int:
     def announce(address: tuple[str, int]) -> None:
         host, port = address
         shown = f"[{host}]" if ":" in host else host
-        print(f"Serving {len(reg)} tools over MCP at http://{shown}:{port}/mcp", file=sys.stderr,
-              flush=True)  # fmt: skip
+        print(
+            f"Serving {len(reg)} tools over MCP at http://{shown}:{port}/mcp",
+            file=sys.stderr,
+            flush=True,
+        )
 
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
@@ -98,13 +129,22 @@ def run(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             asyncio.run(serve_stdio(reg, defer=args.defer))
         else:
-            asyncio.run(serve_http(reg, args.host, args.port, defer=args.defer, started=announce,
-                                   allowed_hosts=args.allow_host))  # fmt: skip
+            asyncio.run(
+                serve_http(
+                    reg,
+                    args.host,
+                    args.port,
+                    defer=args.defer,
+                    started=announce,
+                    allowed_hosts=args.allow_host,
+                )
+            )
     except KeyboardInterrupt:
         pass
     except (OSError, ConfigError) as exc:
-        print(f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr
+        )
         return 2
     finally:
         reg.close()
@@ -116,8 +156,11 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="nexus-tools serve", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="nexus-tools serve",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_arguments(parser)
     return run(parser.parse_args(argv))
 

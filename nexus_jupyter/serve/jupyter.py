@@ -85,8 +85,9 @@ def build_server_registry(root: str | Path) -> Registry:
         failure = f"{type(exc).__name__}: {exc}"
     reg = Registry()
     reg.add_source(MutableSource("nex.yaml", "config"))
-    reg.set_status("nex.yaml", error=f"the default registry failed, serving the tools folder "
-                                     f"only: {failure}")  # fmt: skip
+    reg.set_status(
+        "nex.yaml", error=f"the default registry failed, serving the tools folder only: {failure}"
+    )
     try:
         reg.watch(Path(root) / "tools" / "dynamic")
     except Exception:
@@ -116,8 +117,12 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     web_app.settings["nexus"] = state
     web_app.add_handlers(".*$", handlers(web_app.settings["base_url"], url_path_join))
     _close_on_shutdown(serverapp, state)
-    serverapp.log.info("nexus_jupyter: %d tools under %snexus/api/ (root %s)",
-                       len(registry), web_app.settings["base_url"], root)  # fmt: skip
+    serverapp.log.info(
+        "nexus_jupyter: %d tools under %snexus/api/ (root %s)",
+        len(registry),
+        web_app.settings["base_url"],
+        root,
+    )
 
 
 def _close_on_shutdown(serverapp: Any, state: NexusServerState) -> None:

@@ -174,12 +174,17 @@ class ToolsHandler(NexusHandler):
         suggestions = reg.suggest(query) if query and not rows else []
         self.finish(
             json.dumps(
-                {"tools": rows[offset : offset + limit], "total": len(rows),
-                 "offset": offset, "limit": limit, "suggestions": suggestions,
-                 "unserved": unserved},
+                {
+                    "tools": rows[offset : offset + limit],
+                    "total": len(rows),
+                    "offset": offset,
+                    "limit": limit,
+                    "suggestions": suggestions,
+                    "unserved": unserved,
+                },
                 default=str,
             )
-        )  # fmt: skip
+        )
 
 
 class ToolHandler(NexusHandler):
@@ -272,8 +277,9 @@ class CallHandler(NexusHandler):
         except ToolNotFound as exc:
             raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
         except ToolValidationError as exc:
-            raise _error(422, "validation", str(exc),
-                         errors=[e.to_dict() for e in exc.errors]) from exc  # fmt: skip
+            raise _error(
+                422, "validation", str(exc), errors=[e.to_dict() for e in exc.errors]
+            ) from exc
         except ApprovalRequired as exc:
             raise _error(409, "approval_required", str(exc)) from exc
         except PermissionDenied as exc:

@@ -91,8 +91,9 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
         text = result.error or "the tool failed"
         if result.error_type and result.error_type not in text:
             text = f"{result.error_type}: {text}"
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    is_error=True)  # fmt: skip
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=True
+        )
     content = [_block(b) for b in result.content]
     structured = result.structured
     schema = output_schema(spec) if spec is not None else None
@@ -132,5 +133,6 @@ def error_result(exc: NexusError) -> Any:
         meta = {FIELD_ERRORS_META_KEY: [e.to_dict() for e in exc.errors]}
     else:
         text = str(exc)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                is_error=True, _meta=meta)  # fmt: skip
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
+    )

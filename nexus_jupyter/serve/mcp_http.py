@@ -91,9 +91,16 @@ class HostGuard:
             status, text = 403, b"Invalid Origin header: cross-site requests are refused"
         if status:
             self.rejected += status != 503
-            await send({"type": "http.response.start", "status": status,
-                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                    (b"content-length", str(len(text)).encode())]})  # fmt: skip
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [
+                        (b"content-type", b"text/plain; charset=utf-8"),
+                        (b"content-length", str(len(text)).encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": text})
             return
         await self.app(scope, receive, send)
@@ -158,10 +165,15 @@ def build_app(server: Any, host: str, port: int, extra_names: Sequence[str] = ()
     return HostGuard(app, host, port, extra_names)
 
 
-async def run_uvicorn(server: Any, host: str, port: int, *,
-                      started: Callable[[tuple[str, int]], Any] | None = None,
-                      closing: Callable[[], Any] | None = None,
-                      allowed_hosts: Sequence[str] = ()) -> None:  # fmt: skip
+async def run_uvicorn(
+    server: Any,
+    host: str,
+    port: int,
+    *,
+    started: Callable[[tuple[str, int]], Any] | None = None,
+    closing: Callable[[], Any] | None = None,
+    allowed_hosts: Sequence[str] = (),
+) -> None:
     """Serve the SDK ``server`` over streamable HTTP until cancelled, then shut down cleanly.
 
     We run the SDK's session manager ourselves (uvicorn's lifespan is off) so that on the way
@@ -175,8 +187,14 @@ async def run_uvicorn(server: Any, host: str, port: int, *,
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     app = build_app(server, host, bound_port, allowed_hosts)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            ws="none", timeout_graceful_shutdown=2)  # fmt: skip
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        ws="none",
+        timeout_graceful_shutdown=2,
+    )
     web = uvicorn.Server(config)
     task: asyncio.Future[None] | None = None
     try:

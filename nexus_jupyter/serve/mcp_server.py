@@ -52,8 +52,9 @@ class RegistryServer:
 
         class _Server(Server[Any]):
             # Announce tools.listChanged to handshake-era clients: we do send it.
-            def create_initialization_options(self, notification_options: Any = None,
-                                              *args: Any, **kwargs: Any) -> Any:  # fmt: skip
+            def create_initialization_options(
+                self, notification_options: Any = None, *args: Any, **kwargs: Any
+            ) -> Any:
                 opts = notification_options or NotificationOptions(tools_changed=True)
                 return super().create_initialization_options(opts, *args, **kwargs)
 
@@ -73,8 +74,9 @@ class RegistryServer:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen_handler,
         )
-        self.server.add_notification_handler("notifications/initialized", NotificationParams,
-                                             self._on_initialized)  # fmt: skip
+        self.server.add_notification_handler(
+            "notifications/initialized", NotificationParams, self._on_initialized
+        )
         self._legacy: set[Any] = set()
         self._listing: tuple[int, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -185,8 +187,9 @@ class RegistryServer:
         # and skipping the token keeps fast sync tools on the inline path.
         token = CancellationToken() if tool is not None and tool.wants_context else None
         try:
-            result = await self.registry.call(name, params.arguments or {}, request=request,
-                                              progress=progress, cancellation=token)  # fmt: skip
+            result = await self.registry.call(
+                name, params.arguments or {}, request=request, progress=progress, cancellation=token
+            )
         except ToolNotFound as exc:
             # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
             raise MCPError(INVALID_PARAMS, str(exc)) from None
@@ -232,9 +235,15 @@ async def serve_stdio(registry: Any, *, defer: bool = False) -> None:
         app.detach()
 
 
-async def serve_http(registry: Any, host: str = "127.0.0.1", port: int = 8000, *,
-                     defer: bool = False, started: Any = None,
-                     allowed_hosts: Sequence[str] = ()) -> None:  # fmt: skip
+async def serve_http(
+    registry: Any,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    defer: bool = False,
+    started: Any = None,
+    allowed_hosts: Sequence[str] = (),
+) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
     ``started`` (optional) is called with the bound ``(host, port)`` once listening.
@@ -245,8 +254,14 @@ async def serve_http(registry: Any, host: str = "127.0.0.1", port: int = 8000, *
     app = RegistryServer(registry, defer=defer)
     app.attach()
     try:
-        await run_uvicorn(app.server, host, port, started=started,
-                          closing=app.listen_handler.close, allowed_hosts=allowed_hosts)  # fmt: skip
+        await run_uvicorn(
+            app.server,
+            host,
+            port,
+            started=started,
+            closing=app.listen_handler.close,
+            allowed_hosts=allowed_hosts,
+        )
     finally:
         app.detach()
 
@@ -255,8 +270,14 @@ class McpServerHandle:
     """A streamable-HTTP MCP server running on the registry's background loop, so a kernel
     can serve its registry without blocking (``%tool serve``)."""
 
-    def __init__(self, registry: Any, future: concurrent.futures.Future[None], host: str,
-                 port: int, finished: threading.Event) -> None:  # fmt: skip
+    def __init__(
+        self,
+        registry: Any,
+        future: concurrent.futures.Future[None],
+        host: str,
+        port: int,
+        finished: threading.Event,
+    ) -> None:
         self.registry, self._future, self.host, self.port = registry, future, host, port
         self._finished = finished
 
@@ -270,8 +291,15 @@ class McpServerHandle:
         return not self._future.done()
 
     @classmethod
-    def start(cls, registry: Any, host: str = "127.0.0.1", port: int = 0, *,
-              defer: bool = False, timeout: float = 30.0) -> McpServerHandle:  # fmt: skip
+    def start(
+        cls,
+        registry: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        defer: bool = False,
+        timeout: float = 30.0,
+    ) -> McpServerHandle:
         """Start serving and wait until the port is bound (``port=0`` picks a free one)."""
         bound: concurrent.futures.Future[tuple[str, int]] = concurrent.futures.Future()
 

@@ -26,12 +26,16 @@ CHECK_TIMEOUT = 10.0
 _SCHEMA = {
     "type": "object",
     "properties": {
-        "args": {"type": "array", "items": {"type": "string"}, "default": [],
-                 "description": "Arguments appended to the command."},
+        "args": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Arguments appended to the command.",
+        },
         "stdin": {"type": "string", "description": "Text sent to the program's standard input."},
     },
     "additionalProperties": False,
-}  # fmt: skip
+}
 
 
 def check_cli_tool(settings: CliToolSettings) -> str | None:
@@ -46,8 +50,14 @@ def check_cli_tool(settings: CliToolSettings) -> str | None:
     if not settings.check:
         return None
     try:
-        done = subprocess.run(shlex.split(settings.check), capture_output=True, text=True,
-                              timeout=CHECK_TIMEOUT, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        done = subprocess.run(
+            shlex.split(settings.check),
+            capture_output=True,
+            text=True,
+            timeout=CHECK_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, ValueError) as exc:
         return f"check {settings.check!r} could not run ({type(exc).__name__}: {exc}).{hint}"
     except subprocess.TimeoutExpired:
@@ -66,10 +76,13 @@ def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
         args = [str(a) for a in arguments.get("args") or []]
         stdin = arguments.get("stdin")
         proc = await asyncio.create_subprocess_exec(
-            *base, *args, cwd=root, stdout=asyncio.subprocess.PIPE,
+            *base,
+            *args,
+            cwd=root,
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         try:
             out, err = await asyncio.wait_for(
                 proc.communicate(stdin.encode() if stdin is not None else None), settings.timeout
@@ -78,13 +91,22 @@ def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
             proc.kill()
             await proc.wait()
             raise
-        return {"exit_code": proc.returncode, "stdout": out.decode(errors="replace"),
-                "stderr": err.decode(errors="replace")}  # fmt: skip
+        return {
+            "exit_code": proc.returncode,
+            "stdout": out.decode(errors="replace"),
+            "stderr": err.decode(errors="replace"),
+        }
 
     description = settings.description or f"Run `{settings.command}` with the given arguments."
-    return Tool.from_schema(settings.name, description, _SCHEMA, run,
-                            permission=settings.permission, categories=("cli",),
-                            origin=settings.command)  # fmt: skip
+    return Tool.from_schema(
+        settings.name,
+        description,
+        _SCHEMA,
+        run,
+        permission=settings.permission,
+        categories=("cli",),
+        origin=settings.command,
+    )
 
 
 class CliToolsSource:
@@ -112,8 +134,9 @@ class CliToolsSource:
         """Check availability and publish the set with the unavailable ones marked."""
         results = self.check()
         unavailable = {n: r for n, r in results.items() if r is not None}
-        registry.publish(self.name, self._tools, unavailable=unavailable,
-                         details={"checks": results})  # fmt: skip
+        registry.publish(
+            self.name, self._tools, unavailable=unavailable, details={"checks": results}
+        )
 
     async def start(self, registry: Any) -> None:
         await asyncio.to_thread(self.publish_availability, registry)

@@ -84,9 +84,14 @@ class _FileState:
     line: int | None = None
 
     def to_dict(self, rel: str) -> dict[str, Any]:
-        return {"file": rel, "status": "error" if self.error else "ok", "message": self.error,
-                "line": self.line, "tools": [t.name for t in self.tools],
-                "hash": self.hash[:12]}  # fmt: skip
+        return {
+            "file": rel,
+            "status": "error" if self.error else "ok",
+            "message": self.error,
+            "line": self.line,
+            "tools": [t.name for t in self.tools],
+            "hash": self.hash[:12],
+        }
 
 
 class DirectorySource:
@@ -97,9 +102,16 @@ class DirectorySource:
     import runs longer than ``load_timeout`` seconds is reported as an error.
     """
 
-    def __init__(self, path: str | Path, *, recursive: bool = False,
-                 debounce_ms: int = DEFAULT_DEBOUNCE_MS, step_ms: int = DEFAULT_STEP_MS,
-                 versions: bool = True, load_timeout: float = LOAD_TIMEOUT_S) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        recursive: bool = False,
+        debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+        step_ms: int = DEFAULT_STEP_MS,
+        versions: bool = True,
+        load_timeout: float = LOAD_TIMEOUT_S,
+    ) -> None:
         self.path = Path(path).expanduser()
         self.root = self.path.resolve()
         self.recursive = recursive
@@ -179,8 +191,11 @@ class DirectorySource:
                 self._record_versions()
             state = self._files.get(file)
             rel = self._rel(file)
-            return state.to_dict(rel) if state else {"file": rel, "status": "missing",
-                                                     "message": None, "line": None, "tools": []}  # fmt: skip
+            return (
+                state.to_dict(rel)
+                if state
+                else {"file": rel, "status": "missing", "message": None, "line": None, "tools": []}
+            )
 
     def rescan(self, *, registry: Any = None) -> None:
         """Rescan the whole folder now and publish."""
@@ -247,8 +262,12 @@ class DirectorySource:
             return False  # vanished mid-read: the deletion event follows
         if (after.st_size, after.st_mtime_ns) != stat or len(raw) != before.st_size:
             return False  # still being written: its next event reloads it
-        if defer is not None and raw and not raw.endswith(b"\n") \
-                and time.time_ns() - before.st_mtime_ns < SETTLE_MS * 1_000_000:  # fmt: skip
+        if (
+            defer is not None
+            and raw
+            and not raw.endswith(b"\n")
+            and time.time_ns() - before.st_mtime_ns < SETTLE_MS * 1_000_000
+        ):
             defer.add(path)
             return False
         digest = content_hash(raw)
@@ -259,17 +278,22 @@ class DirectorySource:
         state.hash = digest
         if not raw.strip():
             if state.tools:  # truncate-then-write caught in between, or a save in progress
-                return self._set_error(path, "the file is empty (a save in progress?); its last "
-                                       "good tools stay live. Delete the file to remove them.",
-                                       None, stat)  # fmt: skip
+                return self._set_error(
+                    path,
+                    "the file is empty (a save in progress?); its last "
+                    "good tools stay live. Delete the file to remove them.",
+                    None,
+                    stat,
+                )
             changed = state.error is not None
             state.error = state.line = None
             return changed
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return self._set_error(path, f"the file is not UTF-8 (byte {exc.start}); save it as UTF-8",
-                                   None, stat)  # fmt: skip
+            return self._set_error(
+                path, f"the file is not UTF-8 (byte {exc.start}); save it as UTF-8", None, stat
+            )
         result = load_tool_text(text, path, source=self.name, timeout=self.load_timeout)
         if result.ok:
             state.tools, state.error, state.line = result.tools, None, None
@@ -290,8 +314,7 @@ class DirectorySource:
             except OSError as exc:  # history is a convenience: never fail a reload over it
                 log.warning("could not record a version of %s: %s", path, exc)
 
-    def _set_error(self, path: Path, message: str, line: int | None,
-                   stat: tuple[int, int]) -> bool:  # fmt: skip
+    def _set_error(self, path: Path, message: str, line: int | None, stat: tuple[int, int]) -> bool:
         state = self._files.setdefault(path, _FileState(path))
         changed = state.error != message
         state.error, state.line, state.stat = message, line, stat
@@ -334,17 +357,26 @@ class DirectorySource:
                     f"{f}: {m}" for f, m in sorted(errors.items())
                 )
             try:
-                registry.publish(self.name, tools, error=error, details=self._details(conflicts),
-                                 unavailable=conflicts)  # fmt: skip
+                registry.publish(
+                    self.name,
+                    tools,
+                    error=error,
+                    details=self._details(conflicts),
+                    unavailable=conflicts,
+                )
             except SourceError:  # removed from the registry while a reload was in flight
                 log.debug("%s is no longer in the registry; not publishing", self.name)
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
         files = {self._rel(p): s.to_dict(self._rel(p)) for p, s in sorted(self._files.items())}
         watcher = self._watcher
-        return {"path": str(self.root), "files": files, "conflicts": conflicts,
-                "watching": bool(watcher and watcher.ready.is_set()),
-                "exists": self.root.is_dir()}  # fmt: skip
+        return {
+            "path": str(self.root),
+            "files": files,
+            "conflicts": conflicts,
+            "watching": bool(watcher and watcher.ready.is_set()),
+            "exists": self.root.is_dir(),
+        }
 
     # -- status ---------------------------------------------------------------------------
 

@@ -71,13 +71,23 @@ def load_tool_file(path: str | Path, *, source: str = "", origin: str | None = N
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return LoadResult(path, "", content_hash(raw),
-                          error=f"the file is not UTF-8 text (byte {exc.start}); save it as UTF-8")  # fmt: skip
+        return LoadResult(
+            path,
+            "",
+            content_hash(raw),
+            error=f"the file is not UTF-8 text (byte {exc.start}); save it as UTF-8",
+        )
     return load_tool_text(text, path, source=source, origin=origin)
 
 
-def load_tool_text(text: str, path: str | Path, *, source: str = "", origin: str | None = None,
-                   timeout: float | None = None) -> LoadResult:  # fmt: skip
+def load_tool_text(
+    text: str,
+    path: str | Path,
+    *,
+    source: str = "",
+    origin: str | None = None,
+    timeout: float | None = None,
+) -> LoadResult:
     """Run ``text`` as the module of file ``path``; return the tools it defines.
 
     A tool is a function marked with ``@tool`` and defined in this module (imported tools
@@ -110,8 +120,9 @@ def load_tool_text(text: str, path: str | Path, *, source: str = "", origin: str
         sys.modules.pop(module.__name__, None)
 
 
-def _run_module(code: types.CodeType, module: types.ModuleType,
-                timeout: float | None) -> BaseException | str | None:  # fmt: skip
+def _run_module(
+    code: types.CodeType, module: types.ModuleType, timeout: float | None
+) -> BaseException | str | None:
     """Run the module body: ``None`` when it finished, else its exception or a message."""
     if timeout is None:
         try:
@@ -133,8 +144,10 @@ def _run_module(code: types.CodeType, module: types.ModuleType,
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
-        return (f"the module did not finish importing within {timeout:g} s (an endless loop or "
-                "a blocking call at module level?); move slow work into the tool function")  # fmt: skip
+        return (
+            f"the module did not finish importing within {timeout:g} s (an endless loop or "
+            "a blocking call at module level?); move slow work into the tool function"
+        )
     return box[0] if box else None
 
 
@@ -160,18 +173,24 @@ def _collect(result: LoadResult, module: types.ModuleType, source: str, origin: 
         if meta is None or not mine or not callable(obj):
             continue
         try:
-            built = Tool.from_function(obj, source=source, source_kind="directory",
-                                       origin=origin, source_code=result.text)  # fmt: skip
+            built = Tool.from_function(
+                obj, source=source, source_kind="directory", origin=origin, source_code=result.text
+            )
         except BaseException as exc:  # a bad signature is this file's failure
             line = getattr(getattr(obj, "__code__", None), "co_firstlineno", None)
             return _failed(result, f"{var!r} cannot be a tool: {_describe(exc)}", line)
         if built.name in seen:
-            return _failed(result, f"two functions ({seen[built.name]!r} and {var!r}) define "
-                           f"the tool {built.name!r}; rename one", None)  # fmt: skip
+            return _failed(
+                result,
+                f"two functions ({seen[built.name]!r} and {var!r}) define "
+                f"the tool {built.name!r}; rename one",
+                None,
+            )
         seen[built.name] = var
         tools.append(built)
-    return LoadResult(result.path, result.text, result.hash, tuple(tools),
-                      names=tuple(t.name for t in tools))  # fmt: skip
+    return LoadResult(
+        result.path, result.text, result.hash, tuple(tools), names=tuple(t.name for t in tools)
+    )
 
 
 def _failed(result: LoadResult, message: str, line: int | None) -> LoadResult:

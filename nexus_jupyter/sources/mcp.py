@@ -115,10 +115,17 @@ class McpSource:
         name = get("name")
         if not name:
             raise SourceError(f"An MCP server entry needs a name, got {settings!r}.")
-        return cls(name, command=get("command"), args=list(get("args") or ()),
-                   env=dict(get("env") or {}), cwd=get("cwd"), url=get("url"),
-                   headers=dict(get("headers") or {}), timeout=get("timeout"),
-                   credentials=credentials)  # fmt: skip
+        return cls(
+            name,
+            command=get("command"),
+            args=list(get("args") or ()),
+            env=dict(get("env") or {}),
+            cwd=get("cwd"),
+            url=get("url"),
+            headers=dict(get("headers") or {}),
+            timeout=get("timeout"),
+            credentials=credentials,
+        )
 
     # -- the source protocol --------------------------------------------------------------
 
@@ -209,8 +216,7 @@ class McpSource:
         self._dropped.clear()
         self._relist.clear()
         transport = self._transport()
-        client = mcp.Client(transport, message_handler=self._on_message,
-                            read_timeout_seconds=None)  # fmt: skip
+        client = mcp.Client(transport, message_handler=self._on_message, read_timeout_seconds=None)
         async with asyncio.timeout(_CONNECT_TIMEOUT_S):
             await client.__aenter__()
         try:
@@ -226,8 +232,10 @@ class McpSource:
             waiters = [asyncio.ensure_future(self._dropped.wait())]
             if closed is not None:
                 waiters.append(asyncio.ensure_future(closed.wait()))
-            helpers = [asyncio.ensure_future(self._listen(client)),
-                       asyncio.ensure_future(self._relist_loop(client))]  # fmt: skip
+            helpers = [
+                asyncio.ensure_future(self._listen(client)),
+                asyncio.ensure_future(self._relist_loop(client)),
+            ]
             try:
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -326,8 +334,14 @@ class McpSource:
         tools, skipped = [], {}
         for remote in listed:
             try:
-                tools.append(tool_from_mcp(remote, self._handler(remote.name),
-                                           origin=f"mcp:{self.server}", timeout=self.timeout))  # fmt: skip
+                tools.append(
+                    tool_from_mcp(
+                        remote,
+                        self._handler(remote.name),
+                        origin=f"mcp:{self.server}",
+                        timeout=self.timeout,
+                    )
+                )
             except ToolDefinitionError as exc:
                 skipped[remote.name] = str(exc)
         self._tools, self._skipped = tools, skipped
@@ -350,12 +364,15 @@ class McpSource:
 
         return call
 
-    async def _call(self, remote_name: str, arguments: dict[str, Any],
-                    ctx: ToolContext | None) -> ToolResult:  # fmt: skip
+    async def _call(
+        self, remote_name: str, arguments: dict[str, Any], ctx: ToolContext | None
+    ) -> ToolResult:
         client = self._client
         if client is None:
-            raise ToolUnavailable(f"MCP server {self.server!r} is not connected ({self.state}: "
-                                  f"{self.reason or 'connecting'}).")  # fmt: skip
+            raise ToolUnavailable(
+                f"MCP server {self.server!r} is not connected ({self.state}: "
+                f"{self.reason or 'connecting'})."
+            )
         progress = None
         if ctx is not None:
 
@@ -392,8 +409,9 @@ class McpSource:
             )
             unavailable = {t.spec.name: why for t in self._tools}
         try:
-            self._registry.publish(self.name, self._tools, error=error, details=self.status,
-                                   unavailable=unavailable)  # fmt: skip
+            self._registry.publish(
+                self.name, self._tools, error=error, details=self.status, unavailable=unavailable
+            )
         except SourceError:
             pass  # removed from the registry while a connection attempt was still unwinding
 

@@ -41,8 +41,10 @@ class ScanReport:
         return bool(self.registered or self.removed or self.failed)
 
     def __repr__(self) -> str:
-        return (f"ScanReport(registered={self.registered}, removed={self.removed}, "
-                f"failed={self.failed})")  # fmt: skip
+        return (
+            f"ScanReport(registered={self.registered}, removed={self.removed}, "
+            f"failed={self.failed})"
+        )
 
 
 def _marked(namespace: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,8 +104,9 @@ class NotebookTracker:
                     self._drop(registry, name, report)
         return report
 
-    def register(self, var: str, fn: Any, *, origin: str = "",
-                 source_code: str | None = None) -> ScanReport:  # fmt: skip
+    def register(
+        self, var: str, fn: Any, *, origin: str = "", source_code: str | None = None
+    ) -> ScanReport:
         """Register one function now (``%%tool`` and the Python API use it)."""
         report = ScanReport()
         with self._lock:
@@ -114,8 +117,16 @@ class NotebookTracker:
             raise ToolDefinitionError(report.failed[var])
         return report
 
-    def _register(self, registry: Any, var: str, fn: Any, origin: str,
-                  source_code: str | None, report: ScanReport, quiet: bool = False) -> None:  # fmt: skip
+    def _register(
+        self,
+        registry: Any,
+        var: str,
+        fn: Any,
+        origin: str,
+        source_code: str | None,
+        report: ScanReport,
+        quiet: bool = False,
+    ) -> None:
         self._seen[var] = fn
         old_name = self._tool_names.get(var)
         try:

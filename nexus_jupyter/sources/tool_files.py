@@ -119,8 +119,9 @@ def target_path(tools_dir: str | Path, name: str) -> Path:
     return path
 
 
-def write_tool_file(tools_dir: str | Path, name: str, text: str, *, force: bool = False,
-                    event: str = "export") -> Path:  # fmt: skip
+def write_tool_file(
+    tools_dir: str | Path, name: str, text: str, *, force: bool = False, event: str = "export"
+) -> Path:
     """Write ``text`` as ``<tools_dir>/<name>.py`` atomically and record the version.
 
     Raises :class:`ExportError` when the file exists and was not written by nexus (or was
@@ -161,10 +162,14 @@ def default_tools_dir(registry: Any = None, *, root: str | Path | None = None) -
     from ..core.defaults import resolve_tools_dir
 
     settings = getattr(registry, "settings", None)
-    configured = settings.get("tools_dir") if isinstance(settings, Mapping) \
-        else getattr(settings, "tools_dir", None)  # fmt: skip
-    return resolve_tools_dir(root if root is not None else getattr(registry, "root", None),
-                             configured)  # fmt: skip
+    configured = (
+        settings.get("tools_dir")
+        if isinstance(settings, Mapping)
+        else getattr(settings, "tools_dir", None)
+    )
+    return resolve_tools_dir(
+        root if root is not None else getattr(registry, "root", None), configured
+    )
 
 
 def directory_source_for(registry: Any, tools_dir: str | Path) -> Any | None:

@@ -60,9 +60,16 @@ class Version:
         return self.hash[:10]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"number": self.number, "hash": self.hash, "time": self.time, "size": self.size,
-                "added": self.added, "removed": self.removed, "event": self.event,
-                "summary": self.summary}  # fmt: skip
+        return {
+            "number": self.number,
+            "hash": self.hash,
+            "time": self.time,
+            "size": self.size,
+            "added": self.added,
+            "removed": self.removed,
+            "event": self.event,
+            "summary": self.summary,
+        }
 
 
 def versions_dir(tools_dir: str | Path) -> Path:
@@ -119,8 +126,14 @@ class VersionStore:
             for line in difflib.ndiff(before.splitlines(), text.splitlines()):
                 added += line.startswith("+ ")
                 removed += line.startswith("- ")
-            entry = {"hash": digest, "time": time.time(), "size": len(text.encode()),
-                     "added": added, "removed": removed, "event": event}  # fmt: skip
+            entry = {
+                "hash": digest,
+                "time": time.time(),
+                "size": len(text.encode()),
+                "added": added,
+                "removed": removed,
+                "event": event,
+            }
             log_path = self._log(stem)
             with open(log_path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
@@ -162,8 +175,10 @@ class VersionStore:
     def versions(self, stem: str) -> list[Version]:
         """Every version of file ``<stem>.py``, oldest first."""
         fields = ("hash", "time", "size", "added", "removed", "event")
-        return [Version(i, **{k: e.get(k, 0) for k in fields})
-                for i, e in enumerate(self._read(stem), 1)]  # fmt: skip
+        return [
+            Version(i, **{k: e.get(k, 0) for k in fields})
+            for i, e in enumerate(self._read(stem), 1)
+        ]
 
     def text(self, digest: str) -> str:
         try:
@@ -214,8 +229,9 @@ class VersionStore:
         return chosen
 
 
-def resolve_tool_file(name_or_path: str | Path, *, registry: Any = None,
-                      tools_dir: str | Path | None = None) -> Path:  # fmt: skip
+def resolve_tool_file(
+    name_or_path: str | Path, *, registry: Any = None, tools_dir: str | Path | None = None
+) -> Path:
     """The file of a tool: a path as given, the file a directory tool came from (also when
     a notebook tool shadows it), else ``<tools dir>/<name>.py``."""
     text = str(name_or_path)
@@ -234,15 +250,21 @@ def resolve_tool_file(name_or_path: str | Path, *, registry: Any = None,
     return target_path(tools_dir, text)
 
 
-def versions(name_or_path: str | Path, *, registry: Any = None,
-             tools_dir: str | Path | None = None) -> list[Version]:  # fmt: skip
+def versions(
+    name_or_path: str | Path, *, registry: Any = None, tools_dir: str | Path | None = None
+) -> list[Version]:
     """Every version of a tool's file, oldest first."""
     path = resolve_tool_file(name_or_path, registry=registry, tools_dir=tools_dir)
     return VersionStore(path.parent).versions(path.stem)
 
 
-def rollback(name_or_path: str | Path, version: str | int | None = None, *,
-             registry: Any = None, tools_dir: str | Path | None = None) -> Version:  # fmt: skip
+def rollback(
+    name_or_path: str | Path,
+    version: str | int | None = None,
+    *,
+    registry: Any = None,
+    tools_dir: str | Path | None = None,
+) -> Version:
     """Restore a tool's file to ``version`` (default: the previous one), atomically; the
     watcher (or, with ``registry``, an immediate reload) makes it live."""
     path = resolve_tool_file(name_or_path, registry=registry, tools_dir=tools_dir)

@@ -77,9 +77,14 @@ class FolderWatcher:
         from watchfiles import awatch
 
         root = self.source.root
-        changes_iter = awatch(root, step=self.step_ms, debounce=self.debounce_ms,
-                              stop_event=self._stop, recursive=self.source.recursive,
-                              watch_filter=None)  # fmt: skip
+        changes_iter = awatch(
+            root,
+            step=self.step_ms,
+            debounce=self.debounce_ms,
+            stop_event=self._stop,
+            recursive=self.source.recursive,
+            watch_filter=None,
+        )
         pending = asyncio.ensure_future(changes_iter.__anext__())
         try:
             # The first step of awatch creates the OS watch synchronously; once it has run,

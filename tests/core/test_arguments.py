@@ -10,12 +10,20 @@ from nexus_jupyter.core.arguments import parse_call_arguments
 
 def test_key_values_parse_as_json_where_they_can() -> None:
     assert parse_call_arguments('a=1 b=[2, 3] c=hello d="two words" e=') == {
-        "a": 1, "b": [2, 3], "c": "hello", "d": "two words", "e": ""}  # fmt: skip
+        "a": 1,
+        "b": [2, 3],
+        "c": "hello",
+        "d": "two words",
+        "e": "",
+    }
 
 
 def test_json_values_inline_keep_their_quotes_and_spaces() -> None:
     assert parse_call_arguments('o={"k": "a b"} l=["x y", 2] s=\'{"q": 1}\'') == {
-        "o": {"k": "a b"}, "l": ["x y", 2], "s": {"q": 1}}  # fmt: skip
+        "o": {"k": "a b"},
+        "l": ["x y", 2],
+        "s": {"q": 1},
+    }
 
 
 def test_argv_items_give_the_same_result_as_the_line() -> None:

@@ -182,8 +182,12 @@ def test_context_injected_and_not_in_schema(reg: Registry) -> None:
     reg.add(who)
     assert list(reg.get("who").spec.input_schema["properties"]) == ["x"]
     progress: list[tuple[Any, ...]] = []
-    result = reg.call_sync("who", {"x": 1}, request=RequestInfo(principal="alice"),
-                           progress=lambda *a: progress.append(a))  # fmt: skip
+    result = reg.call_sync(
+        "who",
+        {"x": 1},
+        request=RequestInfo(principal="alice"),
+        progress=lambda *a: progress.append(a),
+    )
     assert result.value == "alice"
     assert progress == [(1, 2, "half")]
     assert seen["ctx"].tool_name == "who"
@@ -218,8 +222,14 @@ def test_non_object_arguments_rejected(reg: Registry) -> None:
 
 def test_from_schema_validates_against_raw_schema(reg: Registry) -> None:
     calls: list[dict[str, Any]] = []
-    schema = {"type": "object", "properties": {"path": {"type": "string"},
-              "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["path"]}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["path"],
+    }
     reg.add(Tool.from_schema("open_file", "Open a file.", schema, calls.append))
     reg.call_sync("open_file", {"path": "a", "tags": '["x"]'})
     assert calls == [{"path": "a", "tags": ["x"]}]
@@ -233,8 +243,11 @@ def test_from_schema_handler_gets_context(reg: Registry) -> None:
     async def handler(arguments: dict[str, Any], ctx: ToolContext) -> str:
         return f"{ctx.tool_name}:{arguments['q']}"
 
-    reg.add(Tool.from_schema("h", "", {"type": "object", "properties": {"q": {"type": "string"}}},
-                             handler))  # fmt: skip
+    reg.add(
+        Tool.from_schema(
+            "h", "", {"type": "object", "properties": {"q": {"type": "string"}}}, handler
+        )
+    )
     assert reg.call_sync("h", {"q": "z"}).value == "h:z"
 
 

@@ -75,9 +75,13 @@ def sync_weather(city: str) -> str:
 
 
 @pytest.mark.parametrize("provider", ["env", "file", "keyring"])
-async def test_canary_never_appears(provider: str, home: Path, tmp_path: Path,
-                                    monkeypatch: pytest.MonkeyPatch,
-                                    caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+async def test_canary_never_appears(
+    provider: str,
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.DEBUG)
     store = _store(provider, home, monkeypatch)
     audit = AuditLog(tmp_path / "audit.jsonl", masker=store.mask)
@@ -88,10 +92,20 @@ async def test_canary_never_appears(provider: str, home: Path, tmp_path: Path,
         assert reg.entry("weather").status == "ok"
         result = await reg.call("weather", {"city": "Oslo"})
         assert result.is_error and "***" in str(result.error)
-        seen = [repr(result), str(result.to_dict()), repr(store), repr(store.view()),
-                str(store.list()), str(store.describe()), repr(reg), str(reg.status()),
-                str([e.to_dict() for e in reg.entries()]), audit.path.read_text(),
-                caplog.text, repr(store.providers)]  # fmt: skip
+        seen = [
+            repr(result),
+            str(result.to_dict()),
+            repr(store),
+            repr(store.view()),
+            str(store.list()),
+            str(store.describe()),
+            repr(reg),
+            str(reg.status()),
+            str([e.to_dict() for e in reg.entries()]),
+            audit.path.read_text(),
+            caplog.text,
+            repr(store.providers),
+        ]
         if provider == "env":
             sync_result = reg.call_sync("sync_weather", {"city": "Oslo"})
             seen += [str(sync_result.to_dict())]
@@ -102,9 +116,9 @@ async def test_canary_never_appears(provider: str, home: Path, tmp_path: Path,
         reg.close()
 
 
-def test_log_records_are_masked_with_exception_text(home: Path,
-                                                    monkeypatch: pytest.MonkeyPatch,
-                                                    caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+def test_log_records_are_masked_with_exception_text(
+    home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     store = _store("file", home, monkeypatch)  # masking lasts as long as the store
     log = logging.getLogger("nexus_jupyter.test")
@@ -229,9 +243,16 @@ async def test_a_secret_returned_by_a_tool_is_masked_wherever_it_is_shown(
         history = CallHistory()
         record = history.record_result({}, result)
         shown = result.redacted()
-        for text in (repr(result), str(result.to_dict()), result._repr_html_(),
-                     result_html(shown), result_text(shown), str(record.to_dict()),
-                     str(shown.value), shown.text):  # fmt: skip
+        for text in (
+            repr(result),
+            str(result.to_dict()),
+            result._repr_html_(),
+            result_html(shown),
+            result_text(shown),
+            str(record.to_dict()),
+            str(shown.value),
+            shown.text,
+        ):
             assert_no_secret(text)
         assert shown.structured == {"auth": {"header": "Bearer ***"}, "keys": ["***"]}
     finally:

@@ -26,10 +26,13 @@ CLIENTS = ("python", "notebook", "rest", "mcp", "cli")
 
 def _tool(name: str, permission: str) -> Tool:
     return Tool.from_schema(
-        name, f"A {permission} tool.",
+        name,
+        f"A {permission} tool.",
         {"type": "object", "properties": {"command": {"type": "string"}}},
-        lambda args: f"ran {name}", permission=permission, validate=False,
-    )  # fmt: skip
+        lambda args: f"ran {name}",
+        permission=permission,
+        validate=False,
+    )
 
 
 @pytest.fixture
@@ -64,8 +67,9 @@ def test_permission_matrix_every_call_above_grant_is_denied_and_audited(
     counter = itertools.count()
     outcomes: dict[str, tuple[str, str, str]] = {}  # request id -> (expected, got, tier/grant)
     above = 0
-    for grant, approval, tier, client in itertools.product(PERMISSIONS, APPROVALS, PERMISSIONS,
-                                                            CLIENTS):  # fmt: skip
+    for grant, approval, tier, client in itertools.product(
+        PERMISSIONS, APPROVALS, PERMISSIONS, CLIENTS
+    ):
         rules = [{"tool": f"t_{tier}", "action": approval}] if approval else []
         reg.policy = Policy(grant=grant, rules=rules)
         request = RequestInfo(request_id=f"m{next(counter)}", client=client)
@@ -84,8 +88,11 @@ def test_permission_matrix_every_call_above_grant_is_denied_and_audited(
     lines = {line["request_id"]: line for line in audit.read()}
     denied_above = [rid for rid, (_, got, _) in outcomes.items() if got == "deny"]
     missing_audit = [rid for rid in denied_above if lines.get(rid, {}).get("decision") != "deny"]
-    n_above = sum(1 for e, _, tg in outcomes.values()
-                  if permission_rank(tg.split(">")[0]) > permission_rank(tg.split(">")[1]))  # fmt: skip
+    n_above = sum(
+        1
+        for e, _, tg in outcomes.values()
+        if permission_rank(tg.split(">")[0]) > permission_rank(tg.split(">")[1])
+    )
     assert (
         n_above == above == 3 * 4 * len(CLIENTS)
     )  # 3 (tier, grant) pairs above, times approvals, times clients
@@ -114,8 +121,11 @@ def test_default_grant_is_full_locally_and_workspace_write_for_remote_clients() 
 
 
 def test_argument_rule_pre_approves_git_commands_but_not_chained_ones() -> None:
-    policy = Policy(rules=[{"tool": "bash", "arguments": {"command": {"prefix": "git "}},
-                            "action": "pre_approved"}])  # fmt: skip
+    policy = Policy(
+        rules=[
+            {"tool": "bash", "arguments": {"command": {"prefix": "git "}}, "action": "pre_approved"}
+        ]
+    )
     bash = ToolSpec("bash", permission="danger_full_access")
     req = RequestInfo()
     assert policy.check(bash, {"command": "git status"}, req).action == "allow"
@@ -126,26 +136,37 @@ def test_argument_rule_pre_approves_git_commands_but_not_chained_ones() -> None:
 
 
 def test_blocked_wins_over_a_more_specific_pre_approval() -> None:
-    policy = Policy(rules=[
-        {"tool": "bash", "arguments": {"command": "git *"}, "action": "pre_approved"},
-        {"tool": "ba*", "action": "blocked"},
-    ])  # fmt: skip
-    decision = policy.check(ToolSpec("bash", permission="danger_full_access"),
-                            {"command": "git status"}, RequestInfo())  # fmt: skip
+    policy = Policy(
+        rules=[
+            {"tool": "bash", "arguments": {"command": "git *"}, "action": "pre_approved"},
+            {"tool": "ba*", "action": "blocked"},
+        ]
+    )
+    decision = policy.check(
+        ToolSpec("bash", permission="danger_full_access"), {"command": "git status"}, RequestInfo()
+    )
     assert decision.action == "deny"
     assert decision.rule == "approvals.ba*" and "blocked" in decision.reason
 
 
 def test_specific_rule_beats_glob_rule() -> None:
-    policy = Policy(rules=[{"tool": "mcp__*", "action": "ask"},
-                           {"tool": "mcp__time__now", "action": "pre_approved"}])  # fmt: skip
+    policy = Policy(
+        rules=[
+            {"tool": "mcp__*", "action": "ask"},
+            {"tool": "mcp__time__now", "action": "pre_approved"},
+        ]
+    )
     assert policy.check(ToolSpec("mcp__time__now"), {}, RequestInfo()).action == "allow"
     assert policy.check(ToolSpec("mcp__time__tz"), {}, RequestInfo()).action == "ask"
 
 
 def test_acl_denies_tools_for_unknown_principals_only() -> None:
-    policy = Policy(policies=[{"principal": "unknown", "deny": ["bash", "web_*"]},
-                              {"principal": "intern*", "grant": "read_only"}])  # fmt: skip
+    policy = Policy(
+        policies=[
+            {"principal": "unknown", "deny": ["bash", "web_*"]},
+            {"principal": "intern*", "grant": "read_only"},
+        ]
+    )
     fetch = ToolSpec("web_fetch")
     assert effective_principal(RequestInfo(client="rest")) == "unknown"
     assert effective_principal(RequestInfo(client="notebook")) == "local"

@@ -23,8 +23,13 @@ from nexus_jupyter.core.spec import SourceKind
 class ListSource:
     """A source whose set is whatever the test puts in ``tools`` (raises when ``fail``)."""
 
-    def __init__(self, name: str, kind: SourceKind, tools: list[Tool] | None = None,
-                 namespace: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        kind: SourceKind,
+        tools: list[Tool] | None = None,
+        namespace: str | None = None,
+    ) -> None:
         self.name, self.kind, self.namespace = name, kind, namespace
         self.tools = tools or []
         self.fail: Exception | None = None
@@ -39,8 +44,9 @@ def make(name: str, result: Any, description: str = "") -> Tool:
     def handler(arguments: dict[str, Any]) -> Any:
         return result
 
-    return Tool.from_schema(name, description or f"returns {result!r}",
-                            {"type": "object", "properties": {}}, handler)  # fmt: skip
+    return Tool.from_schema(
+        name, description or f"returns {result!r}", {"type": "object", "properties": {}}, handler
+    )
 
 
 @tool
@@ -125,7 +131,10 @@ def test_events_added_updated_removed_with_versions(reg: Registry) -> None:
     reg.refresh(src.name)
     tool_events = [e for e in events if e.tools_changed]
     assert [(e.added, e.updated, e.removed) for e in tool_events] == [
-        (("a",), (), ()), (("b",), ("a",), ()), ((), (), ("a",))]  # fmt: skip
+        (("a",), (), ()),
+        (("b",), ("a",), ()),
+        ((), (), ("a",)),
+    ]
     assert v1 != v2
     assert tool_events[0].versions["a"] == v1 and tool_events[1].versions["a"] == v2
 

@@ -52,10 +52,12 @@ def s(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any
 
 
 ADDRESS = s(
-    {"street": {"type": "string"},
-     "zip_code": {"type": "string", "pattern": r"^\d{5}$", "description": "Five digits."}},
+    {
+        "street": {"type": "string"},
+        "zip_code": {"type": "string", "pattern": r"^\d{5}$", "description": "Five digits."},
+    },
     ["street", "zip_code"],
-)  # fmt: skip
+)
 ADDRESS.pop("additionalProperties")
 
 CASES: list[tuple[Any, dict[str, Any]]] = [
@@ -71,41 +73,104 @@ CASES: list[tuple[Any, dict[str, Any]]] = [
     (f_enum, s({"color": {"type": "string", "enum": ["red", "green"]}}, ["color"])),
     (f_int_enum, s({"level": {"type": "integer", "enum": [1, 2], "default": 1}})),
     (f_list, s({"items": {"type": "array", "items": {"type": "string"}}}, ["items"])),
-    (f_list_of_int_default,
-     s({"items": {"type": "array", "items": {"type": "integer"}, "default": [1, 2]}})),
-    (f_dict,
-     s({"mapping": {"type": "object", "additionalProperties": {"type": "integer"}}}, ["mapping"])),
-    (f_tuple, s({"pair": {"type": "array", "maxItems": 2, "minItems": 2,
-                          "prefixItems": [{"type": "integer"}, {"type": "string"}]}}, ["pair"])),
+    (
+        f_list_of_int_default,
+        s({"items": {"type": "array", "items": {"type": "integer"}, "default": [1, 2]}}),
+    ),
+    (
+        f_dict,
+        s(
+            {"mapping": {"type": "object", "additionalProperties": {"type": "integer"}}},
+            ["mapping"],
+        ),
+    ),
+    (
+        f_tuple,
+        s(
+            {
+                "pair": {
+                    "type": "array",
+                    "maxItems": 2,
+                    "minItems": 2,
+                    "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                }
+            },
+            ["pair"],
+        ),
+    ),
     (f_var_tuple, s({"values": {"type": "array", "items": {"type": "number"}}}, ["values"])),
-    (f_set, s({"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
-              ["tags"])),
+    (
+        f_set,
+        s({"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}, ["tags"]),
+    ),
     (f_any, s({"value": {}}, ["value"])),
     (f_annotated, s({"n": {"type": "integer", "minimum": 1, "maximum": 10}}, ["n"])),
-    (f_annotated_desc,
-     s({"q": {"type": "string", "minLength": 2, "description": "Query."}}, ["q"])),
-    (f_model, s({"person": {"type": "object", "properties": {
-        "name": {"type": "string"}, "address": ADDRESS}, "required": ["name", "address"]}},
-        ["person"])),
-    (f_dataclass, s({"point": {"type": "object", "properties": {
-        "x": {"type": "number"}, "y": {"type": "number", "default": 0.0}}, "required": ["x"],
-        "additionalProperties": False}},
-        ["point"])),
-    (f_typeddict, s({"movie": {"type": "object", "properties": {
-        "title": {"type": "string"}, "year": {"type": "integer"}},
-        "required": ["title", "year"], "additionalProperties": False}}, ["movie"])),
+    (
+        f_annotated_desc,
+        s({"q": {"type": "string", "minLength": 2, "description": "Query."}}, ["q"]),
+    ),
+    (
+        f_model,
+        s(
+            {
+                "person": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "address": ADDRESS},
+                    "required": ["name", "address"],
+                }
+            },
+            ["person"],
+        ),
+    ),
+    (
+        f_dataclass,
+        s(
+            {
+                "point": {
+                    "type": "object",
+                    "properties": {
+                        "x": {"type": "number"},
+                        "y": {"type": "number", "default": 0.0},
+                    },
+                    "required": ["x"],
+                    "additionalProperties": False,
+                }
+            },
+            ["point"],
+        ),
+    ),
+    (
+        f_typeddict,
+        s(
+            {
+                "movie": {
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
+                    "required": ["title", "year"],
+                    "additionalProperties": False,
+                }
+            },
+            ["movie"],
+        ),
+    ),
     (f_list_models, s({"addresses": {"type": "array", "items": ADDRESS}}, ["addresses"])),
     (f_union, s({"value": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}, ["value"])),
     (f_kwonly, s({"a": {"type": "integer"}, "b": {"type": "string", "default": "x"}}, ["a"])),
     (f_posonly, s({"a": {"type": "integer"}, "b": {"type": "integer"}}, ["a", "b"])),
     (f_ctx, s({"query": {"type": "string"}}, ["query"])),
     (f_none_params, s({})),
-    (f_nested_list,
-     s({"grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}},
-       ["grid"])),
-    (f_reserved_names,
-     s({"json": {"type": "string"}, "schema": {"type": "integer", "default": 1}}, ["json"])),
-]  # fmt: skip
+    (
+        f_nested_list,
+        s(
+            {"grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}},
+            ["grid"],
+        ),
+    ),
+    (
+        f_reserved_names,
+        s({"json": {"type": "string"}, "schema": {"type": "integer", "default": 1}}, ["json"]),
+    ),
+]
 
 
 @pytest.mark.parametrize(("fn", "expected"), CASES, ids=[c[0].__name__ for c in CASES])
@@ -237,7 +302,11 @@ def test_decorator_returns_function_unchanged_and_options_apply() -> None:
     assert marked is raw and marked(2) == 4
     spec = Tool.from_function(marked).spec
     assert (spec.permission, spec.categories, spec.eager, spec.timeout) == (
-        "workspace_write", ("math",), True, 3.0)  # fmt: skip
+        "workspace_write",
+        ("math",),
+        True,
+        3.0,
+    )
 
 
 def test_bad_decorator_options_are_clear() -> None:

@@ -92,7 +92,13 @@ def names(hits: list[SearchHit]) -> list[str]:
 
 def test_split_identifier_handles_snake_kebab_dunder_and_camel_case() -> None:
     assert split_identifier("mcp__github__getPullRequest") == [
-        "mcp", "github", "get", "pull", "request", "getpullrequest"]  # fmt: skip
+        "mcp",
+        "github",
+        "get",
+        "pull",
+        "request",
+        "getpullrequest",
+    ]
     assert split_identifier("list-directory_v2") == ["list", "directory", "v", "2"]
     assert split_identifier("HTTPServer") == ["http", "server", "httpserver"]
     assert terms("What's inside the /data folder?") == ["inside", "data", "folder"]
@@ -131,10 +137,10 @@ def test_make_filter_restricts_results(index: SearchIndex) -> None:
     writers = make_filter(permission=["workspace_write", "danger_full_access"])
     assert names(index.search("file", filter=writers)) == ["write_file"]
     assert names(index.search("forecast", filter=make_filter(capability="FORECAST"))) == [
-        "getWeatherForecast"]  # fmt: skip
+        "getWeatherForecast"
+    ]
     weather = make_filter(category="weather")
-    assert set(names(index.search("", filter=weather))) == {"current_weather",
-                                                            "getWeatherForecast"}  # fmt: skip
+    assert set(names(index.search("", filter=weather))) == {"current_weather", "getWeatherForecast"}
 
 
 def test_empty_query_lists_everything_by_name(index: SearchIndex) -> None:
@@ -230,8 +236,7 @@ def test_hybrid_finds_tools_described_in_other_words(tmp_path: Path) -> None:
     assert idx.mode == "hybrid"
     idx.update(CATALOG)
     assert idx.search("what's inside the /data folder")[0].name == "list_directory"
-    assert idx.search("will it rain tomorrow")[0].name in {"getWeatherForecast",
-                                                           "current_weather"}  # fmt: skip
+    assert idx.search("will it rain tomorrow")[0].name in {"getWeatherForecast", "current_weather"}
     assert idx.search("read_file")[0].name == "read_file"
     hits = idx.search("execute a terminal instruction", limit=3)
     assert hits[0].name == "bash"
@@ -239,7 +244,9 @@ def test_hybrid_finds_tools_described_in_other_words(tmp_path: Path) -> None:
     assert idx.search("bake a chocolate cake for my grandmother") == []
     only_mcp = make_filter(source="mcp")
     assert {h.name for h in idx.search("forecast rain", filter=only_mcp)} <= {
-        "current_weather", "mcp__github__create_issue"}  # fmt: skip
+        "current_weather",
+        "mcp__github__create_issue",
+    }
     idx.close()
 
 
@@ -313,9 +320,11 @@ def test_embedding_views_are_short_and_long() -> None:
         "Read a text file. Large files are truncated.",
         source="mcp:files",
         source_kind="mcp",
-        input_schema={"type": "object", "properties": {"encoding": {"type": "string",
-                      "description": "Text encoding."}}},
-    )  # fmt: skip
+        input_schema={
+            "type": "object",
+            "properties": {"encoding": {"type": "string", "description": "Text encoding."}},
+        },
+    )
     whole, short, long = embedding_texts(tool)
     assert whole.startswith("mcp files read text") and "truncated" in whole
     assert short == "files: read text. Read a text file."
@@ -336,8 +345,16 @@ def test_feedback_terms_are_words_the_seed_tools_share_and_the_query_lacks() -> 
     from nexus_jupyter.core.search_fusion import expansion_terms
 
     docs = ["list directory files folder", "list directory tree", "read file text"]
-    idf = {"list": 1.0, "directory": 2.0, "files": 1.5, "folder": 3.0, "tree": 3.0,
-           "read": 1.0, "file": 1.0, "text": 1.0}  # fmt: skip
+    idf = {
+        "list": 1.0,
+        "directory": 2.0,
+        "files": 1.5,
+        "folder": 3.0,
+        "tree": 3.0,
+        "read": 1.0,
+        "file": 1.0,
+        "text": 1.0,
+    }
     words = expansion_terms(docs, ["folder"], lambda ws: {w: idf[w] for w in ws}, 2)
     # "directory" is in 2 seeds (2 x 2.0); the query's own "folder" is never added back;
     # and "tree" (1 x 3.0) beats "list" (2 x 1.0) and "files" (1 x 1.5).
@@ -348,10 +365,12 @@ def test_feedback_terms_are_words_the_seed_tools_share_and_the_query_lacks() -> 
 @needs_semantic
 def test_hybrid_feedback_respects_the_filter(tmp_path: Path) -> None:
     idx = SearchIndex("hybrid", cache_dir=tmp_path)
-    idx.update([
-        spec("list_directory", "List the files and subfolders of a directory.", source="fs"),
-        spec("directory_tree", "Show a directory as a tree of files.", source="other"),
-    ])  # fmt: skip
+    idx.update(
+        [
+            spec("list_directory", "List the files and subfolders of a directory.", source="fs"),
+            spec("directory_tree", "Show a directory as a tree of files.", source="other"),
+        ]
+    )
     hits = idx.search("what's inside the /data folder", filter=make_filter(source="fs"))
     assert names(hits) == ["list_directory"]
     idx.close()
@@ -369,8 +388,9 @@ def test_grouped_columns_rank_exactly_like_one_column_per_field() -> None:
     db.execute(f"CREATE VIRTUAL TABLE t USING fts5({', '.join(FIELDS)})")
     for spec_ in CATALOG:
         fields = tool_fields(spec_)
-        db.execute(f"INSERT INTO t VALUES ({', '.join('?' * len(FIELDS))})",
-                   [fields[f] for f in FIELDS])  # fmt: skip
+        db.execute(
+            f"INSERT INTO t VALUES ({', '.join('?' * len(FIELDS))})", [fields[f] for f in FIELDS]
+        )
     weights = ", ".join(str(FIELD_WEIGHTS[f]) for f in FIELDS)
     names = [s.name for s in CATALOG]
     for words in (["file", "text"], ["weather", "forecast", "github"], ["label", "colour"]):
@@ -460,10 +480,20 @@ def test_a_tool_that_takes_the_values_in_the_query_ranks_first(mode: str, tmp_pa
     idx = index_in(mode, tmp_path, [*CATALOG, *FETCHERS])
     assert idx.search("fetch https://example.com/post as markdown")[0].name == "beta_fetch"
     # Replacing a tool replaces its parameters too.
-    idx.update([spec("beta_fetch", "Fetch something and return it as markdown.",
-                     input_schema=_takes("name")),
-                spec("alpha_fetch", "Fetch something and return it as markdown.",
-                     input_schema=_takes("link"))])  # fmt: skip
+    idx.update(
+        [
+            spec(
+                "beta_fetch",
+                "Fetch something and return it as markdown.",
+                input_schema=_takes("name"),
+            ),
+            spec(
+                "alpha_fetch",
+                "Fetch something and return it as markdown.",
+                input_schema=_takes("link"),
+            ),
+        ]
+    )
     assert idx.search("fetch https://example.com/post as markdown")[0].name == "alpha_fetch"
     idx.close()
 
@@ -523,10 +553,14 @@ def test_query_and_tool_action() -> None:
 
 
 COMMENTS = [  # the same words; only the verb of the name tells them apart
-    spec(name, "Works on a comment of an issue.", input_schema=_takes("issue", "body"),
-         annotations={"readOnlyHint": False})
+    spec(
+        name,
+        "Works on a comment of an issue.",
+        input_schema=_takes("issue", "body"),
+        annotations={"readOnlyHint": False},
+    )
     for name in ("edit_comment", "add_comment", "delete_comment")
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
@@ -576,8 +610,13 @@ def test_an_abbreviation_meets_the_words_tool_names_spell_out() -> None:
     assert query_terms("show PR 9 in acme/web") == ["show", "pr", "acme", "web", "pull", "request"]
     assert query_terms("show the pull request PR") == ["show", "pull", "request", "pr"]
     idx = SearchIndex("keyword")
-    idx.update([*CATALOG, spec("get_pull_request", "Get details of a pull request."),
-                spec("get_page_diff", "Show what changed between two page versions.")])  # fmt: skip
+    idx.update(
+        [
+            *CATALOG,
+            spec("get_pull_request", "Get details of a pull request."),
+            spec("get_page_diff", "Show what changed between two page versions."),
+        ]
+    )
     assert idx.search("show me the PR")[0].name == "get_pull_request"
     idx.close()
 
@@ -588,13 +627,19 @@ def test_what_a_tool_is_for_outweighs_what_its_description_mentions_later() -> N
     idx = SearchIndex("keyword")
     idx.update(
         [
-            spec("copy_page", "Copy a page. To move a page to another folder instead, use the "
-                 "other tool; copying keeps the original page."),
-            spec("relocate_page", "Move a page to another folder. Keeps the history, comments, "
-                 "attachments, labels, restrictions and watchers of the page, and updates every "
-                 "link that points at it."),
+            spec(
+                "copy_page",
+                "Copy a page. To move a page to another folder instead, use the "
+                "other tool; copying keeps the original page.",
+            ),
+            spec(
+                "relocate_page",
+                "Move a page to another folder. Keeps the history, comments, "
+                "attachments, labels, restrictions and watchers of the page, and updates every "
+                "link that points at it.",
+            ),
         ]
-    )  # fmt: skip
+    )
     assert [h.name for h in idx.search("move a page to another folder")] == [
         "relocate_page",
         "copy_page",

@@ -11,8 +11,11 @@ from nexus_jupyter.core.search_text import terms
 from nexus_jupyter.core.spec import ToolSpec
 
 # A small vocabulary of made-up words: many rows share each word.
-WORDS = [a + b for a in ("ka", "lo", "mi", "ra", "tu", "ven") for b in ("so", "dex", "ar", "ni",
-                                                                    "qu", "bel", "tor", "zi")]  # fmt: skip
+WORDS = [
+    a + b
+    for a in ("ka", "lo", "mi", "ra", "tu", "ven")
+    for b in ("so", "dex", "ar", "ni", "qu", "bel", "tor", "zi")
+]
 
 
 def random_tool(rng: random.Random, name: str) -> ToolSpec:

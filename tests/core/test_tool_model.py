@@ -23,8 +23,11 @@ def test_bare_and_called_decorator_attach_frozen_meta() -> None:
 
     meta_a, meta_b = get_tool_meta(a), get_tool_meta(b)
     assert meta_a is not None and meta_a.name is None
-    assert meta_b is not None and (meta_b.name, meta_b.capabilities, meta_b.requires_credentials) == (
-        "b_tool", ("cap",), ("svc",))  # fmt: skip
+    assert meta_b is not None and (
+        meta_b.name,
+        meta_b.capabilities,
+        meta_b.requires_credentials,
+    ) == ("b_tool", ("cap",), ("svc",))
     with pytest.raises(AttributeError):
         meta_b.name = "x"  # type: ignore[misc]
     assert get_tool_meta(lambda: 1) is None

@@ -134,23 +134,27 @@ def _rand_json(rng: random.Random, depth: int = 0) -> Any:
         return None
     if kind == "list":
         return [_rand_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {rng.choice(["sku", "qty", "w", "h", "a", "x", "k"]): _rand_json(rng, depth + 1)
-            for _ in range(rng.randint(0, 4))}  # fmt: skip
+    return {
+        rng.choice(["sku", "qty", "w", "h", "a", "x", "k"]): _rand_json(rng, depth + 1)
+        for _ in range(rng.randint(0, 4))
+    }
 
 
 VALID: dict[str, Any] = {
     "t_add": lambda r: {"a": r.randint(-9, 9), "b": r.randint(-9, 9)},
     "t_text": lambda r: {"text": "hi", "times": r.randint(0, 5), "upper": r.random() < 0.5},
     "t_opt": lambda r: r.choice([{}, {"x": r.random()}, {"x": None}, {"x": 3}]),
-    "t_literal": lambda r: {"mode": r.choice(["fast", "slow"]),
-                            "unit": r.choice(["celsius", "fahrenheit"])},
+    "t_literal": lambda r: {
+        "mode": r.choice(["fast", "slow"]),
+        "unit": r.choice(["celsius", "fahrenheit"]),
+    },
     "t_list": lambda r: {"items": ["a"] * r.randint(0, 3), "limit": r.randint(0, 100)},
     "t_dict": lambda r: {"counts": {"a": r.randint(0, 5)}},
     "t_model": lambda r: {"items": [{"sku": "x", "qty": r.randint(1, 9)}]},
     "t_dataclass": lambda r: {"box": {"w": r.random(), "h": 2}},
     "t_tuple": lambda r: {"pair": [r.randint(0, 9), "s"]},
     "t_union": lambda r: r.choice([{"value": 1}, {"value": "v", "tags": ["a", "b"]}]),
-}  # fmt: skip
+}
 
 TOOLS = [t_add, t_text, t_opt, t_literal, t_list, t_dict, t_model, t_dataclass, t_tuple, t_union]
 
@@ -172,8 +176,15 @@ def _payloads(name: str, rng: random.Random) -> list[tuple[Any, bool]]:
             out.append((_rand_json(rng), False))
         else:
             valid = make_valid(rng)  # valid payload sent with JSON strings for containers
-            out.append(({k: json.dumps(v) if isinstance(v, list | dict) else v
-                         for k, v in valid.items()}, True))  # fmt: skip
+            out.append(
+                (
+                    {
+                        k: json.dumps(v) if isinstance(v, list | dict) else v
+                        for k, v in valid.items()
+                    },
+                    True,
+                )
+            )
     return out
 
 

@@ -90,8 +90,12 @@ async def nap(seconds: float) -> str:
 
 
 def _browser() -> str | None:
-    for candidate in (os.environ.get("NEXUS_E2E_BROWSER"), "/usr/bin/chromium",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):  # fmt: skip
+    for candidate in (
+        os.environ.get("NEXUS_E2E_BROWSER"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -141,8 +145,9 @@ def _wait_for_tool(base: str, name: str, server: subprocess.Popen[bytes], log: P
         if status == 200 and any(t["name"] == name for t in json.loads(body)["tools"]):
             return
         time.sleep(0.25)  # polling a starting process, not waiting for a watcher
-    raise AssertionError(f"{name!r} never showed up in {base}nexus/api/tools:\n"
-                         f"{log.read_text()[-4000:]}")  # fmt: skip
+    raise AssertionError(
+        f"{name!r} never showed up in {base}nexus/api/tools:\n{log.read_text()[-4000:]}"
+    )
 
 
 @pytest.fixture
@@ -182,14 +187,19 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     port = _free_port()
     log = tmp_path / "jupyterlab.log"
     command = [
-        sys.executable, "-m", "jupyterlab",
-        "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
         f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}",
         "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
         f"--LabApp.extra_labextensions_path={labext}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]  # fmt: skip
+    ]
     with log.open("wb") as out:
         server = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/"
@@ -224,8 +234,14 @@ def _run_spec(lab: dict[str, str], spec: str, screenshot: Path) -> tuple[str, st
         "NEXUS_E2E_SCREENSHOT": str(screenshot),
         "NEXUS_E2E_BROWSER": str(browser),
     }
-    run = subprocess.run([str(node), str(HERE / spec)], env=env, cwd=HERE,
-                         capture_output=True, text=True, timeout=240)  # fmt: skip
+    run = subprocess.run(
+        [str(node), str(HERE / spec)],
+        env=env,
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     report = f"--- spec output ---\n{run.stdout}\n{run.stderr}"
     if run.returncode != 0:
         report += f"\n--- JupyterLab log (tail) ---\n{Path(lab['log']).read_text()[-4000:]}"
@@ -236,11 +252,16 @@ def _run_spec(lab: dict[str, str], spec: str, screenshot: Path) -> tuple[str, st
 
 def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
     stdout, report = _run_spec(lab, "sidebar.spec.mjs", ARTIFACTS / "sidebar.png")
-    for step in ("the built-in glob is marked shadowed",
-                 "server validation error shown on field b", "approved call ran",
-                 "history entry put its arguments back", "Cancel stopped the call",
-                 "new tool file appeared in the panel", "broken file's error shown",
-                 "dark theme applied"):  # fmt: skip
+    for step in (
+        "the built-in glob is marked shadowed",
+        "server validation error shown on field b",
+        "approved call ran",
+        "history entry put its arguments back",
+        "Cancel stopped the call",
+        "new tool file appeared in the panel",
+        "broken file's error shown",
+        "dark theme applied",
+    ):
         assert step in stdout, report
     # Cancel reached the tool on the server, not just the page.
     assert (Path(lab["tools_dir"]) / "nap.cancelled").is_file(), report
@@ -260,8 +281,12 @@ def test_labextension_unit_tests() -> None:
         _skip_loudly("node is not installed; it runs the labextension's unit tests")
     lib = REPO / "labextension" / "lib" / "errors.js"
     assert lib.is_file(), f"{lib} is missing: build the labextension (npm run build:prod)"
-    run = subprocess.run([str(node), "--experimental-detect-module", "--test", "test/"],
-                         cwd=REPO / "labextension", capture_output=True, text=True,
-                         timeout=120)  # fmt: skip
+    run = subprocess.run(
+        [str(node), "--experimental-detect-module", "--test", "test/"],
+        cwd=REPO / "labextension",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "# fail 0" in run.stdout

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.slow
 def execute(name: str) -> dict[str, Any]:
     """Run notebook ``name`` in a fresh kernel whose cwd is notebooks/; cells by tag."""
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=120,
-                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()  # fmt: skip
+    NotebookClient(
+        nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(NOTEBOOKS)}}
+    ).execute()
     return {tag: cell for cell in nb.cells for tag in cell.metadata.get("tags", [])}
 
 
@@ -124,8 +125,9 @@ def test_approval_and_cancel_in_a_real_kernel(tmp_path: Path) -> None:
     no deadlock, and Cancel stops a sleeping tool, inside ipykernel."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in KERNEL_FLOW]
-    NotebookClient(nb, kernel_name="python3", timeout=60,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()  # fmt: skip
+    NotebookClient(
+        nb, kernel_name="python3", timeout=60, resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     assert widget_model_id(nb.cells[2])
     assert text_of(nb.cells[3]).strip() == "NotebookApprover 1"
     assert text_of(nb.cells[4]).strip() == "True wiped x"

@@ -116,8 +116,13 @@ def test_exported_text_reconstructs_imports_and_options(
         run_ok(shell, cell)
     stats = export_tool("stats", registry=registry, tools_dir=tools_dir, dry_run=True)
     assert not stats.written and not stats.path.exists()
-    for line in ("import json as js", "import collections.abc as cabc", "import numpy as np",
-                 "from nexus_jupyter import tool", "def json_round(d):"):  # fmt: skip
+    for line in (
+        "import json as js",
+        "import collections.abc as cabc",
+        "import numpy as np",
+        "from nexus_jupyter import tool",
+        "def json_round(d):",
+    ):
         assert line in stats.text
     geo = export_tool("geo", registry=registry, tools_dir=tools_dir, dry_run=True).text
     assert (

@@ -45,49 +45,115 @@ FUNCTIONS = SIGNATURE_KINDS + [
 
 # Raw schemas shaped like the reference filesystem MCP server's and other common shapes.
 RAW: dict[str, dict[str, Any]] = {
-    "fs_read_text_file": {"type": "object", "properties": {
-        "path": {"type": "string"},
-        "head": {"type": "number", "description": "Return only the first N lines."},
-        "tail": {"type": "number", "description": "Return only the last N lines."}},
-        "required": ["path"], "additionalProperties": False},
-    "fs_edit_file": {"type": "object", "properties": {
-        "path": {"type": "string"},
-        "edits": {"type": "array", "items": {"type": "object", "properties": {
-            "oldText": {"type": "string", "description": "Text to search for."},
-            "newText": {"type": "string", "description": "Text to replace with."}},
-            "required": ["oldText", "newText"], "additionalProperties": False}},
-        "dryRun": {"type": "boolean", "default": False,
-                   "description": "Preview changes using git-style diff format"}},
-        "required": ["path", "edits"], "additionalProperties": False},
-    "fs_search_files": {"type": "object", "properties": {
-        "path": {"type": "string"}, "pattern": {"type": "string"},
-        "excludePatterns": {"type": "array", "items": {"type": "string"}, "default": []}},
-        "required": ["path", "pattern"]},
-    "fs_list_directory_with_sizes": {"type": "object", "properties": {
-        "path": {"type": "string"},
-        "sortBy": {"type": "string", "enum": ["name", "size"], "default": "name"}},
-        "required": ["path"]},
-    "fs_read_multiple_files": {"type": "object", "properties": {
-        "paths": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
-        "required": ["paths"]},
-    "refs_and_defs": {"type": "object", "$defs": {"Unit": {"type": "string",
-                                                           "enum": ["c", "f"]}},
-        "properties": {"unit": {"$ref": "#/$defs/Unit"}}, "required": ["unit"]},
-    "type_list": {"type": "object", "properties": {
-        "value": {"type": ["string", "integer"]},
-        "maybe": {"type": ["number", "null"]}}, "required": ["value", "maybe"]},
-    "one_of_objects": {"type": "object", "properties": {"target": {"oneOf": [
-        {"type": "object", "title": "by id", "properties": {"id": {"type": "integer"}},
-         "required": ["id"], "additionalProperties": False},
-        {"type": "object", "title": "by name", "properties": {"name": {"type": "string"}},
-         "required": ["name"], "additionalProperties": False}]}}, "required": ["target"]},
-    "const_and_free_object": {"type": "object", "properties": {
-        "version": {"const": 2}, "meta": {"type": "object"}}, "required": ["version"]},
-    "bounded_numbers": {"type": "object", "properties": {
-        "count": {"type": "integer", "minimum": 0, "maximum": 100, "default": 10},
-        "temperature": {"type": "number", "exclusiveMinimum": 0, "maximum": 2}},
-        "required": ["temperature"]},
-}  # fmt: skip
+    "fs_read_text_file": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "head": {"type": "number", "description": "Return only the first N lines."},
+            "tail": {"type": "number", "description": "Return only the last N lines."},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    "fs_edit_file": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "oldText": {"type": "string", "description": "Text to search for."},
+                        "newText": {"type": "string", "description": "Text to replace with."},
+                    },
+                    "required": ["oldText", "newText"],
+                    "additionalProperties": False,
+                },
+            },
+            "dryRun": {
+                "type": "boolean",
+                "default": False,
+                "description": "Preview changes using git-style diff format",
+            },
+        },
+        "required": ["path", "edits"],
+        "additionalProperties": False,
+    },
+    "fs_search_files": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "pattern": {"type": "string"},
+            "excludePatterns": {"type": "array", "items": {"type": "string"}, "default": []},
+        },
+        "required": ["path", "pattern"],
+    },
+    "fs_list_directory_with_sizes": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "sortBy": {"type": "string", "enum": ["name", "size"], "default": "name"},
+        },
+        "required": ["path"],
+    },
+    "fs_read_multiple_files": {
+        "type": "object",
+        "properties": {"paths": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+        "required": ["paths"],
+    },
+    "refs_and_defs": {
+        "type": "object",
+        "$defs": {"Unit": {"type": "string", "enum": ["c", "f"]}},
+        "properties": {"unit": {"$ref": "#/$defs/Unit"}},
+        "required": ["unit"],
+    },
+    "type_list": {
+        "type": "object",
+        "properties": {
+            "value": {"type": ["string", "integer"]},
+            "maybe": {"type": ["number", "null"]},
+        },
+        "required": ["value", "maybe"],
+    },
+    "one_of_objects": {
+        "type": "object",
+        "properties": {
+            "target": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "title": "by id",
+                        "properties": {"id": {"type": "integer"}},
+                        "required": ["id"],
+                        "additionalProperties": False,
+                    },
+                    {
+                        "type": "object",
+                        "title": "by name",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"],
+                        "additionalProperties": False,
+                    },
+                ]
+            }
+        },
+        "required": ["target"],
+    },
+    "const_and_free_object": {
+        "type": "object",
+        "properties": {"version": {"const": 2}, "meta": {"type": "object"}},
+        "required": ["version"],
+    },
+    "bounded_numbers": {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "minimum": 0, "maximum": 100, "default": 10},
+            "temperature": {"type": "number", "exclusiveMinimum": 0, "maximum": 2},
+        },
+        "required": ["temperature"],
+    },
+}
 
 
 def sample(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int = 0) -> Any:
@@ -119,8 +185,11 @@ def sample(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int = 0) -
             return []
         return [sample(schema.get("items", {}), root, depth + 1)]
     if kind == "object" and "properties" in schema:
-        return {k: sample(v, root, depth + 1) for k, v in schema["properties"].items()
-                if depth < 3 or k in schema.get("required", ())}  # fmt: skip
+        return {
+            k: sample(v, root, depth + 1)
+            for k, v in schema["properties"].items()
+            if depth < 3 or k in schema.get("required", ())
+        }
     if kind == "object":
         return {"key": 1}
     return {"any": ["json", 1]}
@@ -128,8 +197,10 @@ def sample(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int = 0) -
 
 def _tools() -> list[Tool]:
     tools = [Tool.from_function(fn) for fn in FUNCTIONS]
-    tools += [Tool.from_schema(name, f"{name} (raw schema)", schema, lambda args: args)
-              for name, schema in RAW.items()]  # fmt: skip
+    tools += [
+        Tool.from_schema(name, f"{name} (raw schema)", schema, lambda args: args)
+        for name, schema in RAW.items()
+    ]
     return tools
 
 
@@ -142,8 +213,10 @@ async def _time_server_tools() -> list[Tool]:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         listed = await session.list_tools()
-    return [Tool.from_schema(t.name, t.description or "", t.input_schema, lambda args: args)
-            for t in listed.tools]  # fmt: skip
+    return [
+        Tool.from_schema(t.name, t.description or "", t.input_schema, lambda args: args)
+        for t in listed.tools
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,9 @@ def run(shell: InteractiveShell, line: str) -> tuple[object, str]:
     return result, out.stdout
 
 
-def test_set_list_delete(shell: InteractiveShell, store: CredentialStore, tmp_path: Path,
-                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_set_list_delete(
+    shell: InteractiveShell, store: CredentialStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     prompts: list[str] = []
 
     def fake_getpass(prompt: str = "") -> str:
@@ -55,10 +56,12 @@ def test_set_list_delete(shell: InteractiveShell, store: CredentialStore, tmp_pa
 
 
 def test_mistakes_are_usage_errors(shell: InteractiveShell, store: CredentialStore) -> None:
-    for line, message in [("credentials", "Give an action"),
-                          ("credentials frob", "Unknown action 'frob'"),
-                          ("credentials delete nothing", "No stored credential 'nothing'"),
-                          ("credentials set a b c", "takes SERVICE [KEY]"),
-                          ("credentials set a --provider vault", "--provider must be")]:  # fmt: skip
+    for line, message in [
+        ("credentials", "Give an action"),
+        ("credentials frob", "Unknown action 'frob'"),
+        ("credentials delete nothing", "No stored credential 'nothing'"),
+        ("credentials set a b c", "takes SERVICE [KEY]"),
+        ("credentials set a --provider vault", "--provider must be"),
+    ]:
         result = shell.run_cell(f"%tool {line}")
         assert result.error_in_exec is not None and message in str(result.error_in_exec), line

@@ -53,8 +53,12 @@ def test_load_ext_is_fast_and_imports_nothing_heavy() -> None:
         "print(time.perf_counter() - t)\n"
         "print(','.join(m for m in ('mcp', 'jupyter_server', 'ipywidgets') if m in sys.modules))\n"
     )
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True).stdout.split("\n") for _ in range(3)]  # fmt: skip
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split("\n")
+        for _ in range(3)
+    ]
     assert all(run[1] == "" for run in runs), runs  # no heavy module was imported
     assert min(float(run[0]) for run in runs) < 0.25
 
@@ -167,9 +171,11 @@ def test_cell_magic_registers_functions_without_decorator(face: Face, registry: 
         '    """Area of a rectangle."""\n'
         "    return width * height\n"
         "def _helper() -> None: ...\n",
-        permission="workspace_write", categories=["geometry", "demo"],
-        capabilities=["measure"], requires_credentials=["acme"],
-    )  # fmt: skip
+        permission="workspace_write",
+        categories=["geometry", "demo"],
+        capabilities=["measure"],
+        requires_credentials=["acme"],
+    )
     spec = registry.get("area").spec
     assert spec.permission == "workspace_write"
     assert spec.categories == ("geometry", "demo") and spec.capabilities == ("measure",)
@@ -184,8 +190,9 @@ def test_cell_magic_name_option_and_its_mistakes(face: Face, registry: Registry)
     assert "double" in registry and "f" not in registry
     two = "def g(x: int) -> int:\n    return x\ndef h(x: int) -> int:\n    return x\n"
     assert "defines 2 functions" in face.error("define", two, name="one")
-    assert "Unknown permission 'root'" in face.error("define", "def k() -> None: ...",
-                                                     permission="root")  # fmt: skip
+    assert "Unknown permission 'root'" in face.error(
+        "define", "def k() -> None: ...", permission="root"
+    )
     assert "defines no function" in face.error("define", "x = 1\n")
 
 
@@ -219,8 +226,9 @@ def test_unknown_subcommand_and_option_suggest(shell: InteractiveShell, tools: N
         Face("magic", shell)._magic("%tool call add 1 2")
 
 
-def test_usage_errors_show_no_traceback(shell: InteractiveShell, tools: None,
-                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_usage_errors_show_no_traceback(
+    shell: InteractiveShell, tools: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     result = shell.run_cell("%tool info nope")
     assert isinstance(result.error_in_exec, UsageError)
     out = capsys.readouterr()
@@ -239,8 +247,9 @@ def test_help_explains_every_subcommand_with_an_example(shell: InteractiveShell)
         Face("magic", shell)._magic("%tool help cal")
 
 
-def test_help_is_what_the_question_mark_shows(shell: InteractiveShell,
-                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_help_is_what_the_question_mark_shows(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
     shell.run_cell("%tool?")
     assert "Subcommands:" in capsys.readouterr().out
 

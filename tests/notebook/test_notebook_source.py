@@ -113,8 +113,9 @@ def test_exported_tool_stays_with_the_folder_until_its_cell_runs_again(
     assert registry.get("scale").spec.source == folder.name
 
 
-def test_tools_defined_before_load_ext_are_picked_up(shell: InteractiveShell,
-                                                     registry: Registry) -> None:  # fmt: skip
+def test_tools_defined_before_load_ext_are_picked_up(
+    shell: InteractiveShell, registry: Registry
+) -> None:
     from nexus_jupyter.notebook import extension
 
     extension.unload(shell)

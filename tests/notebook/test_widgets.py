@@ -27,11 +27,21 @@ class Address(BaseModel):
 
 
 @tool(categories=["people"])
-def register_person(name: str, age: Annotated[int, Field(ge=0, le=150)], city: Literal["Paris", "Oslo"] = "Oslo",
-                    tags: list[str] | None = None, address: Address | None = None) -> dict:  # fmt: skip
+def register_person(
+    name: str,
+    age: Annotated[int, Field(ge=0, le=150)],
+    city: Literal["Paris", "Oslo"] = "Oslo",
+    tags: list[str] | None = None,
+    address: Address | None = None,
+) -> dict:
     """Register a person."""
-    return {"name": name, "age": age, "city": city, "tags": tags,
-            "address": address.model_dump() if address else None}  # fmt: skip
+    return {
+        "name": name,
+        "age": age,
+        "city": city,
+        "tags": tags,
+        "address": address.model_dump() if address else None,
+    }
 
 
 @tool
@@ -156,8 +166,7 @@ def test_json_mode_errors_name_their_path(reg: Registry) -> None:
     form.raw.value = '{"name": "x", "age": 3, "address": {"street": "Elm", "number": 2}}'
     form.mode.value = "form"  # the JSON comes back into the fields
     assert form.fields.fields["address"].inner.fields["number"].get() == 2
-    assert form.arguments() == {"name": "x", "age": 3,
-                                "address": {"street": "Elm", "number": 2}}  # fmt: skip
+    assert form.arguments() == {"name": "x", "age": 3, "address": {"street": "Elm", "number": 2}}
 
 
 def test_invalid_field_value_blocks_the_call(reg: Registry, history: CallHistory) -> None:

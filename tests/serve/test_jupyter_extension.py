@@ -243,8 +243,9 @@ async def test_cookie_authenticated_post_without_xsrf_is_refused(jp_fetch):
     assert data["total"] > 0
     body = json.dumps({"arguments": {"a": 2, "b": 3}})
     with pytest.raises(HTTPClientError) as info:
-        await jp_fetch("nexus", "api", "tools", "multiply", "call", method="POST", body=body,
-                       headers=headers)  # fmt: skip
+        await jp_fetch(
+            "nexus", "api", "tools", "multiply", "call", method="POST", body=body, headers=headers
+        )
     assert info.value.code == 403
     assert b"XSRF" in info.value.response.body or b"_xsrf" in info.value.response.body
 
@@ -254,8 +255,9 @@ async def test_cookie_authenticated_post_with_xsrf_token_runs(jp_fetch):
     cookie = await _login_cookie(jp_fetch)
     headers = {"Authorization": "", "Cookie": f"{cookie}; _xsrf=abc123", "X-XSRFToken": "abc123"}
     body = json.dumps({"arguments": {"a": 2, "b": 3}})
-    response = await jp_fetch("nexus", "api", "tools", "multiply", "call", method="POST",
-                              body=body, headers=headers)  # fmt: skip
+    response = await jp_fetch(
+        "nexus", "api", "tools", "multiply", "call", method="POST", body=body, headers=headers
+    )
     assert json.loads(response.body)["structured"] == 6
 
 
@@ -421,8 +423,9 @@ async def test_a_client_that_disconnects_cancels_its_call(jp_fetch, given_regist
         body = json.dumps({"arguments": {"seconds": 30}})
         began = _time.monotonic()
         with pytest.raises(_ClientError):  # the client gives up and closes the connection
-            await jp_fetch("nexus", "api", "tools", name, "call", method="POST", body=body,
-                           request_timeout=0.5)  # fmt: skip
+            await jp_fetch(
+                "nexus", "api", "tools", name, "call", method="POST", body=body, request_timeout=0.5
+            )
         assert await asyncio.to_thread(flag.wait, 5), f"{name} was not cancelled"
         assert _time.monotonic() - began < 10
     assert started.is_set()

@@ -44,10 +44,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
     (project / "tools" / "dynamic").mkdir(parents=True)
     (project / "tools" / "dynamic" / "echo.py").write_text(TOOL)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http",
-         "--port", "0", "--dir", "tools/dynamic"],
-        cwd=project, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "nexus_jupyter.serve.cli_serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--dir",
+            "tools/dynamic",
+        ],
+        cwd=project,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stderr is not None
     url = next((line.rsplit(" ", 1)[1].strip() for line in proc.stderr if "Serving" in line), None)
     assert url, "the server did not start"
@@ -60,15 +72,25 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
         assert proc.wait(10) == 0  # it was still alive, and shut down cleanly
 
 
-async def raw_post(port: int, body: bytes, headers: dict[str, str] | None = None, *,
-                   host: str | None = "default", extra: tuple[tuple[str, str], ...] = ()) -> int:  # fmt: skip
+async def raw_post(
+    port: int,
+    body: bytes,
+    headers: dict[str, str] | None = None,
+    *,
+    host: str | None = "default",
+    extra: tuple[tuple[str, str], ...] = (),
+) -> int:
     """POST ``body`` to /mcp with exactly these headers; returns the HTTP status."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     lines = ["POST /mcp HTTP/1.1"]
     if host is not None:
         lines.append(f"Host: {f'127.0.0.1:{port}' if host == 'default' else host}")
-    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-            "Connection": "close", "Content-Length": str(len(body))}  # fmt: skip
+    base = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Connection": "close",
+        "Content-Length": str(len(body)),
+    }
     lines += [f"{k}: {v}" for k, v in {**base, **(headers or {})}.items()]
     lines += [f"{k}: {v}" for k, v in extra]
     # A body over the server's 4 MiB limit is refused from its Content-Length alone; sending
@@ -387,10 +409,14 @@ def test_host_guard_names_when_binding_every_interface() -> None:
 
 @pytest.mark.parametrize(
     ("host", "port", "message"),
-    [("0.0.0.0", 8765, "binds loopback only"), ("192.0.2.7", 8765, "binds loopback only"),
-     ("example.com", 8765, "binds loopback only"), ("127.0.0.1", 99999, "out of range"),
-     ("::1", -1, "out of range")],
-)  # fmt: skip
+    [
+        ("0.0.0.0", 8765, "binds loopback only"),
+        ("192.0.2.7", 8765, "binds loopback only"),
+        ("example.com", 8765, "binds loopback only"),
+        ("127.0.0.1", 99999, "out of range"),
+        ("::1", -1, "out of range"),
+    ],
+)
 def test_http_server_refuses_non_loopback_hosts_and_bad_ports(
     host: str, port: int, message: str
 ) -> None:

@@ -72,19 +72,33 @@ class Inbox:
 
 
 def stdio_params(project: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, cwd=str(project),
-                                 args=["-m", "nexus_jupyter.serve.cli_serve",
-                                       "--dir", "tools/dynamic", *extra])  # fmt: skip
+    return StdioServerParameters(
+        command=sys.executable,
+        cwd=str(project),
+        args=["-m", "nexus_jupyter.serve.cli_serve", "--dir", "tools/dynamic", *extra],
+    )
 
 
 @pytest.fixture
 def http_server(project: Path) -> Iterator[str]:
     """``nexus-tools serve --transport http --port 0`` as a real process; yields its URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http",
-         "--port", "0", "--dir", "tools/dynamic"],
-        cwd=project, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "nexus_jupyter.serve.cli_serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--dir",
+            "tools/dynamic",
+        ],
+        cwd=project,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stderr is not None
     url = None
     for line in proc.stderr:

@@ -47,9 +47,15 @@ def err(reg: Any, name: str, **args: Any) -> str:
 def test_permission_tiers(reg: Any) -> None:
     tiers = {t.name: t.spec.permission for t in reg.list(source="builtin")}
     assert {k: v for k, v in tiers.items() if k != "create_dynamic_tool"} == {
-        "read": "read_only", "ls": "read_only", "glob": "read_only", "grep": "read_only",
-        "tool_search": "read_only", "write": "workspace_write", "edit": "workspace_write",
-        "bash": "danger_full_access"}  # fmt: skip
+        "read": "read_only",
+        "ls": "read_only",
+        "glob": "read_only",
+        "grep": "read_only",
+        "tool_search": "read_only",
+        "write": "workspace_write",
+        "edit": "workspace_write",
+        "bash": "danger_full_access",
+    }
     assert all(t.spec.source_kind == "builtin" for t in reg.list(source="builtin"))
 
 
@@ -74,13 +80,17 @@ def test_edit_unique_match_replace_all_and_errors(reg: Any, ws: Path) -> None:
     ok(reg, "write", path="dup.txt", content="x = 1\nx = 1\n")
     message = err(reg, "edit", path="dup.txt", old_string="x = 1", new_string="x = 2")
     assert "occurs 2 times" in message and "replace_all" in message
-    assert ok(reg, "edit", path="dup.txt", old_string="x = 1", new_string="x = 2",
-              replace_all=True) == "Replaced 2 occurrences in dup.txt"  # fmt: skip
+    assert (
+        ok(reg, "edit", path="dup.txt", old_string="x = 1", new_string="x = 2", replace_all=True)
+        == "Replaced 2 occurrences in dup.txt"
+    )
     assert (ws / "dup.txt").read_text() == "x = 2\nx = 2\n"
     assert "not found" in err(reg, "edit", path="dup.txt", old_string="zzz", new_string="y")
     assert "the same" in err(reg, "edit", path="dup.txt", old_string="x", new_string="x")
-    assert ok(reg, "edit", path="pkg/a.py", old_string="'x'", new_string="'y'") == \
-        "Replaced 1 occurrence in pkg/a.py"  # fmt: skip
+    assert (
+        ok(reg, "edit", path="pkg/a.py", old_string="'x'", new_string="'y'")
+        == "Replaced 1 occurrence in pkg/a.py"
+    )
 
 
 def test_ls_and_glob(reg: Any) -> None:
@@ -94,7 +104,9 @@ def test_grep_modes_context_and_filters(reg: Any) -> None:
     assert ok(reg, "grep", pattern="alpha") == ["pkg/a.py", "pkg/b.txt"]
     assert ok(reg, "grep", pattern="alpha", glob="*.txt") == ["pkg/b.txt"]
     assert ok(reg, "grep", pattern="alpha", output_mode="count", case_insensitive=True) == {
-        "pkg/a.py": 1, "pkg/b.txt": 2}  # fmt: skip
+        "pkg/a.py": 1,
+        "pkg/b.txt": 2,
+    }
     content = ok(reg, "grep", pattern="def alpha", output_mode="content", context=1)
     assert content.splitlines() == [
         "pkg/a.py-2-",
@@ -115,8 +127,11 @@ async def test_bash_runs_in_the_root_with_timeout_and_cap(reg: Any, ws: Path) ->
     sub = (await reg.call("bash", {"command": "pwd", "cwd": "pkg"}, approved=True)).structured
     assert sub["stdout"].strip().endswith("/pkg")
     start = time.perf_counter()
-    slow = (await reg.call("bash", {"command": "echo started; sleep 30 & sleep 30",
-                                    "timeout": 0.5}, approved=True)).structured  # fmt: skip
+    slow = (
+        await reg.call(
+            "bash", {"command": "echo started; sleep 30 & sleep 30", "timeout": 0.5}, approved=True
+        )
+    ).structured
     assert time.perf_counter() - start < 5
     assert (
         slow["timed_out"]
@@ -126,12 +141,18 @@ async def test_bash_runs_in_the_root_with_timeout_and_cap(reg: Any, ws: Path) ->
     # A child in a session of its own survives the group kill and keeps the pipes open: the
     # call still returns soon after the timeout instead of waiting for that child.
     start = time.perf_counter()
-    detached = (await reg.call("bash", {"command": "setsid sleep 8 & echo hi; sleep 8",
-                                        "timeout": 0.5}, approved=True)).structured  # fmt: skip
+    detached = (
+        await reg.call(
+            "bash", {"command": "setsid sleep 8 & echo hi; sleep 8", "timeout": 0.5}, approved=True
+        )
+    ).structured
     assert time.perf_counter() - start < 6
     assert detached["timed_out"] and detached["stdout"] == "hi\n"
-    big = (await reg.call("bash", {"command": f"head -c {OUTPUT_CAP * 2} /dev/zero | tr '\\0' a"},
-                          approved=True)).structured  # fmt: skip
+    big = (
+        await reg.call(
+            "bash", {"command": f"head -c {OUTPUT_CAP * 2} /dev/zero | tr '\\0' a"}, approved=True
+        )
+    ).structured
     assert big["truncated"] and len(big["stdout"]) < OUTPUT_CAP + 100
 
 
@@ -184,8 +205,9 @@ def test_server_clients_cannot_write_code_into_a_watched_folder(tmp_path: Path) 
             result = reg.call_sync("write", payload, request=RequestInfo(client=client))
             assert result.error_type == "PermissionDenied" and "create_dynamic_tool" in result.error
         assert not (tmp_path / "tools" / "dynamic" / "pwn.py").exists()
-        elsewhere = reg.call_sync("write", {"path": "notes/a.txt", "content": "x"},
-                                  request=RequestInfo(client="mcp"))  # fmt: skip
+        elsewhere = reg.call_sync(
+            "write", {"path": "notes/a.txt", "content": "x"}, request=RequestInfo(client="mcp")
+        )
         assert elsewhere.error is None
         local = reg.call_sync("write", payload)  # the person at the notebook may
         assert local.error is None and (tmp_path / "tools" / "dynamic" / "pwn.py").exists()

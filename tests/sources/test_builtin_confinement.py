@@ -47,14 +47,44 @@ def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
 def _prefixes(outside: Path, tmp: Path) -> list[str]:
     fw = "\uff0e\uff0e"  # two FULLWIDTH FULL STOPs
     return [
-        "..", "../..", "./..", "sub/../..", "sub/../../outside", "../outside", "../ws/../outside",
-        str(outside), str(tmp), f"{tmp}/ws/../outside", f"//{outside}", "/", "/tmp",
-        "link_out_dir", "link_abs", "sub/link_up/outside", "link_parent/outside", "link_parent",
-        "./link_out_dir/.", "link_out_dir/dir", "sub/link_up", "dangling_out",
-        "~", "~/..", f"{fw}/outside", "..\uff0foutside", "\u2025/outside", "\u2024\u2024/outside",
-        "..\\outside", "%2e%2e/outside", "..%2foutside", "....//outside", "..\u200b/outside",
-        "inside.txt\x00/../..", "\x00..", "sub/\x00", "..\x00",
-    ]  # fmt: skip
+        "..",
+        "../..",
+        "./..",
+        "sub/../..",
+        "sub/../../outside",
+        "../outside",
+        "../ws/../outside",
+        str(outside),
+        str(tmp),
+        f"{tmp}/ws/../outside",
+        f"//{outside}",
+        "/",
+        "/tmp",
+        "link_out_dir",
+        "link_abs",
+        "sub/link_up/outside",
+        "link_parent/outside",
+        "link_parent",
+        "./link_out_dir/.",
+        "link_out_dir/dir",
+        "sub/link_up",
+        "dangling_out",
+        "~",
+        "~/..",
+        f"{fw}/outside",
+        "..\uff0foutside",
+        "\u2025/outside",
+        "\u2024\u2024/outside",
+        "..\\outside",
+        "%2e%2e/outside",
+        "..%2foutside",
+        "....//outside",
+        "..\u200b/outside",
+        "inside.txt\x00/../..",
+        "\x00..",
+        "sub/\x00",
+        "..\x00",
+    ]
 
 
 SUFFIXES = ["", f"/{MARKER}", "/new.txt", "/dir/nested.txt"]
@@ -106,19 +136,34 @@ def test_path_escape_attempts_all_fail(world: dict[str, Any]) -> None:
         attempt("read", {"path": path}, _leaked)
         attempt("ls", {"path": path}, _leaked)
         attempt("grep", {"pattern": "CANARY", "path": path, "output_mode": "content"}, _leaked)
-    for pattern in ["../*", "../outside/*", "**/*", "*/*", "link_out_dir/*", "link_abs/**/*",
-                    "sub/link_up/**/*", f"{outside}/*", "/*", "~/*", "link_parent/**/*"]:  # fmt: skip
+    for pattern in [
+        "../*",
+        "../outside/*",
+        "**/*",
+        "*/*",
+        "link_out_dir/*",
+        "link_abs/**/*",
+        "sub/link_up/**/*",
+        f"{outside}/*",
+        "/*",
+        "~/*",
+        "link_parent/**/*",
+    ]:
         attempt("glob", {"pattern": pattern}, _leaked)
     attempt("grep", {"pattern": "CANARY", "output_mode": "content"}, _leaked)
     for cwd in _prefixes(outside, tmp)[:22]:
-        attempt("bash", {"command": "pwd", "cwd": cwd},
-                lambda r: not str(r.get("stdout", "")).strip().startswith(str(ws)))  # fmt: skip
+        attempt(
+            "bash",
+            {"command": "pwd", "cwd": cwd},
+            lambda r: not str(r.get("stdout", "")).strip().startswith(str(ws)),
+        )
 
     before = _snapshot(tmp, ws)
     for path in paths:
         attempt("write", {"path": path, "content": "WRITTEN"}, lambda r: False)
-        attempt("edit", {"path": path, "old_string": CANARY, "new_string": "EDITED"},
-                lambda r: False)  # fmt: skip
+        attempt(
+            "edit", {"path": path, "old_string": CANARY, "new_string": "EDITED"}, lambda r: False
+        )
         after = _snapshot(tmp, ws)
         if after != before:
             changed = sorted(
@@ -126,8 +171,10 @@ def test_path_escape_attempts_all_fail(world: dict[str, Any]) -> None:
             )
             escapes.append(f"write/edit {path!r} changed {changed}")
             before = after
-    print(f"\npath-escape attempts: {attempts}, refused or harmless: {attempts - len(escapes)}, "
-          f"escapes: {len(escapes)}")  # fmt: skip
+    print(
+        f"\npath-escape attempts: {attempts}, refused or harmless: {attempts - len(escapes)}, "
+        f"escapes: {len(escapes)}"
+    )
     assert attempts >= 200
     assert escapes == []
     assert refused > 0

@@ -143,8 +143,17 @@ def test_delete_removes_and_rename_moves(reg: Registry, folder: Path) -> None:
 
 
 def test_hidden_temp_and_cache_files_are_ignored(reg: Registry, folder: Path) -> None:
-    for name in (".hidden.py", "add.py~", "add.py.swp", "#add.py#", "add.py.tmp", ".#add.py",
-                 "notes.txt", "__pycache__/cached.py", "sub/nested.py"):  # fmt: skip
+    for name in (
+        ".hidden.py",
+        "add.py~",
+        "add.py.swp",
+        "#add.py#",
+        "add.py.tmp",
+        ".#add.py",
+        "notes.txt",
+        "__pycache__/cached.py",
+        "sub/nested.py",
+    ):
         target = folder / name
         target.parent.mkdir(exist_ok=True)
         target.write_text(tool_text("ignored"))
@@ -180,8 +189,10 @@ def test_two_files_defining_one_name_are_a_visible_conflict(reg: Registry, folde
 
 def test_each_load_is_a_fresh_module_outside_sys_modules(reg: Registry, folder: Path) -> None:
     path = folder / "state.py"
-    path.write_text("from nexus_jupyter import tool\nCALLS = []\n@tool\ndef count() -> int:\n"
-                    "    CALLS.append(1)\n    return len(CALLS)\n")  # fmt: skip
+    path.write_text(
+        "from nexus_jupyter import tool\nCALLS = []\n@tool\ndef count() -> int:\n"
+        "    CALLS.append(1)\n    return len(CALLS)\n"
+    )
     before = set(sys.modules)
     source = reg.watch(folder)
     assert result_of(reg, "count", {}) == 1

@@ -49,10 +49,15 @@ def test_body_with_a_signature_string_is_live_at_once(reg: Registry, tmp_path: P
 
 
 def test_json_schema_parameters_become_the_tool_schema(reg: Registry) -> None:
-    schema = {"type": "object", "required": ["city"], "properties": {
-        "city": {"type": "string", "description": "City name."},
-        "units": {"type": "string", "enum": ["c", "f"], "default": "c"},
-        "days": {"type": "integer"}}}  # fmt: skip
+    schema = {
+        "type": "object",
+        "required": ["city"],
+        "properties": {
+            "city": {"type": "string", "description": "City name."},
+            "units": {"type": "string", "enum": ["c", "f"], "default": "c"},
+            "days": {"type": "integer"},
+        },
+    }
     result = create(
         reg,
         name="forecast",
@@ -117,10 +122,16 @@ def test_existing_files_are_protected(reg: Registry, tmp_path: Path) -> None:
 
 
 def test_schema_to_signature_orders_required_first() -> None:
-    signature, docs = schema_to_signature({"type": "object", "properties": {
-        "opt": {"type": ["string", "null"]}, "req": {"type": "array", "items": {"type": "number"},
-                                                      "description": "Values."}},
-        "required": ["req"]})  # fmt: skip
+    signature, docs = schema_to_signature(
+        {
+            "type": "object",
+            "properties": {
+                "opt": {"type": ["string", "null"]},
+                "req": {"type": "array", "items": {"type": "number"}, "description": "Values."},
+            },
+            "required": ["req"],
+        }
+    )
     assert signature == "req: list[float], opt: str | None = None"
     assert docs == {"req": "Values."}
     with pytest.raises(ValueError, match="not a Python identifier"):

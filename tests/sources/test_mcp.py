@@ -92,8 +92,14 @@ def test_filesystem_server_from_npm(reg: Registry, tmp_path: Path) -> None:
     if shutil.which("npx") is None:
         pytest.skip("npx is not installed")
     (tmp_path / "hello.txt").write_text("hello from a file\n")
-    source = reg.add_source(McpSource("fs", command="npx", args=["--no-install",
-                            "mcp-server-filesystem", str(tmp_path)], cwd=str(PEERS)))  # fmt: skip
+    source = reg.add_source(
+        McpSource(
+            "fs",
+            command="npx",
+            args=["--no-install", "mcp-server-filesystem", str(tmp_path)],
+            cwd=str(PEERS),
+        )
+    )
     wait_until(reg, ready(reg, source), timeout=60)
     names = reg.names()
     assert "mcp__fs__read_text_file" in names and "mcp__fs__write_file" in names
@@ -146,20 +152,23 @@ def test_progress_timeout_and_cancellation_pass_through(reg: Registry, tmp_path:
     source = reg.add_source(McpSource("peer", command=sys.executable, args=[str(PEER_SERVER)]))
     wait_until(reg, ready(reg, source))
     seen: list[tuple[float, float | None, str | None]] = []
-    done = reg.call_sync("mcp__peer__slow", {"seconds": 0},
-                         progress=lambda p, t, m: seen.append((p, t, m)))  # fmt: skip
+    done = reg.call_sync(
+        "mcp__peer__slow", {"seconds": 0}, progress=lambda p, t, m: seen.append((p, t, m))
+    )
     assert done.ok and done.text == "done"
     assert seen == [(1, 2, "started"), (2, 2, "sleeping")]
     marker = tmp_path / "cancelled"
-    timed_out = reg.call_sync("mcp__peer__slow", {"seconds": 30, "marker": str(marker)},
-                              timeout=0.5)  # fmt: skip
+    timed_out = reg.call_sync(
+        "mcp__peer__slow", {"seconds": 30, "marker": str(marker)}, timeout=0.5
+    )
     assert timed_out.error_type == "TimeoutError"
     wait_for_file(marker)  # the server's handler was cancelled too
     token = CancellationToken()
     threading.Timer(0.3, token.cancel).start()
     marker2 = tmp_path / "cancelled2"
-    cancelled = reg.call_sync("mcp__peer__slow", {"seconds": 30, "marker": str(marker2)},
-                              cancellation=token)  # fmt: skip
+    cancelled = reg.call_sync(
+        "mcp__peer__slow", {"seconds": 30, "marker": str(marker2)}, cancellation=token
+    )
     assert cancelled.error_type == "CancelledError"
     wait_for_file(marker2)
 
@@ -181,8 +190,15 @@ def test_from_config_interpolates_at_connect_time(
     source = McpSource.from_config({"name": "t", "command": "${env:NEXUS_TEST_TIME_BIN}"})
     reg.add_source(source)
     wait_until(reg, ready(reg, source))
-    bad = reg.add_source(McpSource.from_config({"name": "bad", "url": "http://127.0.0.1:9/mcp",
-                         "headers": {"Authorization": "Bearer ${credentials:svc/token}"}}))  # fmt: skip
+    bad = reg.add_source(
+        McpSource.from_config(
+            {
+                "name": "bad",
+                "url": "http://127.0.0.1:9/mcp",
+                "headers": {"Authorization": "Bearer ${credentials:svc/token}"},
+            }
+        )
+    )
     wait_until(reg, lambda: bad.state == "error")
     assert "svc/token" in (bad.reason or "")
 
@@ -257,11 +273,16 @@ def test_status_masks_secrets_a_failing_server_echoes(
     secret = "canary-mcp-secret-4711"
     monkeypatch.setenv("NEXUS_CRED_SVC_TOKEN", secret)
     script = "import sys; sys.stderr.write('bad token: ' + sys.argv[1] + '\\n'); sys.exit(2)"
-    source = reg.add_source(McpSource.from_config(
-        {"name": "leaky", "command": sys.executable,
-         "args": ["-c", script, "${credentials:svc/token}"]},
-        credentials=CredentialStore(),
-    ))  # fmt: skip
+    source = reg.add_source(
+        McpSource.from_config(
+            {
+                "name": "leaky",
+                "command": sys.executable,
+                "args": ["-c", script, "${credentials:svc/token}"],
+            },
+            credentials=CredentialStore(),
+        )
+    )
     wait_until(reg, lambda: source.state == "error" and bool(source.status["stderr"]))
     status = repr(reg.status())
     assert "bad token: ***" in status

@@ -58,8 +58,11 @@ class ApprovalPrompt(W.VBox):
         self.deny_button = W.Button(description="Deny", button_style="danger")
         self.answer: Answer | None = None
         self._on_answer = on_answer
-        for button, answer in ((self.approve_button, True), (self.always_button, "always"),
-                               (self.deny_button, False)):  # fmt: skip
+        for button, answer in (
+            (self.approve_button, True),
+            (self.always_button, "always"),
+            (self.deny_button, False),
+        ):
             button.on_click(lambda _, a=answer: self.choose(a))
         buttons = W.HBox([self.approve_button, self.always_button, self.deny_button])
         super().__init__(
@@ -90,8 +93,9 @@ class NotebookApprover:
                 f"Tool {name!r} needs approval ({tool.spec.permission}) before it runs; open "
                 f"`%tool try {name}` and press Run to approve it there, or pre-approve it in "
                 f"nex.yaml (approvals: {{{name}: pre_approved}}).",
-                tool=name, arguments=arguments,
-            )  # fmt: skip
+                tool=name,
+                arguments=arguments,
+            )
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Answer] = loop.create_future()
 

@@ -20,9 +20,13 @@ _LIMIT = 60  # rows drawn at once; the count says how many more match
 
 
 def _dropdown(label: str, options: list[str]) -> W.Dropdown:
-    return W.Dropdown(options=[(f"any {label}", ANY), *[(o, o) for o in options]], value=ANY,
-                      description=label, layout=W.Layout(width="220px"),
-                      style={"description_width": "70px"})  # fmt: skip
+    return W.Dropdown(
+        options=[(f"any {label}", ANY), *[(o, o) for o in options]],
+        value=ANY,
+        description=label,
+        layout=W.Layout(width="220px"),
+        style={"description_width": "70px"},
+    )
 
 
 class Catalog(W.VBox):
@@ -30,8 +34,12 @@ class Catalog(W.VBox):
 
     def __init__(self, registry: Any, *, query: str = "", history: Any = None) -> None:
         self.registry, self.history = registry, history
-        self.search = W.Text(value=query, placeholder="search tools…", continuous_update=True,
-                             layout=W.Layout(width="50%"))  # fmt: skip
+        self.search = W.Text(
+            value=query,
+            placeholder="search tools…",
+            continuous_update=True,
+            layout=W.Layout(width="50%"),
+        )
         self.source_filter = _dropdown("source", [])
         self.permission_filter = _dropdown("permission", list(PERMISSIONS))
         self.category_filter = _dropdown("category", [])
@@ -39,28 +47,41 @@ class Catalog(W.VBox):
         self.count = W.HTML("")
         self.rows = W.VBox(layout=W.Layout(max_height="420px", overflow_y="auto", width="50%"))
         self.details = W.HTML("<i>Select a tool to see its details.</i>")
-        self.try_button = W.Button(description="Try", icon="play", disabled=True,
-                                   button_style="primary")  # fmt: skip
+        self.try_button = W.Button(
+            description="Try", icon="play", disabled=True, button_style="primary"
+        )
         self.try_button.on_click(lambda _: self.open_form())
         self.form_area = W.VBox()
         self.selected: str | None = None
         self.form: Any = None
-        for control in (self.search, self.source_filter, self.permission_filter,
-                        self.category_filter, self.status_filter):  # fmt: skip
+        for control in (
+            self.search,
+            self.source_filter,
+            self.permission_filter,
+            self.category_filter,
+            self.status_filter,
+        ):
             control.observe(lambda _: self.refresh(), names="value")
-        filters = W.HBox([self.source_filter, self.permission_filter, self.category_filter,
-                          self.status_filter], layout=W.Layout(flex_flow="row wrap"))  # fmt: skip
+        filters = W.HBox(
+            [self.source_filter, self.permission_filter, self.category_filter, self.status_filter],
+            layout=W.Layout(flex_flow="row wrap"),
+        )
         right = W.VBox([self.details, self.try_button], layout=W.Layout(width="50%"))
-        super().__init__([W.HBox([self.search, self.count]), filters, W.HBox([self.rows, right]),
-                          self.form_area])  # fmt: skip
+        super().__init__(
+            [W.HBox([self.search, self.count]), filters, W.HBox([self.rows, right]), self.form_area]
+        )
         self._unsubscribe = registry.subscribe(self._on_change)
         self.refresh()
 
     # -- what matches ---------------------------------------------------------------------
 
     def filters(self) -> dict[str, Any]:
-        chosen = {"source": self.source_filter.value, "permission": self.permission_filter.value,
-                  "category": self.category_filter.value, "status": self.status_filter.value}  # fmt: skip
+        chosen = {
+            "source": self.source_filter.value,
+            "permission": self.permission_filter.value,
+            "category": self.category_filter.value,
+            "status": self.status_filter.value,
+        }
         return {k: v for k, v in chosen.items() if v != ANY}
 
     def matches(self) -> list[Any]:
@@ -88,8 +109,10 @@ class Catalog(W.VBox):
         entries = self.registry.entries()
         sources = sorted({e.spec.source for e in entries if e.spec.source})
         categories = sorted({c for e in entries for c in e.spec.categories})
-        for dropdown, values, label in ((self.source_filter, sources, "source"),
-                                        (self.category_filter, categories, "category")):  # fmt: skip
+        for dropdown, values, label in (
+            (self.source_filter, sources, "source"),
+            (self.category_filter, categories, "category"),
+        ):
             current = dropdown.value
             options = [(f"any {label}", ANY), *[(v, v) for v in values]]
             if list(dropdown.options) != options:
@@ -102,12 +125,24 @@ class Catalog(W.VBox):
         entries = self.matches()
         rows = []
         for entry in entries[:_LIMIT]:
-            button = W.Button(description=entry.name, tooltip=entry.spec.summary,
-                              layout=W.Layout(width="auto", min_width="140px"))  # fmt: skip
+            button = W.Button(
+                description=entry.name,
+                tooltip=entry.spec.summary,
+                layout=W.Layout(width="auto", min_width="140px"),
+            )
             button.on_click(lambda b: self.select(b.description))
             badges = tool_badges(entry.tool, entry.status, categories=False)
-            rows.append(W.HBox([button, W.HTML(f"{badges}<span style='color:#444'>"
-                                               f"{html.escape(entry.spec.summary)}</span>")]))  # fmt: skip
+            rows.append(
+                W.HBox(
+                    [
+                        button,
+                        W.HTML(
+                            f"{badges}<span style='color:#444'>"
+                            f"{html.escape(entry.spec.summary)}</span>"
+                        ),
+                    ]
+                )
+            )
         self.rows.children = rows
         more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
         query = self.search.value.strip()
@@ -129,8 +164,10 @@ class Catalog(W.VBox):
         self.selected = name
         entry = self.registry.entry(name)
         schema = html.escape(json.dumps(dict(entry.spec.input_schema), indent=2, default=str))
-        self.details.value = (entry_html(entry) + "<details><summary>JSON schema</summary>"
-                              f"<pre>{schema}</pre></details>")  # fmt: skip
+        self.details.value = (
+            entry_html(entry) + "<details><summary>JSON schema</summary>"
+            f"<pre>{schema}</pre></details>"
+        )
         self.try_button.disabled = False
 
     def open_form(self) -> Any:

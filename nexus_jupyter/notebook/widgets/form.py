@@ -37,8 +37,11 @@ class ToolForm(W.VBox):
         schema = dict(spec.input_schema)
         self.fields: Field = build_field(schema, (), "", root=schema)
         self.raw = W.Textarea(layout=W.Layout(width="90%", height="140px", display="none"))
-        self.mode = W.ToggleButtons(options=["form", "JSON"], value="form",
-                                    tooltips=["Fill in fields", "Edit the arguments as JSON"])  # fmt: skip
+        self.mode = W.ToggleButtons(
+            options=["form", "JSON"],
+            value="form",
+            tooltips=["Fill in fields", "Edit the arguments as JSON"],
+        )
         self.mode.observe(self._switch_mode, names="value")
         self.form_error = W.HTML("")
         self.run_button = W.Button(description="Run", icon="play", button_style="primary")
@@ -50,8 +53,17 @@ class ToolForm(W.VBox):
         self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_registry_change)
 
     def _parts(self) -> list[W.Widget]:
-        return [self.header, self.notice, self.mode, self.fields.widget, self.raw,
-                self.form_error, self.run_button, self.result, self.history_panel]  # fmt: skip
+        return [
+            self.header,
+            self.notice,
+            self.mode,
+            self.fields.widget,
+            self.raw,
+            self.form_error,
+            self.run_button,
+            self.result,
+            self.history_panel,
+        ]
 
     # -- arguments ------------------------------------------------------------------------
 
@@ -124,9 +136,14 @@ class ToolForm(W.VBox):
         except ToolValidationError as exc:
             self.show_errors(exc.errors)
             return None
-        return self.result.start(self.registry, tool.spec.name, arguments, history=self.history,
-                                 request=RequestInfo(client="notebook"),
-                                 on_invalid=lambda e: self.show_errors(e.errors))  # fmt: skip
+        return self.result.start(
+            self.registry,
+            tool.spec.name,
+            arguments,
+            history=self.history,
+            request=RequestInfo(client="notebook"),
+            on_invalid=lambda e: self.show_errors(e.errors),
+        )
 
     def replay(self, arguments: dict[str, Any]) -> Any:
         """Fill the form with past ``arguments`` and run again."""
@@ -158,8 +175,10 @@ class ToolForm(W.VBox):
         self.children = self._parts()
         self.fields.widget.layout.display = None if self.mode.value == "form" else "none"
         self.run_button.disabled = False
-        self.notice.value = (f"<i style='color:#555'>{_esc(tool.spec.name)} was updated "
-                             f"(v{_esc(tool.spec.version)}); the form follows.</i>")  # fmt: skip
+        self.notice.value = (
+            f"<i style='color:#555'>{_esc(tool.spec.name)} was updated "
+            f"(v{_esc(tool.spec.version)}); the form follows.</i>"
+        )
 
     def close(self) -> None:
         if self._unsubscribe is not None:

@@ -61,8 +61,9 @@ def _fits(schema: Mapping[str, Any], value: Any) -> bool:
 
 
 class _Container(Field):
-    def __init__(self, schema: Mapping[str, Any], loc: Loc, label: str,
-                 root: Mapping[str, Any]) -> None:  # fmt: skip
+    def __init__(
+        self, schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any]
+    ) -> None:
         self.root = root
         super().__init__(schema, loc, label)
 
@@ -85,8 +86,9 @@ class OptionalField(Field):
         self.inner, self.send_null = inner, send_null
         self.schema, self.loc, self.label = inner.schema, inner.loc, inner.label
         self.error, self.help = inner.error, inner.help
-        self.use = W.Checkbox(value=False, description="set", indent=False,
-                              layout=W.Layout(width="56px"))  # fmt: skip
+        self.use = W.Checkbox(
+            value=False, description="set", indent=False, layout=W.Layout(width="56px")
+        )
         self.control = inner.control
         inner.on_change(self._touched)
         self.widget = W.HBox([self.use, inner.widget])
@@ -130,11 +132,11 @@ class ObjectField(_Container):
         for name, sub in props.items():
             nullable, core = split_null(resolve(sub, self.root))
             label = f"{name} *" if name in required else name
-            inner = build_field(core, (*self.loc, name), label, root=self.root,
-                                required=name in required)  # fmt: skip
+            inner = build_field(
+                core, (*self.loc, name), label, root=self.root, required=name in required
+            )
             wrap = name not in required or nullable
-            self.fields[name] = (OptionalField(inner, send_null=name in required)
-                                 if wrap else inner)  # fmt: skip
+            self.fields[name] = OptionalField(inner, send_null=name in required) if wrap else inner
         return W.VBox([f.widget for f in self.fields.values()])
 
     def get(self) -> Any:
@@ -168,8 +170,10 @@ class ArrayField(_Container):
         self.add_button.on_click(lambda _: self.add_item())
         prefix = self.schema.get("prefixItems")
         if isinstance(prefix, list):
-            self.items = [build_field(s, (*self.loc, i), f"[{i}]", root=self.root)
-                          for i, s in enumerate(prefix)]  # fmt: skip
+            self.items = [
+                build_field(s, (*self.loc, i), f"[{i}]", root=self.root)
+                for i, s in enumerate(prefix)
+            ]
             self.box.children = [f.widget for f in self.items]
             return self.box
         for _ in range(int(self.schema.get("minItems") or 0)):
@@ -181,8 +185,9 @@ class ArrayField(_Container):
         return isinstance(self.schema.get("prefixItems"), list)
 
     def add_item(self, value: Any = UNSET) -> Field:
-        field = build_field(self.item_schema, (*self.loc, len(self.items)), f"[{len(self.items)}]",
-                            root=self.root)  # fmt: skip
+        field = build_field(
+            self.item_schema, (*self.loc, len(self.items)), f"[{len(self.items)}]", root=self.root
+        )
         if value is not UNSET:
             field.set(value)
         self.items.append(field)
@@ -205,8 +210,9 @@ class ArrayField(_Container):
             listener()
         rows = []
         for i, field in enumerate(self.items):
-            remove = W.Button(icon="minus", tooltip="remove this item",
-                              layout=W.Layout(width="32px"))  # fmt: skip
+            remove = W.Button(
+                icon="minus", tooltip="remove this item", layout=W.Layout(width="32px")
+            )
             remove.on_click(lambda _, i=i: self.remove_item(i))
             rows.append(W.HBox([field.widget, remove]))
         self.box.children = rows
@@ -240,8 +246,11 @@ class UnionField(_Container):
             raw = [{"type": t} for t in schema.get("type", [])]
         self.branches = [resolve(b, self.root) for b in raw]
         labels = [_branch_label(b) for b in self.branches]
-        self.chooser = W.Dropdown(options=list(zip(labels, range(len(labels)), strict=True)),
-                                  value=0, layout=W.Layout(width="auto"))  # fmt: skip
+        self.chooser = W.Dropdown(
+            options=list(zip(labels, range(len(labels)), strict=True)),
+            value=0,
+            layout=W.Layout(width="auto"),
+        )
         self.built: dict[int, Field] = {}
         self.holder = W.VBox()
         self.chooser.observe(lambda _: self._show(), names="value")
@@ -271,26 +280,32 @@ class UnionField(_Container):
         return [self.current()]
 
 
-def _object(schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any],
-            required: bool) -> Field | None:  # fmt: skip
+def _object(
+    schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any], required: bool
+) -> Field | None:
     if schema.get("type") == "object" and (schema.get("properties") or loc == ()):
         return ObjectField(schema, loc, label, root)
     return None
 
 
-def _array(schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any],
-           required: bool) -> Field | None:  # fmt: skip
+def _array(
+    schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any], required: bool
+) -> Field | None:
     return ArrayField(schema, loc, label, root) if schema.get("type") == "array" else None
 
 
-def _union(schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any],
-           required: bool) -> Field | None:  # fmt: skip
+def _union(
+    schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any], required: bool
+) -> Field | None:
     branches = schema.get("anyOf") or schema.get("oneOf")
     if isinstance(branches, list) and branches:
         if len(branches) == 1:
-            return build_field({**branches[0], **{k: v for k, v in schema.items()
-                                                  if k not in ("anyOf", "oneOf")}},
-                               loc, label, root=root)  # fmt: skip
+            return build_field(
+                {**branches[0], **{k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}},
+                loc,
+                label,
+                root=root,
+            )
         return UnionField(schema, loc, label, root)
     if isinstance(schema.get("type"), list) and len(schema["type"]) > 1:
         return UnionField(schema, loc, label, root)

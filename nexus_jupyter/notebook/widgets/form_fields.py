@@ -107,8 +107,11 @@ def field_at(root: Field, loc: Loc) -> Field:
 
 class StringField(Field):
     def build(self) -> W.Widget:
-        long = (self.schema.get("maxLength") or 0) > _LONG_TEXT or self.schema.get("format") in (
-            "textarea", "multiline") or len(str(self.schema.get("default") or "")) > 60  # fmt: skip
+        long = (
+            (self.schema.get("maxLength") or 0) > _LONG_TEXT
+            or self.schema.get("format") in ("textarea", "multiline")
+            or len(str(self.schema.get("default") or "")) > 60
+        )
         placeholder = (
             str(self.schema.get("examples", [""])[0]) if self.schema.get("examples") else ""
         )
@@ -135,9 +138,11 @@ class IntegerField(Field):
         low, high = _bounds(self.schema, 1)
         if low is None and high is None:
             return W.IntText(layout=W.Layout(width="200px"))
-        return W.BoundedIntText(min=int(low if low is not None else -_BIG),
-                                max=int(high if high is not None else _BIG),
-                                layout=W.Layout(width="200px"))  # fmt: skip
+        return W.BoundedIntText(
+            min=int(low if low is not None else -_BIG),
+            max=int(high if high is not None else _BIG),
+            layout=W.Layout(width="200px"),
+        )
 
     def set(self, value: Any) -> None:
         self.control.value = int(value)
@@ -148,9 +153,11 @@ class NumberField(Field):
         low, high = _bounds(self.schema, 1e-9)
         if low is None and high is None:
             return W.FloatText(layout=W.Layout(width="200px"))
-        return W.BoundedFloatText(min=float(low if low is not None else -1e15),
-                                  max=float(high if high is not None else 1e15),
-                                  layout=W.Layout(width="200px"))  # fmt: skip
+        return W.BoundedFloatText(
+            min=float(low if low is not None else -1e15),
+            max=float(high if high is not None else 1e15),
+            layout=W.Layout(width="200px"),
+        )
 
     def set(self, value: Any) -> None:
         self.control.value = float(value)
@@ -226,14 +233,20 @@ def _kind(schema: Mapping[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _scalar(schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any],
-            required: bool) -> Field | None:  # fmt: skip
+def _scalar(
+    schema: Mapping[str, Any], loc: Loc, label: str, root: Mapping[str, Any], required: bool
+) -> Field | None:
     if "const" in schema:
         return ConstField(schema, loc, label)
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return EnumField(schema, loc, label)
-    cls = {"string": StringField, "integer": IntegerField, "number": NumberField,
-           "boolean": BooleanField, "null": NullField}.get(_kind(schema) or "")  # fmt: skip
+    cls = {
+        "string": StringField,
+        "integer": IntegerField,
+        "number": NumberField,
+        "boolean": BooleanField,
+        "null": NullField,
+    }.get(_kind(schema) or "")
     return cls(schema, loc, label) if cls else None
 
 
@@ -281,8 +294,14 @@ def split_null(schema: Mapping[str, Any]) -> tuple[bool, Mapping[str, Any]]:
 Builder = Callable[[Mapping[str, Any], Loc, str, Mapping[str, Any], bool], "Field | None"]
 
 
-def build_field(schema: Mapping[str, Any], loc: Loc = (), label: str = "", *,
-                root: Mapping[str, Any] | None = None, required: bool = True) -> Field:  # fmt: skip
+def build_field(
+    schema: Mapping[str, Any],
+    loc: Loc = (),
+    label: str = "",
+    *,
+    root: Mapping[str, Any] | None = None,
+    required: bool = True,
+) -> Field:
     """The field for ``schema`` at ``loc``; ``root`` holds ``$defs`` for references."""
     from .form_containers import BUILDERS
 

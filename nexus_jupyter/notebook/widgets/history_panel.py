@@ -23,8 +23,9 @@ def _label(record: Any) -> str:
 class HistoryPanel(W.VBox):
     """A list of calls, newest first; Replay calls ``on_replay(arguments)``."""
 
-    def __init__(self, history: Any, tool: str | None,
-                 on_replay: Callable[[dict[str, Any]], Any]) -> None:  # fmt: skip
+    def __init__(
+        self, history: Any, tool: str | None, on_replay: Callable[[dict[str, Any]], Any]
+    ) -> None:
         self.history, self.tool, self.on_replay = history, tool, on_replay
         self.calls = W.Select(options=[], rows=4, layout=W.Layout(width="90%"))
         self.replay_button = W.Button(description="Replay", icon="repeat", disabled=True)

@@ -33,8 +33,13 @@ class ResultPane(W.VBox):
 
     def __init__(self, **kwargs: Any) -> None:
         self.status = W.HTML("")
-        self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="warning",
-                                      disabled=True, layout=W.Layout(width="100px"))  # fmt: skip
+        self.cancel_button = W.Button(
+            description="Cancel",
+            icon="stop",
+            button_style="warning",
+            disabled=True,
+            layout=W.Layout(width="100px"),
+        )
         self.cancel_button.on_click(lambda _: self.cancel())
         self.progress = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(display="none"))
         self.progress_label = W.Label("")
@@ -46,9 +51,15 @@ class ResultPane(W.VBox):
         self._future: concurrent.futures.Future[Any] | None = None
         self._done = threading.Event()
         self._done.set()
-        super().__init__([W.HBox([self.status, self.cancel_button]),
-                          W.HBox([self.progress, self.progress_label]),
-                          self.approval_area, self.output], **kwargs)  # fmt: skip
+        super().__init__(
+            [
+                W.HBox([self.status, self.cancel_button]),
+                W.HBox([self.progress, self.progress_label]),
+                self.approval_area,
+                self.output,
+            ],
+            **kwargs,
+        )
 
     # -- running --------------------------------------------------------------------------
 
@@ -60,10 +71,17 @@ class ResultPane(W.VBox):
         """Block until the current call ended (tests, scripts); True if it did."""
         return self._done.wait(timeout)
 
-    def start(self, registry: Any, name: str, arguments: Mapping[str, Any], *,
-              history: Any = None, request: RequestInfo | None = None,
-              on_invalid: Callable[[ToolValidationError], Any] | None = None,
-              on_done: Callable[[], Any] | None = None) -> concurrent.futures.Future[Any]:  # fmt: skip
+    def start(
+        self,
+        registry: Any,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        history: Any = None,
+        request: RequestInfo | None = None,
+        on_invalid: Callable[[ToolValidationError], Any] | None = None,
+        on_done: Callable[[], Any] | None = None,
+    ) -> concurrent.futures.Future[Any]:
         """Run the call on the registry's background loop; returns its future."""
         from .approval import register_prompt_area, unregister_prompt_area
 
@@ -78,8 +96,9 @@ class ResultPane(W.VBox):
         self.status.value = f"<i>running <code>{html.escape(name)}</code>…</i>"
         self.cancel_button.disabled = False
         register_prompt_area(request.request_id, self.approval_area)
-        coro = registry.call(name, dict(arguments), request=request, cancellation=token,
-                             progress=self._on_progress)  # fmt: skip
+        coro = registry.call(
+            name, dict(arguments), request=request, cancellation=token, progress=self._on_progress
+        )
         future = registry.loop.submit(coro)
         self._future = future
 
@@ -118,8 +137,13 @@ class ResultPane(W.VBox):
         label = f"{current:g}/{total:g}" if total else f"{current:g}"
         self.progress_label.value = f"{label} {message or ''}".strip()
 
-    def _finished(self, future: concurrent.futures.Future[Any], arguments: Mapping[str, Any],
-                  history: Any, on_invalid: Any) -> None:  # fmt: skip
+    def _finished(
+        self,
+        future: concurrent.futures.Future[Any],
+        arguments: Mapping[str, Any],
+        history: Any,
+        on_invalid: Any,
+    ) -> None:
         self.approval_area.children = []
         if future.cancelled():
             self.show_error("the call was cancelled", "CancelledError")
@@ -144,8 +168,9 @@ class ResultPane(W.VBox):
         self.error = message
         took = f" after {_duration(duration)}" if duration is not None else ""
         self.status.value = f"<span style='color:#c62828'><b>{html.escape(kind)}</b>{took}</span>"
-        self.output.children = [W.HTML(f"<pre style='color:#c62828;white-space:pre-wrap'>"
-                                        f"{html.escape(message)}</pre>")]  # fmt: skip
+        self.output.children = [
+            W.HTML(f"<pre style='color:#c62828;white-space:pre-wrap'>{html.escape(message)}</pre>")
+        ]
 
     def show_result(self, result: Any) -> None:
         """Show a :class:`~nexus_jupyter.core.result.ToolResult` (secrets masked)."""
@@ -154,8 +179,9 @@ class ResultPane(W.VBox):
         if result.is_error:
             self.show_error(result.error or "", result.error_type or "Error", result.duration)
             return
-        self.status.value = (f"<span style='color:#2e7d32'>✔ done</span> in "
-                             f"<b>{_duration(result.duration)}</b>")  # fmt: skip
+        self.status.value = (
+            f"<span style='color:#2e7d32'>✔ done</span> in <b>{_duration(result.duration)}</b>"
+        )
         parts: list[W.Widget] = []
         for block in result.content:
             if block.get("type") == "image":

@@ -37,8 +37,15 @@ from ..tool_files import (
 
 __all__ = ["build_tool_module", "create_dynamic_tool_tool", "schema_to_signature"]
 
-_JSON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool",
-               "array": "list", "object": "dict[str, Any]", "null": "None"}  # fmt: skip
+_JSON_TYPES = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "array": "list",
+    "object": "dict[str, Any]",
+    "null": "None",
+}
 
 
 def _type_of(schema: Mapping[str, Any]) -> str:
@@ -95,15 +102,22 @@ def _has_await(body: list[ast.stmt]) -> bool:
 
 
 def _options(name: str, fn_name: str, description: str, permission: str) -> str:
-    opts = {"name": name if name != fn_name else None, "description": description or None,
-            "permission": permission if permission != "read_only" else None}  # fmt: skip
+    opts = {
+        "name": name if name != fn_name else None,
+        "description": description or None,
+        "permission": permission if permission != "read_only" else None,
+    }
     given = ", ".join(f"{k}={v!r}" for k, v in opts.items() if v is not None)
     return f"@tool({given})" if given else "@tool"
 
 
-def build_tool_module(name: str, description: str, code: str,
-                      parameters: Mapping[str, Any] | str | None = None,
-                      permission: str = "read_only") -> str:  # fmt: skip
+def build_tool_module(
+    name: str,
+    description: str,
+    code: str,
+    parameters: Mapping[str, Any] | str | None = None,
+    permission: str = "read_only",
+) -> str:
     """The module text (without the stamp) for a new tool. Raises ValueError/ExportError."""
     validate_file_name(name)
     fn_name = name.replace("-", "_")
@@ -143,10 +157,14 @@ def build_tool_module(name: str, description: str, code: str,
         doc += "\n\nArgs:\n" + "".join(f"    {k}: {v}\n" for k, v in docs.items())
     asyn = "async " if _has_await(tree.body) else ""
     head = "from typing import Any, Literal\n\nfrom nexus_jupyter import tool\n\n\n"
-    return (head + _options(name, fn_name, "", permission) + "\n"
-            + f"{asyn}def {fn_name}({signature}) -> Any:\n"
-            + textwrap.indent(f'"""{doc.rstrip()}\n"""\n', "    ")
-            + textwrap.indent(source, "    "))  # fmt: skip
+    return (
+        head
+        + _options(name, fn_name, "", permission)
+        + "\n"
+        + f"{asyn}def {fn_name}({signature}) -> Any:\n"
+        + textwrap.indent(f'"""{doc.rstrip()}\n"""\n', "    ")
+        + textwrap.indent(source, "    ")
+    )
 
 
 def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
@@ -183,21 +201,32 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
         folder = default_tools_dir(registry, root=base)
         path = target_path(folder, name)
         if path.exists() and not overwrite:
-            raise ExportError(f"A tool file {path.name!r} already exists; pass overwrite=true "
-                              "to replace it, or choose another name.")  # fmt: skip
+            raise ExportError(
+                f"A tool file {path.name!r} already exists; pass overwrite=true "
+                "to replace it, or choose another name."
+            )
         body = build_tool_module(name, description, code, parameters, permission)
         when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         text = stamp_text(body, header=f"Tool {name!r}, created by create_dynamic_tool on {when}.")
         check = load_tool_text(text, path, timeout=LOAD_TIMEOUT_S)
         if not check.ok:
-            raise ValueError(f"The new tool does not load: {check.error} (line {check.line}); "
-                             "nothing was written. Fix the code and try again.")  # fmt: skip
+            raise ValueError(
+                f"The new tool does not load: {check.error} (line {check.line}); "
+                "nothing was written. Fix the code and try again."
+            )
         if name not in check.names:
-            raise ValueError(f"The code defines the tools {list(check.names)!r}, not {name!r}; "
-                             f"name the function {name.replace('-', '_')!r}.")  # fmt: skip
+            raise ValueError(
+                f"The code defines the tools {list(check.names)!r}, not {name!r}; "
+                f"name the function {name.replace('-', '_')!r}."
+            )
         write_tool_file(folder, name, text, force=False, event="create")
         status = hand_over(registry, folder, path) if registry is not None else {}
-        return {"name": name, "path": str(path), "status": status.get("status", "written"),
-                "message": status.get("message"), "tools": status.get("tools", [name])}  # fmt: skip
+        return {
+            "name": name,
+            "path": str(path),
+            "status": status.get("status", "written"),
+            "message": status.get("message"),
+            "tools": status.get("tools", [name]),
+        }
 
     return Tool.from_function(create_dynamic_tool, source="builtin", source_kind="builtin")

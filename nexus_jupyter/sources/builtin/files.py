@@ -84,8 +84,9 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             out.append(f"… {len(lines) - (offset - 1 + limit)} more lines (use offset/limit)")
         return "\n".join(out)
 
-    @tool(permission="workspace_write", categories=["files"], capabilities=["write_file"],
-          eager=True)  # fmt: skip
+    @tool(
+        permission="workspace_write", categories=["files"], capabilities=["write_file"], eager=True
+    )
     def write(path: str, content: str, *, ctx: ToolContext) -> str:
         """Write a text file in the workspace (created with its folders, or replaced).
 
@@ -101,10 +102,12 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         ws.write_bytes(real, data)
         return f"Wrote {len(data)} bytes to {ws.relative(real)}"
 
-    @tool(permission="workspace_write", categories=["files"], capabilities=["edit_file"],
-          eager=True)  # fmt: skip
-    def edit(path: str, old_string: str, new_string: str, replace_all: bool = False, *,
-             ctx: ToolContext) -> str:  # fmt: skip
+    @tool(
+        permission="workspace_write", categories=["files"], capabilities=["edit_file"], eager=True
+    )
+    def edit(
+        path: str, old_string: str, new_string: str, replace_all: bool = False, *, ctx: ToolContext
+    ) -> str:
         """Replace text in a file of the workspace.
 
         `old_string` must occur exactly once unless `replace_all` is true; include more
@@ -127,11 +130,15 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         text = ws.read_bytes(real).decode("utf-8")
         count = text.count(old_string)
         if count == 0:
-            raise ValueError(f"old_string was not found in {path!r}; read the file and copy "
-                             "the text exactly (whitespace included).")  # fmt: skip
+            raise ValueError(
+                f"old_string was not found in {path!r}; read the file and copy "
+                "the text exactly (whitespace included)."
+            )
         if count > 1 and not replace_all:
-            raise ValueError(f"old_string occurs {count} times in {path!r}; add surrounding "
-                             "text to make it unique, or pass replace_all=true.")  # fmt: skip
+            raise ValueError(
+                f"old_string occurs {count} times in {path!r}; add surrounding "
+                "text to make it unique, or pass replace_all=true."
+            )
         new_text = text.replace(old_string, new_string, -1 if replace_all else 1)
         ws.write_bytes(real, new_text.encode("utf-8"))
         done = count if replace_all else 1
@@ -165,11 +172,16 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         for match in base.glob(pattern):
             if not ws.inside(match):  # a symlink inside pointing out
                 continue
-            found.append(str(match.relative_to(ws.root)) if match.is_relative_to(ws.root)
-                         else ws.relative(match))  # fmt: skip
+            found.append(
+                str(match.relative_to(ws.root))
+                if match.is_relative_to(ws.root)
+                else ws.relative(match)
+            )
             if len(found) >= MAX_GLOB_RESULTS:
                 break
         return sorted(found)
 
-    return [Tool.from_function(f, source="builtin", source_kind="builtin")
-            for f in (read, write, edit, ls, glob)]  # fmt: skip
+    return [
+        Tool.from_function(f, source="builtin", source_kind="builtin")
+        for f in (read, write, edit, ls, glob)
+    ]

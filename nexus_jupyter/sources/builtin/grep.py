@@ -38,8 +38,12 @@ def _files(ws: Workspace, base: Path, glob: str | None) -> Iterator[Path]:
 def grep_tool(ws: Workspace) -> Tool:
     """The ``grep`` tool bound to workspace ``ws``."""
 
-    @tool(permission="read_only", categories=["files", "search"],
-          capabilities=["search_file_contents"], eager=True)  # fmt: skip
+    @tool(
+        permission="read_only",
+        categories=["files", "search"],
+        capabilities=["search_file_contents"],
+        eager=True,
+    )
     def grep(
         pattern: str,
         path: str = ".",

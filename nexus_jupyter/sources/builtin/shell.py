@@ -62,8 +62,12 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
 def bash_tool(ws: Workspace) -> Tool:
     """The ``bash`` tool bound to workspace ``ws`` (its default working folder)."""
 
-    @tool(permission="danger_full_access", categories=["shell"], capabilities=["run_command"],
-          eager=True)  # fmt: skip
+    @tool(
+        permission="danger_full_access",
+        categories=["shell"],
+        capabilities=["run_command"],
+        eager=True,
+    )
     async def bash(command: str, timeout: float = 120.0, cwd: str = ".") -> dict[str, Any]:
         """Run a shell command (bash) in the workspace; returns exit code, stdout and stderr.
 
@@ -80,10 +84,15 @@ def bash_tool(ws: Workspace) -> Tool:
         if not folder.is_dir():
             raise NotADirectoryError(f"cwd {cwd!r} is not a folder of the workspace.")
         proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command, cwd=folder, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            "bash",
+            "-c",
+            command,
+            cwd=folder,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-        )  # fmt: skip
+        )
         out_buf, err_buf = _Capped(), _Capped()
         readers = asyncio.gather(
             out_buf.drain(proc.stdout), err_buf.drain(proc.stderr), proc.wait()

@@ -22,8 +22,11 @@ def _brief(spec: Any) -> dict[str, Any]:
 
 
 def _full(spec: Any) -> dict[str, Any]:
-    out = {"name": spec.name, "description": spec.description,
-           "input_schema": dict(spec.input_schema)}  # fmt: skip
+    out = {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": dict(spec.input_schema),
+    }
     if spec.output_schema is not None:
         out["output_schema"] = dict(spec.output_schema)
     return out
@@ -32,8 +35,12 @@ def _full(spec: Any) -> dict[str, Any]:
 def tool_search_tool(registry: Any) -> Tool:
     """The ``tool_search`` tool over ``registry``."""
 
-    @tool(permission="read_only", categories=["meta", "search"], capabilities=["find_tools"],
-          eager=True)  # fmt: skip
+    @tool(
+        permission="read_only",
+        categories=["meta", "search"],
+        capabilities=["find_tools"],
+        eager=True,
+    )
     def tool_search(query: str, max_results: int = 5) -> dict[str, Any]:
         """Search the available tools, or load the full schemas of named ones.
 
@@ -73,8 +80,10 @@ def tool_search_tool(registry: Any) -> Tool:
         unserved = [] if hits else registry.unserved_services(text)
         if unserved:
             answer["not_installed"] = unserved
-            answer["note"] = (f"No installed tool works with {', '.join(unserved)}; "
-                              "the user would need to add a tool or MCP server for it.")  # fmt: skip
+            answer["note"] = (
+                f"No installed tool works with {', '.join(unserved)}; "
+                "the user would need to add a tool or MCP server for it."
+            )
         return answer
 
     return Tool.from_function(tool_search, source="builtin", source_kind="builtin")
