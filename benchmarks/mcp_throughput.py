@@ -157,7 +157,7 @@ async def handler_cost(calls: int = 3000) -> tuple[float, float]:
     from mcp.server.mcpserver import MCPServer
 
     from nexus_jupyter import Registry, tool
-    from nexus_jupyter.core.audit import AuditLog
+    from nexus_jupyter.core.policy.audit import AuditLog
     from nexus_jupyter.serve.mcp_server import RegistryServer
 
     def add(a: int, b: int) -> int:

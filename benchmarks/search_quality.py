@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nexus_jupyter.core.search import SearchIndex
-from nexus_jupyter.core.spec import ToolSpec
+from nexus_jupyter.core.search.index import SearchIndex
+from nexus_jupyter.core.tools.spec import ToolSpec
 
 Ranker = Callable[[str], list[str]]
 

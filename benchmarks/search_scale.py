@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psutil
 
-from nexus_jupyter.core.search import SearchIndex
-from nexus_jupyter.core.spec import ToolSpec
+from nexus_jupyter.core.search.index import SearchIndex
+from nexus_jupyter.core.tools.spec import ToolSpec
 
 VERBS = [
     "get",

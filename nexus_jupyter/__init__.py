@@ -15,9 +15,9 @@ In IPython/Jupyter: ``%load_ext nexus_jupyter``; then ``%tool?`` explains the ma
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
-from .core.decorator import tool
 from .core.errors import (
     ApprovalRequired,
     ConfigError,
@@ -32,28 +32,29 @@ from .core.errors import (
     ToolUnavailable,
     ToolValidationError,
 )
+from .core.tools.decorator import tool
 
 if TYPE_CHECKING:
-    from .core.context import CancellationToken, RequestInfo, ToolContext
-    from .core.registry import Registry
-    from .core.result import Image, ToolResult
-    from .core.spec import ToolSpec
-    from .core.state import RegistryChanged, ToolEntry
-    from .core.tool import Tool
+    from .core.registry.registry import Registry
+    from .core.registry.state import RegistryChanged, ToolEntry
+    from .core.tools.context import CancellationToken, RequestInfo, ToolContext
+    from .core.tools.result import Image, ToolResult
+    from .core.tools.spec import ToolSpec
+    from .core.tools.tool import Tool
 
 # Imported on first use (PEP 562) so that `import nexus_jupyter` and `%load_ext` stay fast:
 # the registry pulls in pydantic, which a kernel may never need before the first tool.
 _LAZY = {
-    "CancellationToken": ".core.context",
-    "RequestInfo": ".core.context",
-    "ToolContext": ".core.context",
-    "Registry": ".core.registry",
-    "Image": ".core.result",
-    "ToolResult": ".core.result",
-    "ToolSpec": ".core.spec",
-    "RegistryChanged": ".core.state",
-    "ToolEntry": ".core.state",
-    "Tool": ".core.tool",
+    "CancellationToken": ".core.tools.context",
+    "RequestInfo": ".core.tools.context",
+    "ToolContext": ".core.tools.context",
+    "Registry": ".core.registry.registry",
+    "Image": ".core.tools.result",
+    "ToolResult": ".core.tools.result",
+    "ToolSpec": ".core.tools.spec",
+    "RegistryChanged": ".core.registry.state",
+    "ToolEntry": ".core.registry.state",
+    "Tool": ".core.tools.tool",
 }
 
 
@@ -123,6 +124,41 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .notebook.extension import unload
 
     unload(ipython)
+
+
+class _LazyAppWiring:
+    """Installs :class:`nexus_jupyter.app.AppWiring` without importing it until first use."""
+
+    def default_registry(self, cls: Any, **options: Any) -> Any:
+        from .app import AppWiring
+
+        return AppWiring().default_registry(cls, **options)
+
+    def folder_source(self, path: Any, **options: Any) -> Any:
+        from .app import AppWiring
+
+        return AppWiring().folder_source(path, **options)
+
+
+def _install_wiring() -> None:
+    from .core.registry.wiring import install_wiring
+
+    install_wiring(_LazyAppWiring())
+
+
+def _install_display() -> None:
+    """Show tools, results and registries richly in a running IPython (even without
+    ``%load_ext``); IPython itself is never imported here."""
+    ipython_module = sys.modules.get("IPython")
+    shell = ipython_module.get_ipython() if ipython_module is not None else None
+    if shell is not None and hasattr(shell, "display_formatter"):
+        from .render.display import install_display_formatters
+
+        install_display_formatters(shell)
+
+
+_install_wiring()
+_install_display()
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:

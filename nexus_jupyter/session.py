@@ -17,7 +17,7 @@ def session_registry() -> Any:
     if _registry is None:
         with _lock:
             if _registry is None:
-                from .core.registry import Registry
+                from .core.registry.registry import Registry
 
                 _registry = Registry.default()
                 _registry.warm_search()

@@ -60,15 +60,3 @@ def test_import_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
-
-
-def test_core_never_imports_jupyter() -> None:
-    import pathlib
-    import re
-
-    core = pathlib.Path(nexus_jupyter.__file__).parent / "core"
-    pattern = re.compile(
-        r"^\s*(from|import)\s+(IPython|ipywidgets|jupyter_server|ipykernel)\b", re.M
-    )
-    offenders = [p.name for p in core.glob("*.py") if pattern.search(p.read_text())]
-    assert offenders == []

@@ -115,7 +115,7 @@ def call_tool(
     Works in a cell with a running event loop. Pre-call problems raise (unknown tool,
     invalid arguments, policy); a failing tool gives a result with ``error`` set.
     """
-    from ..core.context import RequestInfo
+    from ..core.tools.context import RequestInfo
 
     reg = current_registry(registry)
     options.setdefault("request", RequestInfo(client="notebook"))

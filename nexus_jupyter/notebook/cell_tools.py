@@ -13,8 +13,8 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.decorator import TOOL_META_ATTR, get_tool_meta, make_tool_meta
 from ..core.errors import NexusError, ToolDefinitionError
+from ..core.tools.decorator import TOOL_META_ATTR, get_tool_meta, make_tool_meta
 
 __all__ = ["run_and_mark"]
 

@@ -28,11 +28,13 @@ def load(ipython: Any) -> None:
     global _tracker, _shell
     if _tracker is not None:
         unload(_shell)
+    from ..render.display import install_display_formatters
     from . import api
     from .completion import install_completer
     from .magics import ToolMagics, load_subcommand_modules
 
     load_subcommand_modules()
+    install_display_formatters(ipython)
     tracker = NotebookTracker(api.current_registry, ipython.user_ns)
     ipython.events.register("pre_run_cell", tracker.pre_run_cell)
     ipython.events.register("post_run_cell", tracker.post_run_cell)

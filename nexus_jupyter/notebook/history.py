@@ -85,7 +85,7 @@ class CallHistory:
         return entry
 
     def record_result(self, arguments: Mapping[str, Any] | None, result: Any) -> CallRecord:
-        """Append a :class:`~nexus_jupyter.core.result.ToolResult` (secrets masked: the
+        """Append a :class:`~nexus_jupyter.core.tools.result.ToolResult` (secrets masked: the
         history is shown in widgets and views)."""
         result = result.redacted()
         return self.record(

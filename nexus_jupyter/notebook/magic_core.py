@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core.arguments import parse_call_arguments
 from ..core.errors import NexusError
+from ..core.tools.arguments import parse_call_arguments
 from . import api
 from .options import parse_options
 from .subcommands import SUBCOMMANDS, MagicContext, subcommand

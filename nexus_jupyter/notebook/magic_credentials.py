@@ -48,7 +48,7 @@ class CredentialList:
 def _store(ctx: MagicContext) -> Any:
     store = getattr(ctx.registry, "credentials", None)
     if store is None:
-        from ..core.credentials import CredentialStore
+        from ..core.policy.credentials import CredentialStore
 
         store = CredentialStore()
     return store

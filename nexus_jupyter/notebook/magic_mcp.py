@@ -39,7 +39,7 @@ _HANDLES_LOCK = threading.Lock()
 
 
 def _registry(registry: Any) -> Any:
-    from ..core.registry import Registry
+    from ..core.registry.registry import Registry
     from .api import current_registry
 
     reg = current_registry(registry)

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.render import entries_html, entries_text, entry_html, entry_text, hits_html, hits_text
-from ..core.render_result import history_html, history_text
+from ..render.catalog import (
+    entries_html,
+    entries_text,
+    entry_html,
+    entry_text,
+    hits_html,
+    hits_text,
+)
+from ..render.results import history_html, history_text
 
 __all__ = ["HelpText", "HistoryView", "SearchView", "ToolInfo", "ToolListView"]
 

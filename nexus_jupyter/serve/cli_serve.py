@@ -90,7 +90,7 @@ def build_registry(
 ) -> Any:
     """``Registry.default`` for ``root`` and ``config`` (a nex.yaml path), watching
     ``tools_dir`` instead of the configured folder when given."""
-    from ..core.registry import Registry
+    from ..core.registry.registry import Registry
 
     if tools_dir is not None:
         # Registry.default reads the folder from NEXUS_TOOLS_DIR first; this process only.

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from .jupyter_events import EventHub, VersionHistory
 
 if TYPE_CHECKING:
-    from ..core.registry import Registry
+    from ..core.registry.registry import Registry
 
 __all__ = [
     "NexusServerState",
@@ -75,8 +75,8 @@ def build_server_registry(root: str | Path) -> Registry:
     is not installed), the server still starts with a registry watching
     ``<root>/tools/dynamic``, and the failure shows as the error of a ``nex.yaml`` source in
     ``GET status`` (and so in the sidebar), not only in the log."""
-    from ..core.registry import Registry
-    from ..core.sources_base import MutableSource
+    from ..core.registry.registry import Registry
+    from ..core.registry.source import MutableSource
 
     try:
         return Registry.default(root=root)

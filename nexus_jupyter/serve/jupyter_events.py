@@ -20,8 +20,8 @@ from tornado import web, websocket
 from tornado.ioloop import IOLoop
 
 if TYPE_CHECKING:
-    from ..core.registry import Registry
-    from ..core.state import RegistryChanged
+    from ..core.registry.registry import Registry
+    from ..core.registry.state import RegistryChanged
 
 __all__ = ["AUTH_RESOURCE", "EventHub", "EventsHandler", "VersionHistory"]
 

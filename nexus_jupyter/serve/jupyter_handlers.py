@@ -28,7 +28,6 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 from tornado.ioloop import IOLoop
 
-from ..core.context import CancellationToken, RequestInfo
 from ..core.errors import (
     ApprovalRequired,
     MissingCredential,
@@ -38,12 +37,13 @@ from ..core.errors import (
     ToolUnavailable,
     ToolValidationError,
 )
-from ..core.result import ToolResult
-from ..core.state import ToolEntry
+from ..core.registry.state import ToolEntry
+from ..core.tools.context import CancellationToken, RequestInfo
+from ..core.tools.result import ToolResult
 from .jupyter_events import AUTH_RESOURCE
 
 if TYPE_CHECKING:
-    from ..core.registry import Registry
+    from ..core.registry.registry import Registry
     from .jupyter import NexusServerState
 
 __all__ = ["CallHandler", "StatusHandler", "ToolHandler", "ToolsHandler", "entry_row", "entry_rows"]

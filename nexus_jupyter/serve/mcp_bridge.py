@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import NexusError, ToolValidationError
-from ..core.result import ToolResult
-from ..core.spec import ToolSpec
+from ..core.tools.result import ToolResult
+from ..core.tools.spec import ToolSpec
 
 __all__ = ["FIELD_ERRORS_META_KEY", "call_result", "error_result", "mcp_tool", "output_schema"]
 

@@ -1,4 +1,4 @@
-"""Serve a :class:`~nexus_jupyter.core.registry.Registry` over MCP (stdio or streamable HTTP).
+"""Serve a :class:`~nexus_jupyter.core.registry.registry.Registry` over MCP (stdio or streamable HTTP).
 
     await serve_stdio(reg)                          # until stdin closes
     await serve_http(reg, "127.0.0.1", 8765)        # until cancelled
@@ -23,9 +23,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.context import CancellationToken, RequestInfo
 from ..core.errors import NexusError, ToolNotFound
-from ..core.state import RegistryChanged
+from ..core.registry.state import RegistryChanged
+from ..core.tools.context import CancellationToken, RequestInfo
 from .mcp_bridge import call_result, error_result, mcp_tool
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]

@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.config_model import CliToolSettings
-from ..core.spec import SourceKind
-from ..core.tool import Tool
+from ..core.config.model import CliToolSettings
+from ..core.tools.spec import SourceKind
+from ..core.tools.tool import Tool
 
 __all__ = ["CHECK_TIMEOUT", "CliToolsSource", "check_cli_tool"]
 

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import SourceError
-from ..core.spec import SourceKind
-from ..core.tool import Tool
+from ..core.tools.spec import SourceKind
+from ..core.tools.tool import Tool
 from .loader import content_hash, load_tool_text
 
 __all__ = ["DEFAULT_DEBOUNCE_MS", "DEFAULT_STEP_MS", "DirectorySource", "is_tool_file"]

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.decorator import get_tool_meta
-from ..core.tool import Tool
+from ..core.tools.decorator import get_tool_meta
+from ..core.tools.tool import Tool
 
 __all__ = ["LoadResult", "content_hash", "load_tool_file", "load_tool_text"]
 

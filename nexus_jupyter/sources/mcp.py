@@ -21,11 +21,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.context import ToolContext
 from ..core.errors import SourceError, ToolDefinitionError, ToolUnavailable
-from ..core.result import ToolResult
-from ..core.spec import SourceKind
-from ..core.tool import Tool
+from ..core.tools.context import ToolContext
+from ..core.tools.result import ToolResult
+from ..core.tools.spec import SourceKind
+from ..core.tools.tool import Tool
 from .mcp_session import (
     ClosingTransport,
     StderrTail,
@@ -247,7 +247,7 @@ class McpSource:
             await client.__aexit__(None, None, None)
 
     def _transport(self) -> Any:
-        from ..core.config import interpolate
+        from ..core.config.loading import interpolate
 
         where = f"MCP server {self.server!r}"
         if self.url is not None:

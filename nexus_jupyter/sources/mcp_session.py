@@ -18,8 +18,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..core.result import ToolResult
-from ..core.tool import Tool
+from ..core.tools.result import ToolResult
+from ..core.tools.tool import Tool
 
 __all__ = [
     "ClosingTransport",

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..core.decorator import get_tool_meta
+from ..core.tools.decorator import get_tool_meta
 
 __all__ = ["NotebookTracker", "ScanReport"]
 

@@ -159,7 +159,7 @@ def default_tools_dir(registry: Any = None, *, root: str | Path | None = None) -
     """``NEXUS_TOOLS_DIR``, else the registry's configured ``tools_dir`` (nex.yaml), else
     ``tools/dynamic``; relative to ``root``, else the registry's root, else the current
     directory."""
-    from ..core.defaults import resolve_tools_dir
+    from ..core.config.paths import resolve_tools_dir
 
     settings = getattr(registry, "settings", None)
     configured = (

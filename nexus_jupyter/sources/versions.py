@@ -80,7 +80,7 @@ def versions_dir(tools_dir: str | Path) -> Path:
         tag = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
         return Path(env).expanduser() / f"{folder.name or 'root'}-{tag}"
     if folder.parent == folder:  # a filesystem root has no sibling
-        from ..core.config import nexus_home
+        from ..core.config.loading import nexus_home
 
         return nexus_home() / "versions" / "root"
     return folder.parent / ".nexus-versions" / folder.name

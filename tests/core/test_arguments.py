@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nexus_jupyter import NexusError
-from nexus_jupyter.core.arguments import parse_call_arguments
+from nexus_jupyter.core.tools.arguments import parse_call_arguments
 
 
 def test_key_values_parse_as_json_where_they_can() -> None:

@@ -7,7 +7,7 @@ import stat
 import threading
 from pathlib import Path
 
-from nexus_jupyter.core.audit import AuditLog
+from nexus_jupyter.core.policy.audit import AuditLog
 
 
 def test_concurrent_writers_never_interleave(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from nexus_jupyter import ConfigError, Registry
-from nexus_jupyter.core.config import interpolate, load_settings, merge_levels
-from nexus_jupyter.core.credentials import CredentialStore
+from nexus_jupyter.core.config.loading import interpolate, load_settings, merge_levels
+from nexus_jupyter.core.policy.credentials import CredentialStore
 
 
 @pytest.fixture

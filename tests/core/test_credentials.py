@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from nexus_jupyter import MissingCredential, Registry, ToolContext, ToolUnavailable, tool
-from nexus_jupyter.core.audit import AuditLog
-from nexus_jupyter.core.credential_providers import CredentialFileError, env_name
-from nexus_jupyter.core.credentials import CredentialStore, count_secret
-from nexus_jupyter.core.policy import Policy
+from nexus_jupyter.core.policy.audit import AuditLog
+from nexus_jupyter.core.policy.credentials import CredentialStore, count_secret
+from nexus_jupyter.core.policy.policy import Policy
+from nexus_jupyter.core.policy.providers import CredentialFileError, env_name
 
 keyring_backend = pytest.importorskip("keyring.backend")  # the `keyring` extra
 
@@ -231,8 +231,9 @@ async def leaky(*, ctx: ToolContext) -> dict:
 async def test_a_secret_returned_by_a_tool_is_masked_wherever_it_is_shown(
     provider: str, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nexus_jupyter.core.render_result import result_html, result_text
     from nexus_jupyter.notebook.history import CallHistory
+    from nexus_jupyter.render.display import html_of
+    from nexus_jupyter.render.results import result_html, result_text
 
     store = _store(provider, home, monkeypatch)
     reg = Registry(search="keyword", policy=Policy(), credentials=store)
@@ -246,7 +247,7 @@ async def test_a_secret_returned_by_a_tool_is_masked_wherever_it_is_shown(
         for text in (
             repr(result),
             str(result.to_dict()),
-            result._repr_html_(),
+            html_of(result),
             result_html(shown),
             result_text(shown),
             str(record.to_dict()),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus_jupyter.core.search import semantic_missing
+from nexus_jupyter.core.search.index import semantic_missing
 
 pytestmark = pytest.mark.skipif(
     semantic_missing() is not None,
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(
 def test_minilm_matches_reference_embeddings() -> None:
     import numpy as np
 
-    from nexus_jupyter.core.embeddings import shared_model
+    from nexus_jupyter.core.search.embeddings import shared_model
 
     # First dimensions of sentence-transformers' all-MiniLM-L6-v2 output for these texts.
     reference = {
@@ -33,7 +33,7 @@ def test_minilm_matches_reference_embeddings() -> None:
 
 
 def test_paraphrases_are_closer_than_unrelated_text() -> None:
-    from nexus_jupyter.core.embeddings import shared_model
+    from nexus_jupyter.core.search.embeddings import shared_model
 
     a, b, c = shared_model().encode(
         [
@@ -49,8 +49,8 @@ def test_paraphrases_are_closer_than_unrelated_text() -> None:
 def test_dense_similarity_is_the_best_view_and_survives_removal(tmp_path: Path) -> None:
     import numpy as np
 
-    from nexus_jupyter.core.embeddings import shared_model
-    from nexus_jupyter.core.search_dense import DenseIndex
+    from nexus_jupyter.core.search.dense import DenseIndex
+    from nexus_jupyter.core.search.embeddings import shared_model
 
     dense = DenseIndex(tmp_path)
     dense.upsert("weather", ("Stock market prices.", "Forecast of rain and sun."))
@@ -74,7 +74,7 @@ def test_dense_similarity_is_the_best_view_and_survives_removal(tmp_path: Path) 
 
 def test_encoding_leaves_numpy_threads_as_they_were() -> None:
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from nexus_jupyter.core.embeddings import shared_model
+    from nexus_jupyter.core.search.embeddings import shared_model
 
     before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
     shared_model().encode(["a short sentence"])
@@ -83,8 +83,8 @@ def test_encoding_leaves_numpy_threads_as_they_were() -> None:
 
 def test_concurrent_encoding_restores_numpy_threads(tmp_path: Path) -> None:
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from nexus_jupyter.core.embeddings import MiniLM, shared_model
-    from nexus_jupyter.core.search_dense import DenseIndex
+    from nexus_jupyter.core.search.dense import DenseIndex
+    from nexus_jupyter.core.search.embeddings import MiniLM, shared_model
 
     before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
     # Two encoders (separate locks) and an index's similarity product, all at once.

@@ -16,9 +16,9 @@ from nexus_jupyter import (
     Tool,
     ToolSpec,
 )
-from nexus_jupyter.core.audit import AuditLog
-from nexus_jupyter.core.policy import Decision, Policy, effective_principal
-from nexus_jupyter.core.spec import PERMISSIONS, permission_rank
+from nexus_jupyter.core.policy.audit import AuditLog
+from nexus_jupyter.core.policy.policy import Decision, Policy, effective_principal
+from nexus_jupyter.core.tools.spec import PERMISSIONS, permission_rank
 
 APPROVALS = (None, "pre_approved", "ask", "blocked")
 CLIENTS = ("python", "notebook", "rest", "mcp", "cli")

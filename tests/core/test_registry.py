@@ -17,7 +17,7 @@ from nexus_jupyter import (
     ToolUnavailable,
     tool,
 )
-from nexus_jupyter.core.spec import SourceKind
+from nexus_jupyter.core.tools.spec import SourceKind
 
 
 class ListSource:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from nexus_jupyter.core.errors import ConfigError
-from nexus_jupyter.core.search import SearchHit, SearchIndex, make_filter, semantic_missing
-from nexus_jupyter.core.search_text import embedding_texts, split_identifier, terms
-from nexus_jupyter.core.spec import ToolSpec
+from nexus_jupyter.core.search.index import SearchHit, SearchIndex, make_filter, semantic_missing
+from nexus_jupyter.core.search.text import embedding_texts, split_identifier, terms
+from nexus_jupyter.core.tools.spec import ToolSpec
 
 
 def spec(name: str, description: str = "", **kw: Any) -> ToolSpec:
@@ -214,7 +214,7 @@ def test_unknown_mode_is_a_config_error() -> None:
 
 
 def test_hybrid_without_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    import nexus_jupyter.core.search as search
+    import nexus_jupyter.core.search.index as search
 
     monkeypatch.setattr(search, "semantic_missing", lambda: "tokenizers not installed")
     with pytest.raises(ConfigError, match=r"pip install nexus-jupyter\[semantic\]"):
@@ -332,7 +332,7 @@ def test_embedding_views_are_short_and_long() -> None:
 
 
 def test_fusion_adds_cosine_z_score_and_relative_keyword_score() -> None:
-    from nexus_jupyter.core.search_fusion import KEYWORD_WEIGHT, fuse
+    from nexus_jupyter.core.search.fusion import KEYWORD_WEIGHT, fuse
 
     fused = fuse([("a", 10.0), ("b", 5.0)], {"b": 0.6, "c": 0.5}, mean=0.2, std=0.1)
     assert fused["a"] == pytest.approx(KEYWORD_WEIGHT)  # cosine unknown: counts as the mean
@@ -342,7 +342,7 @@ def test_fusion_adds_cosine_z_score_and_relative_keyword_score() -> None:
 
 
 def test_feedback_terms_are_words_the_seed_tools_share_and_the_query_lacks() -> None:
-    from nexus_jupyter.core.search_fusion import expansion_terms
+    from nexus_jupyter.core.search.fusion import expansion_terms
 
     docs = ["list directory files folder", "list directory tree", "read file text"]
     idf = {
@@ -379,8 +379,8 @@ def test_hybrid_feedback_respects_the_filter(tmp_path: Path) -> None:
 def test_grouped_columns_rank_exactly_like_one_column_per_field() -> None:
     import sqlite3
 
-    from nexus_jupyter.core.search_fts import FIELD_WEIGHTS, KeywordEngine
-    from nexus_jupyter.core.search_text import FIELDS, tool_fields
+    from nexus_jupyter.core.search.fts import FIELD_WEIGHTS, KeywordEngine
+    from nexus_jupyter.core.search.text import FIELDS, tool_fields
 
     engine = KeywordEngine()
     engine.upsert_many(CATALOG)
@@ -452,7 +452,7 @@ FETCHERS = [  # the same words; only what their parameters take tells them apart
 
 
 def test_query_slots_find_the_kinds_of_value_a_query_carries() -> None:
-    from nexus_jupyter.core.search_slots import query_slots, slot_names
+    from nexus_jupyter.core.search.slots import query_slots, slot_names
 
     def kinds(query: str) -> list[str]:
         return slot_names(query_slots(query))
@@ -517,7 +517,7 @@ CACHE = [  # the same words; only reading or writing tells them apart
 
 
 def test_query_and_tool_intent() -> None:
-    from nexus_jupyter.core.search_intent import query_intent, tool_intent
+    from nexus_jupyter.core.search.intent import query_intent, tool_intent
 
     assert query_intent("what's stored at key user:42?") == 1
     assert query_intent("show the open pull requests") == 1
@@ -540,7 +540,7 @@ def test_a_question_prefers_a_tool_that_reads_and_a_command_one_that_writes(
 
 
 def test_query_and_tool_action() -> None:
-    from nexus_jupyter.core.search_intent import query_action, tool_action
+    from nexus_jupyter.core.search.intent import query_action, tool_action
 
     assert query_action("leave a comment on ticket OPS-88") == "create"
     assert query_action("could you please rename the page") == "change"
@@ -576,7 +576,7 @@ def test_the_kind_of_change_asked_for_picks_the_tool(mode: str, tmp_path: Path) 
 
 
 def test_new_slot_kinds_address_and_revision() -> None:
-    from nexus_jupyter.core.search_slots import query_slots, slot_names, slot_share, tool_slots
+    from nexus_jupyter.core.search.slots import query_slots, slot_names, slot_share, tool_slots
 
     assert "address" in slot_names(query_slots("make it reachable on localhost:8080"))
     assert "address" in slot_names(query_slots("connect to 10.0.0.5"))
@@ -587,7 +587,7 @@ def test_new_slot_kinds_address_and_revision() -> None:
 
 
 def test_words_inside_values_do_not_pick_the_tool() -> None:
-    from nexus_jupyter.core.search_slots import without_values
+    from nexus_jupyter.core.search.slots import without_values
 
     assert without_values("post 'list the files' to https://chat.example/c/eng").split() == [
         "post",
@@ -605,7 +605,7 @@ def test_words_inside_values_do_not_pick_the_tool() -> None:
 
 
 def test_an_abbreviation_meets_the_words_tool_names_spell_out() -> None:
-    from nexus_jupyter.core.search_text import query_terms
+    from nexus_jupyter.core.search.text import query_terms
 
     assert query_terms("show PR 9 in acme/web") == ["show", "pr", "acme", "web", "pull", "request"]
     assert query_terms("show the pull request PR") == ["show", "pull", "request", "pr"]
@@ -651,7 +651,7 @@ def test_what_a_tool_is_for_outweighs_what_its_description_mentions_later() -> N
 
 
 def test_mentioned_services() -> None:
-    from nexus_jupyter.core.search_scope import mentioned_services
+    from nexus_jupyter.core.search.scope import mentioned_services
 
     assert mentioned_services("create a card on our Trello board") == ["Trello"]
     assert mentioned_services("send it via paypal, then post in Microsoft  Teams") == [

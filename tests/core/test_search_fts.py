@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from nexus_jupyter.core.search_fts import KeywordEngine
-from nexus_jupyter.core.search_text import terms
-from nexus_jupyter.core.spec import ToolSpec
+from nexus_jupyter.core.search.fts import KeywordEngine
+from nexus_jupyter.core.search.text import terms
+from nexus_jupyter.core.tools.spec import ToolSpec
 
 # A small vocabulary of made-up words: many rows share each word.
 WORDS = [

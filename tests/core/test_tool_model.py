@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from nexus_jupyter import Tool, ToolDefinitionError, ToolSpec, tool
-from nexus_jupyter.core.decorator import get_tool_meta
-from nexus_jupyter.core.docstrings import parse_docstring
-from nexus_jupyter.core.result import ToolResult
+from nexus_jupyter.core.tools.decorator import get_tool_meta
+from nexus_jupyter.core.tools.docstrings import parse_docstring
+from nexus_jupyter.core.tools.result import ToolResult
 
 
 def test_bare_and_called_decorator_attach_frozen_meta() -> None:

@@ -37,7 +37,7 @@ def _run_in_fresh_process(files: dict[str, Path], calls: dict[str, list[dict]]) 
     script = textwrap.dedent("""
         import importlib.util, json, sys
         from nexus_jupyter import Registry
-        from nexus_jupyter.core.decorator import get_tool_meta
+        from nexus_jupyter.core.tools.decorator import get_tool_meta
         files, calls = json.loads(sys.argv[1]), json.loads(sys.argv[2])
         out = {}
         for name, path in files.items():

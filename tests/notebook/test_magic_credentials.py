@@ -11,7 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from nexus_jupyter import Registry
-from nexus_jupyter.core.credentials import CredentialStore, count_secret
+from nexus_jupyter.core.policy.credentials import CredentialStore, count_secret
 
 CANARY = "magic-canary-Vb81Lm-secret"
 

@@ -280,17 +280,23 @@ def test_call_braces_are_not_expanded_as_variables(shell: InteractiveShell, tool
     assert json.loads(json.dumps(result.to_dict()))["structured"] == 3
 
 
-def test_tool_and_registry_render(registry: Registry, tools: None) -> None:
-    from nexus_jupyter.core.render import registry_html, registry_text
+def test_tool_and_registry_render(shell: InteractiveShell, registry: Registry, tools: None) -> None:
+    from nexus_jupyter.render.catalog import registry_html, registry_text
+
+    def shown(obj: object) -> dict[str, str]:  # what the notebook's formatters produce
+        data, _ = shell.display_formatter.format(obj)
+        return data
 
     tool = registry.get("shout")
-    page = tool._repr_html_()
+    page = shown(tool)["text/html"]
     assert "workspace_write" in page and "notebook" in page and "<table>" in page
     assert "Upper-case a text" in page
     html = registry_html(registry.entries(), registry.sources())
     assert "Registry" in html and "add" in html
-    assert registry._repr_html_() == html  # what a notebook shows for `reg`
-    assert "source notebook (3 tools)" in registry_text(registry.entries(), registry.sources())
+    assert shown(registry)["text/html"] == html  # what a notebook shows for `reg`
+    text = registry_text(registry.entries(), registry.sources())
+    assert "source notebook (3 tools)" in text
+    assert shown(registry)["text/plain"] == text
 
 
 def test_stray_words_and_bad_limits_are_usage_errors(

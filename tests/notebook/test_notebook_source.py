@@ -7,7 +7,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from nbhelpers import run_ok
 
 from nexus_jupyter import Registry, RegistryChanged
-from nexus_jupyter.core.sources_base import MutableSource
+from nexus_jupyter.core.registry.source import MutableSource
 from nexus_jupyter.notebook.extension import current_tracker
 
 CELL = '''

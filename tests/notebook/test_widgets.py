@@ -14,7 +14,7 @@ from nbhelpers import wait_for
 from pydantic import BaseModel, Field
 
 from nexus_jupyter import ApprovalRequired, Image, Registry, ToolContext, tool
-from nexus_jupyter.core.policy import Policy
+from nexus_jupyter.core.policy.policy import Policy
 from nexus_jupyter.notebook.history import CallHistory
 from nexus_jupyter.notebook.widgets.approval import ApprovalPrompt, NotebookApprover
 from nexus_jupyter.notebook.widgets.catalog import Catalog

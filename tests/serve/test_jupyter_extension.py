@@ -57,7 +57,7 @@ from pytest_jupyter.pytest_tornasync import (  # noqa: F401
 from tornado.httpclient import HTTPClientError
 
 from nexus_jupyter import Registry, Tool, ToolContext, tool
-from nexus_jupyter.core.policy import Policy
+from nexus_jupyter.core.policy.policy import Policy
 
 EVENT_DEADLINE_S = 10.0
 
@@ -280,7 +280,7 @@ async def test_list_returns_every_tool_sorted_with_badges(jp_fetch):
 
 @on_server_loop
 async def test_a_shadowed_tool_is_listed_under_its_source(jp_fetch, given_registry):
-    from nexus_jupyter.core.sources_base import MutableSource
+    from nexus_jupyter.core.registry.source import MutableSource
 
     builtin = MutableSource("test-builtin", "builtin")
     builtin.put(Tool.from_function(multiply))

@@ -18,7 +18,7 @@ import pytest
 from mcp.client.stdio import StdioServerParameters
 
 from nexus_jupyter import Registry, ToolContext, tool
-from nexus_jupyter.core.policy import Policy
+from nexus_jupyter.core.policy.policy import Policy
 from nexus_jupyter.serve.mcp_bridge import FIELD_ERRORS_META_KEY
 from nexus_jupyter.serve.mcp_server import McpServerHandle
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from nexus_jupyter import Registry, RequestInfo
-from nexus_jupyter.core.policy import Policy
+from nexus_jupyter.core.policy.policy import Policy
 from nexus_jupyter.sources.builtin import BuiltinSource
 from nexus_jupyter.sources.builtin.shell import OUTPUT_CAP
 

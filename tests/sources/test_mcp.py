@@ -16,7 +16,7 @@ import pytest
 from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
 
 from nexus_jupyter import Registry, ToolUnavailable
-from nexus_jupyter.core.context import CancellationToken
+from nexus_jupyter.core.tools.context import CancellationToken
 from nexus_jupyter.sources.mcp import McpSource
 
 pytestmark = pytest.mark.e2e
@@ -268,7 +268,7 @@ def test_http_server_source_lists_calls_refreshes_and_reconnects(reg: Registry) 
 def test_status_masks_secrets_a_failing_server_echoes(
     reg: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nexus_jupyter.core.credentials import CredentialStore
+    from nexus_jupyter.core.policy.credentials import CredentialStore
 
     secret = "canary-mcp-secret-4711"
     monkeypatch.setenv("NEXUS_CRED_SVC_TOKEN", secret)

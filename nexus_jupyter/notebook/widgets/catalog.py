@@ -10,8 +10,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from ...core.render import entry_html, tool_badges, unserved_text
-from ...core.spec import PERMISSIONS
+from ...core.tools.spec import PERMISSIONS
+from ...render.catalog import entry_html, tool_badges, unserved_text
 
 __all__ = ["Catalog"]
 

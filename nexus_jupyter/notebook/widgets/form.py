@@ -13,9 +13,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from ...core.context import RequestInfo
 from ...core.errors import FieldError, ToolValidationError
-from ...core.render import tool_badges
+from ...core.tools.context import RequestInfo
+from ...render.catalog import tool_badges
 from .form_fields import Field, FieldInputError, build_field, field_at
 from .history_panel import HistoryPanel
 from .result import ResultPane

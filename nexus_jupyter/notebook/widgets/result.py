@@ -17,9 +17,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from ...core.context import CancellationToken, RequestInfo
 from ...core.errors import NexusError, ToolValidationError
-from ...core.render_result import json_tree_html
+from ...core.tools.context import CancellationToken, RequestInfo
+from ...render.results import json_tree_html
 
 __all__ = ["ResultPane"]
 
@@ -173,7 +173,7 @@ class ResultPane(W.VBox):
         ]
 
     def show_result(self, result: Any) -> None:
-        """Show a :class:`~nexus_jupyter.core.result.ToolResult` (secrets masked)."""
+        """Show a :class:`~nexus_jupyter.core.tools.result.ToolResult` (secrets masked)."""
         self.result = result
         result = result.redacted()
         if result.is_error:

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...core.spec import SourceKind
-from ...core.tool import Tool
+from ...core.tools.spec import SourceKind
+from ...core.tools.tool import Tool
 from .files import file_tools
 from .grep import grep_tool
 from .paths import Workspace

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from ...core.decorator import tool
 from ...core.errors import ExportError
-from ...core.tool import Tool
+from ...core.tools.decorator import tool
+from ...core.tools.tool import Tool
 from ..directory import LOAD_TIMEOUT_S
 from ..loader import load_tool_text
 from ..tool_files import (

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...core.context import ToolContext
-from ...core.decorator import tool
 from ...core.errors import PermissionDenied
-from ...core.tool import Tool
+from ...core.tools.context import ToolContext
+from ...core.tools.decorator import tool
+from ...core.tools.tool import Tool
 from .paths import Workspace
 
 __all__ = ["MAX_LINE_CHARS", "file_tools", "is_binary"]

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from ...core.decorator import tool
-from ...core.tool import Tool
+from ...core.tools.decorator import tool
+from ...core.tools.tool import Tool
 from .files import is_binary
 from .paths import Workspace
 

@@ -13,8 +13,8 @@ import os
 import signal
 from typing import Any
 
-from ...core.decorator import tool
-from ...core.tool import Tool
+from ...core.tools.decorator import tool
+from ...core.tools.tool import Tool
 from .paths import Workspace
 
 __all__ = ["OUTPUT_CAP", "bash_tool"]

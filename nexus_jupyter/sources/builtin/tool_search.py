@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.decorator import tool
-from ...core.tool import Tool
+from ...core.tools.decorator import tool
+from ...core.tools.tool import Tool
 
 __all__ = ["tool_search_tool"]
 

@@ -1,0 +1,288 @@
+"""The commands of ``nexus-tools`` (see :mod:`nexus_jupyter.cli.main`); each is a thin shim over
+the public Python API and returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import getpass
+import importlib.util
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import ApprovalRequired, NexusError
+from ..core.tools.arguments import parse_call_arguments as parse_typed_arguments
+from ..core.tools.context import RequestInfo
+from ..render.catalog import no_hits_text
+from .main import UsageProblem
+
+__all__ = [
+    "cmd_call",
+    "cmd_check",
+    "cmd_info",
+    "cmd_list",
+    "cmd_search",
+    "credentials",
+    "open_registry",
+    "parse_call_arguments",
+]
+
+_DIRECTORY = "nexus_jupyter.sources.directory"
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+
+
+@contextlib.contextmanager
+def open_registry(args: argparse.Namespace) -> Iterator[Any]:
+    """The configured registry of ``--root``/``--config``, its tools folder loaded once
+    (not watched), MCP servers connected and CLI checks done (up to ``--wait`` s)."""
+    from ..core.config.paths import resolve_tools_dir
+    from ..core.registry.registry import Registry
+
+    root = Path(args.root).resolve()
+    reg = Registry.default(root=root, config=args.config, watch=False)
+    try:
+        folder = resolve_tools_dir(root, reg.settings.tools_dir)
+        if folder.is_dir() and importlib.util.find_spec(_DIRECTORY) is not None:
+            from ..sources.directory import DirectorySource
+
+            reg.add_source(DirectorySource(folder), start=False)
+        _wait_for_sources(reg, args.wait)
+        yield reg
+    finally:
+        reg.close()
+
+
+def _settled(state: Any) -> bool:
+    """Whether a source has finished its first attempt: an MCP server is ready or failed
+    (details ``state``), CLI checks have run (details ``checks``)."""
+    if state.error:
+        return True
+    if state.kind == "mcp":
+        return state.details.get("state") not in (None, "connecting", "starting")
+    if state.kind == "config":
+        return bool(state.details)
+    return True
+
+
+def _wait_for_sources(reg: Any, limit: float) -> None:
+    """Wait (on change events, with a deadline) until every MCP server answered or failed
+    and every CLI check finished."""
+    changed = threading.Event()
+    unsubscribe = reg.subscribe(lambda _change: changed.set())
+    deadline = time.monotonic() + limit
+    try:
+        while not all(_settled(s) for s in reg.sources()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            changed.wait(remaining)
+            changed.clear()
+    finally:
+        unsubscribe()
+
+
+# -- list / search / info -----------------------------------------------------------------
+
+
+def _row(entry: Any) -> dict[str, Any]:
+    spec = entry.spec
+    return {
+        "name": spec.name,
+        "permission": spec.permission,
+        "source": spec.source,
+        "status": entry.status,
+        "reason": entry.reason,
+        "summary": spec.summary,
+    }
+
+
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    if not rows:
+        print("(none)")
+        return
+    widths = {c: max(len(c), *(len(str(r.get(c) or "")) for r in rows)) for c in columns[:-1]}
+    print("  ".join(c.upper().ljust(widths.get(c, 0)) for c in columns).rstrip())
+    for r in rows:
+        cells = [str(r.get(c) or "").ljust(widths.get(c, 0)) for c in columns[:-1]]
+        print("  ".join([*cells, str(r.get(columns[-1]) or "")]).rstrip())
+
+
+def cmd_list(reg: Any, args: argparse.Namespace) -> int:
+    filters = {"source": args.source, "permission": args.permission, "category": args.category}
+    if args.available:
+        filters["available"] = True
+    rows = [_row(e) for e in reg.entries(**{k: v for k, v in filters.items() if v is not None})]
+    if args.json:
+        _print_json(rows)
+    else:
+        for r in rows:
+            if r["status"] != "ok":
+                r["summary"] = f"[{r['status']}: {r['reason']}] {r['summary']}"
+        _table(rows, ["name", "permission", "source", "summary"])
+    return 0
+
+
+def cmd_search(reg: Any, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UsageProblem(f"--limit must be at least 1, got {args.limit!r}.")
+    hits = reg.search(args.query, limit=args.limit)
+    rows = [
+        {
+            "name": h.name,
+            "score": round(h.score, 4),
+            "summary": h.spec.summary,
+            "matched": list(h.matched),
+        }
+        for h in hits
+    ]
+    if args.json:
+        _print_json(rows)
+    elif not rows:
+        print(no_hits_text(args.query, reg.unserved_services(args.query)), file=sys.stderr)
+    else:
+        _table(rows, ["name", "score", "summary"])
+    return 0
+
+
+def cmd_info(reg: Any, args: argparse.Namespace) -> int:
+    entry = reg.entry(args.name)
+    data = entry.to_dict()
+    if args.json:
+        _print_json(data)
+        return 0
+    print(f"{data['name']}  ({data['permission']}, from {data['source']}, v{data['version']})")
+    print(f"status: {data['status']}" + (f" -- {data['reason']}" if data["reason"] else ""))
+    if data["requires_credentials"]:
+        print("credentials: " + ", ".join(data["requires_credentials"]))
+    print()
+    print(data["description"] or "(no description)")
+    print()
+    print("input schema:")
+    print(json.dumps(data["input_schema"], indent=2))
+    return 0
+
+
+# -- call ---------------------------------------------------------------------------------
+
+
+def parse_call_arguments(items: list[str]) -> dict[str, Any]:
+    """One JSON object, or ``key=value`` pairs (values parsed as JSON when they parse)."""
+    try:
+        return parse_typed_arguments(items, command="nexus-tools call")
+    except NexusError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def cmd_call(reg: Any, args: argparse.Namespace) -> int:
+    arguments = parse_call_arguments(args.arguments)
+    request = RequestInfo(client="cli")
+    try:
+        result = reg.call_sync(
+            args.name, arguments, request=request, timeout=args.timeout, approved=args.yes
+        )
+    except ApprovalRequired as exc:
+        if not sys.stdin.isatty():
+            raise ApprovalRequired(
+                f"{exc} From the command line, pass --yes to approve it.", tool=exc.tool
+            ) from None
+        answer = input(f"{exc}\nApprove this call of {args.name!r}? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("nexus-tools: error: the call was not approved.", file=sys.stderr)
+            return 1
+        result = reg.call_sync(
+            args.name, arguments, request=request, timeout=args.timeout, approved=True
+        )
+    result = result.redacted()  # what a terminal shows never holds a secret
+    if args.json:
+        _print_json(result.to_dict())
+    elif not result.is_error:
+        value = result.structured
+        print(value if isinstance(value, str) else json.dumps(value, indent=2, default=str))
+    if result.is_error:
+        message = " ".join(str(result.error).split())
+        print(
+            f"nexus-tools: error: {args.name} failed: {result.error_type}: {message}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+# -- check --------------------------------------------------------------------------------
+
+
+def cmd_check(reg: Any, args: argparse.Namespace) -> int:
+    tools = [_row(e) for e in reg.entries()]
+    sources = [
+        {
+            "name": s.name,
+            "kind": s.kind,
+            "status": s.status,
+            "error": s.error,
+            "tools": len(s.tools),
+            "details": s.details,
+        }
+        for s in reg.sources()
+    ]
+    report = {
+        "tools": tools,
+        "sources": sources,
+        "credentials": reg.credentials.list() if reg.credentials is not None else {},
+        "config_files": list(reg.settings.files) if reg.settings is not None else [],
+    }
+    if args.json:
+        _print_json(report)
+        return 0
+    print("Sources:")
+    for s in sources:
+        state = s["details"].get("state") if isinstance(s["details"], dict) else None
+        s["info"] = s["error"] or (f"{state}, " if state else "") + f"{s['tools']} tools"
+    _table(sources, ["name", "kind", "status", "info"])
+    print("\nTools:")
+    for t in tools:
+        t["info"] = t["reason"] if t["status"] != "ok" else "available"
+    _table(tools, ["name", "source", "status", "info"])
+    bad = sum(1 for t in tools if t["status"] != "ok")
+    print(f"\n{len(tools) - bad} of {len(tools)} tools available.")
+    return 0
+
+
+# -- credentials --------------------------------------------------------------------------
+
+
+def credentials(args: argparse.Namespace) -> int:
+    from ..core.policy.credentials import CredentialStore
+
+    store = CredentialStore()
+    if args.action == "list":
+        rows = store.describe()
+        if args.json:
+            _print_json(rows)
+        else:
+            _table(rows, ["service", "key", "provider"])
+        return 0
+    if args.action == "delete":
+        if not store.delete(args.service, args.key, provider=args.provider):
+            what = f"{args.service}/{args.key}" if args.key else args.service
+            raise UsageProblem(
+                f"No stored credential {what!r}; see `nexus-tools credentials list`."
+            )
+        print(f"Deleted {args.service}" + (f"/{args.key}" if args.key else ""))
+        return 0
+    if sys.stdin.isatty():
+        value = getpass.getpass(f"Value for {args.service}/{args.key} (not shown): ")
+    else:
+        value = sys.stdin.readline().rstrip("\r\n")
+    if not value:
+        raise UsageProblem("No value given; type it at the prompt or pipe it on stdin.")
+    provider = store.set(args.service, args.key, value, provider=args.provider)
+    print(f"Stored {args.service}/{args.key} in {provider}.")
+    return 0

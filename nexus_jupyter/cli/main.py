@@ -1,0 +1,148 @@
+"""``nexus-tools``: the registry on the command line.
+
+    nexus-tools list [--source S] [--permission P] [--category C] [--available]
+    nexus-tools search "convert currency" [--limit 5]
+    nexus-tools info NAME
+    nexus-tools call NAME '{"a": 1}'        # or: nexus-tools call NAME a=1 b=hello
+    nexus-tools check                        # every tool's availability and every source's status
+    nexus-tools credentials set SERVICE KEY | list | delete SERVICE [KEY]
+    nexus-tools serve ...                    # when the MCP server module is installed
+
+Global options: ``--root DIR`` (workspace and project ``nex.yaml``), ``--config FILE`` (use
+this file as the project level), ``--json`` (machine-readable output).
+
+Errors are one line on stderr. Exit codes: 0 success; 1 the call or command failed (a tool
+error, a policy refusal, a missing credential, a bad nex.yaml); 2 the command line was wrong
+(unknown command or tool, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.errors import NexusError, ToolNotFound, ToolValidationError
+
+__all__ = ["build_parser", "main"]
+
+_SERVE = "nexus_jupyter.serve.cli_serve"
+
+
+class UsageProblem(Exception):
+    """A mistake on the command line (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2 (argparse prints usage too)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="nexus-tools",
+        description="Browse, search, call and check the tools of a nexus_jupyter registry.",
+    )
+    parser.add_argument("--root", default=".", help="workspace root (default: current folder)")
+    parser.add_argument("--config", default=None, help="nex.yaml to use as the project level")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=15.0,
+        help="seconds to wait for MCP servers and checks (default 15)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("list", help="list the tools")
+    p.add_argument("--source", help="source name or kind (builtin, mcp, mcp:time, ...)")
+    p.add_argument("--permission", choices=["read_only", "workspace_write", "danger_full_access"])
+    p.add_argument("--category")
+    p.add_argument("--available", action="store_true", help="only tools that can run now")
+
+    p = sub.add_parser("search", help="search the tools")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10)
+
+    p = sub.add_parser("info", help="show a tool's definition and status")
+    p.add_argument("name")
+
+    p = sub.add_parser("call", help="call a tool: NAME '{json}' or NAME key=value ...")
+    p.add_argument("name")
+    p.add_argument("arguments", nargs="*", help="one JSON object, or key=value pairs")
+    p.add_argument("--timeout", type=float, default=None)
+    p.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="approve a call that asks for approval (dangerous tools)",
+    )
+
+    sub.add_parser("check", help="show every tool's availability and every source's status")
+
+    p = sub.add_parser("credentials", help="set, list or delete credentials (never shown)")
+    csub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    c = csub.add_parser("set", help="set SERVICE KEY (prompts, or reads stdin when piped)")
+    c.add_argument("service")
+    c.add_argument("key", nargs="?", default="api_key")
+    c.add_argument("--provider", choices=["file", "keyring"], default=None)
+    csub.add_parser("list", help="list services and keys (never values)")
+    c = csub.add_parser("delete", help="delete SERVICE [KEY]")
+    c.add_argument("service")
+    c.add_argument("key", nargs="?", default=None)
+    c.add_argument("--provider", choices=["file", "keyring"], default=None)
+
+    if importlib.util.find_spec(_SERVE) is not None:
+        import importlib as _il
+
+        _il.import_module(_SERVE).add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (also used by the console script)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return _dispatch(args, parser)
+    except (UsageProblem, ToolNotFound, ToolValidationError) as exc:
+        return _fail(exc, 2)
+    except NexusError as exc:
+        return _fail(exc, 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 1
+
+
+def _fail(exc: Any, code: int) -> int:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"nexus-tools: error: {text}", file=sys.stderr)
+    return code
+
+
+def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from . import commands
+
+    if args.command == "serve":
+        import importlib as _il
+
+        code: int = _il.import_module(_SERVE).run(args)
+        return code
+    if args.command == "credentials":
+        if args.action is None:
+            raise UsageProblem("credentials needs an action: set, list or delete.")
+        return commands.credentials(args)
+    handler = getattr(commands, f"cmd_{args.command}")
+    with commands.open_registry(args) as reg:
+        result: int = handler(reg, args)
+        return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,262 @@
+"""Layered configuration: ``<NEXUS_HOME>/nex.yaml`` (user) < ``./nex.yaml`` (project) <
+runtime settings, deep-merged and validated into one :class:`Settings`.
+
+>>> settings = load_settings(Path("."), runtime={"grant": "read_only"})
+>>> settings.grant.for_client("rest")
+'read_only'
+
+Merging: mappings merge key by key; lists of mappings that carry a ``name`` (MCP servers,
+CLI tools) merge by name, so a project can override one user-level server; other lists are
+replaced by the higher level. A bad file raises :class:`ConfigError` naming the file, the
+line and the key (with a "did you mean" for misspelled keys).
+
+``NEXUS_HOME`` relocates ``~/.nexus`` (the user level, credentials file, audit log).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ConfigError
+from .model import Settings
+
+__all__ = [
+    "CONFIG_FILENAME",
+    "interpolate",
+    "load_settings",
+    "merge_levels",
+    "nexus_home",
+    "read_level",
+]
+
+CONFIG_FILENAME = "nex.yaml"
+_REF = re.compile(r"\$\{(env|credentials):([^}]*)\}")
+
+
+def nexus_home() -> Path:
+    """``$NEXUS_HOME`` or ``~/.nexus``: where user-level settings and credentials live."""
+    chosen = os.environ.get("NEXUS_HOME")
+    return Path(chosen).expanduser() if chosen else Path.home() / ".nexus"
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def read_level(path: Path) -> dict[str, Any]:
+    """The mapping in YAML file ``path`` (``{}`` when it is missing or empty)."""
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}{where}: invalid YAML ({problem}).") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}, line 1: the top level must be a mapping of settings, got "
+            f"{type(data).__name__} {data!r}."
+        )
+    return data
+
+
+def merge_levels(low: Mapping[str, Any], high: Mapping[str, Any]) -> dict[str, Any]:
+    """``high`` over ``low``: mappings merge, named lists merge by name, the rest is replaced."""
+    out = dict(low)
+    for key, value in high.items():
+        before = out.get(key)
+        if isinstance(before, Mapping) and isinstance(value, Mapping):
+            out[key] = merge_levels(before, value)
+        elif isinstance(before, list) and _named_list(before) and _named_list(value):
+            merged = {item["name"]: item for item in before}
+            for item in value:
+                old = merged.get(item["name"])
+                merged[item["name"]] = merge_levels(old, item) if old else item
+            out[key] = list(merged.values())
+        else:
+            out[key] = value
+    return out
+
+
+def _named_list(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, Mapping) and isinstance(v.get("name"), str) for v in value)
+    )
+
+
+def load_settings(
+    root: str | Path = ".",
+    runtime: Mapping[str, Any] | None = None,
+    *,
+    project_file: str | Path | None = None,
+    user: bool = True,
+) -> Settings:
+    """Merge the user level, the project level (``root/nex.yaml`` or ``project_file``) and
+    ``runtime``; validate. Raises :class:`ConfigError` naming file, line and key."""
+    levels: list[tuple[Path | None, dict[str, Any]]] = []
+    if user:
+        user_file = nexus_home() / CONFIG_FILENAME
+        levels.append((user_file, read_level(user_file)))
+    project = Path(project_file) if project_file is not None else Path(root) / CONFIG_FILENAME
+    if project_file is not None and not project.is_file():
+        raise ConfigError(f"Config file {str(project)!r} does not exist; check --config.")
+    levels.append((project, read_level(project)))
+    if runtime:
+        levels.append((None, dict(runtime)))
+    # validate each level alone first, so an error names the file it came from
+    for path, data in levels:
+        if data:
+            _validate(data, path)
+    merged: dict[str, Any] = {}
+    for _, data in levels:
+        merged = merge_levels(merged, data)
+    files = tuple(str(p) for p, d in levels if p is not None and d)
+    return _validate({**merged, "files": files}, None)
+
+
+# -- errors with file, line and key -------------------------------------------------------
+
+
+def _validate(data: dict[str, Any], path: Path | None) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from None
+
+
+def _describe(exc: ValidationError, path: Path | None) -> str:
+    messages = []
+    for err in exc.errors()[:5]:
+        loc = tuple(err["loc"])
+        key = _dotted(loc)
+        line = _line_of(path, loc) if path is not None else None
+        where = f"{path}, line {line}" if line else (str(path) if path else "runtime settings")
+        if err["type"] == "extra_forbidden":
+            hint = _did_you_mean(loc)
+            messages.append(f"{where}: unknown key {key!r}.{hint}")
+        else:
+            value = err.get("input")
+            shown = f" (got {value!r})" if not isinstance(value, dict | list) else ""
+            messages.append(f"{where}: key {key!r}: {err['msg']}{shown}.")
+    more = len(exc.errors()) - len(messages)
+    tail = f" (and {more} more)" if more > 0 else ""
+    return " ".join(messages) + tail
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not isinstance(part, str) or part.startswith(("function-", "literal[")):
+            continue
+        else:
+            out += ("." if out else "") + part
+    return out or "(top level)"
+
+
+def _did_you_mean(loc: tuple[Any, ...]) -> str:
+    model: Any = Settings
+    for part in loc[:-1]:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        model = _model_of(field.annotation) if field is not None else None
+    if model is None:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.5)
+    known = ", ".join(k for k in model.model_fields if k != "files")
+    return f" Did you mean {close[0]!r}?" if close else f" Known keys: {known}."
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _line_of(path: Path, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line of the deepest node of ``loc`` found in the YAML file."""
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return None
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            hit = next(((k, v) for k, v in node.value if k.value == part), None)
+            if hit is None:
+                continue  # a pydantic-only segment (union branch); stay on this node
+            line, node = hit[0].start_mark.line + 1, hit[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                break
+            node = node.value[part]
+            line = node.start_mark.line + 1
+    return line
+
+
+# -- interpolation ------------------------------------------------------------------------
+
+
+def interpolate(value: Any, credentials: Any = None, *, where: str = "nex.yaml") -> Any:
+    """Fill ``${env:VAR}`` and ``${credentials:service/key}`` in strings (recursively in
+    lists and dicts). ``credentials`` is a :class:`~nexus_jupyter.core.policy.credentials.CredentialStore`.
+
+    >>> interpolate("Bearer ${env:HOME}") == "Bearer " + os.environ["HOME"]
+    True
+
+    A missing variable or credential raises :class:`ConfigError` saying how to set it
+    (``where`` names the setting, e.g. ``"MCP server 'github'"``).
+    """
+    if isinstance(value, str):
+        return _REF.sub(
+            lambda m: _resolve(m.group(1), m.group(2).strip(), credentials, where), value
+        )
+    if isinstance(value, list | tuple):
+        return [interpolate(v, credentials, where=where) for v in value]
+    if isinstance(value, Mapping):
+        return {k: interpolate(v, credentials, where=where) for k, v in value.items()}
+    return value
+
+
+def _resolve(kind: str, ref: str, credentials: Any, where: str) -> str:
+    if kind == "env":
+        found = os.environ.get(ref)
+        if found is None:
+            raise ConfigError(
+                f"{where}: ${{env:{ref}}} is used but the environment variable {ref!r} is not "
+                f"set; export {ref}=... before starting."
+            )
+        return found
+    service, _, key = ref.partition("/")
+    key = key or "api_key"
+    if not service:
+        raise ConfigError(
+            f"{where}: ${{credentials:{ref}}} needs a service, like ${{credentials:github/token}}."
+        )
+    found = credentials.lookup(service, key) if credentials is not None else None
+    if found is None:
+        raise ConfigError(
+            f"{where}: ${{credentials:{service}/{key}}} is not set. Set it with "
+            f"`nexus-tools credentials set {service} {key}` or `%tool credentials set {service} {key}`."
+        )
+    return str(found)

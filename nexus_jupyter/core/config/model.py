@@ -1,0 +1,216 @@
+"""The shape of ``nex.yaml``: pydantic models, validated strictly (unknown keys are errors).
+
+A full example (every key optional)::
+
+    tools_dir: tools/dynamic
+    grant: workspace_write              # or per client: {default: ..., rest: ..., mcp: ...}
+    audit: ~/.nexus/audit.jsonl         # false to turn the audit log off
+    search: {mode: auto}
+    approvals:                          # shorthand: tool-name glob -> mode
+      read: pre_approved
+      "mcp__github__*": ask
+    approval_rules:                     # rules that also look at the arguments
+      - tool: bash
+        arguments: {command: {prefix: "git "}}
+        action: pre_approved
+    policies:                           # ACLs by principal ("unknown" = remote, unnamed)
+      - principal: unknown
+        deny: [bash, web_fetch]
+    mcp:
+      servers:
+        - {name: time, command: uvx, args: [mcp-server-time]}
+        - name: github
+          url: https://api.example.com/mcp
+          headers: {Authorization: "Bearer ${credentials:github/token}"}
+    cli_tools:
+      - {name: gh, command: gh, check: "gh --version", install_hint: "apt install gh"}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..tools.spec import Permission
+
+__all__ = [
+    "ApprovalMode",
+    "ApprovalRule",
+    "ArgumentMatcher",
+    "CliToolSettings",
+    "GrantSettings",
+    "McpServerSettings",
+    "McpSettings",
+    "PrincipalPolicy",
+    "SearchSettings",
+    "Settings",
+]
+
+ApprovalMode = Literal["pre_approved", "ask", "blocked"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArgumentMatcher(_Strict):
+    """How one argument must look for a rule to match (every given test must pass).
+
+    A plain string in YAML means ``glob``: ``{command: "git *"}``.
+    """
+
+    equals: Any = None
+    prefix: str | None = None
+    glob: str | None = None
+    regex: str | None = None
+
+
+class ApprovalRule(_Strict):
+    """``tool`` is a name glob; ``arguments`` maps argument names to matchers."""
+
+    tool: str
+    action: ApprovalMode
+    arguments: dict[str, ArgumentMatcher] = Field(default_factory=dict)
+    name: str | None = None  # shown as Decision.rule; defaults to a description of the rule
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _plain_strings_are_globs(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: {"glob": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        if not self.arguments:
+            return f"approvals.{self.tool}"
+        parts = ", ".join(
+            f"{k}~{m.model_dump(exclude_none=True)}" for k, m in self.arguments.items()
+        )
+        return f"approval_rules[{self.tool}: {parts}]"
+
+
+class PrincipalPolicy(_Strict):
+    """An ACL for principals matching ``principal`` (a glob; ``unknown`` = remote and
+    unnamed, ``local`` = this machine's user, ``*`` = everyone).
+
+    ``deny``: tool-name globs refused; ``allow``: when given, only these are allowed;
+    ``grant``: a ceiling for these principals."""
+
+    principal: str
+    deny: list[str] = Field(default_factory=list)
+    allow: list[str] | None = None
+    grant: Permission | None = None
+
+
+class GrantSettings(_Strict):
+    """The granted level per client kind. A plain string in YAML sets every client.
+
+    Defaults: a person at the keyboard (notebook, Python, CLI) may run everything (the
+    dangerous tools still ask); remote clients (REST, MCP) get ``workspace_write``.
+    """
+
+    default: Permission = "danger_full_access"
+    rest: Permission | None = "workspace_write"
+    mcp: Permission | None = "workspace_write"
+    notebook: Permission | None = None
+    cli: Permission | None = None
+
+    def for_client(self, client: str | None) -> Permission:
+        value = (
+            getattr(self, client, None) if client in ("rest", "mcp", "notebook", "cli") else None
+        )
+        return value or self.default
+
+
+class McpServerSettings(_Strict):
+    """One MCP server: ``command`` (+ ``args``, ``env``, ``cwd``) for stdio, or ``url``
+    (+ ``headers``) for streamable HTTP. Strings may use ``${env:VAR}`` and
+    ``${credentials:service/key}``; they are filled in when the server starts."""
+
+    name: str
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    timeout: float | None = None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                f"MCP server {self.name!r} needs exactly one of `command` (stdio) or `url` (HTTP)"
+            )
+        return self
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+
+class McpSettings(_Strict):
+    servers: list[McpServerSettings] = Field(default_factory=list)
+
+    @field_validator("servers")
+    @classmethod
+    def _unique_names(cls, servers: list[McpServerSettings]) -> list[McpServerSettings]:
+        seen: set[str] = set()
+        for server in servers:
+            if server.name in seen:
+                raise ValueError(f"two MCP servers are named {server.name!r}; names must be unique")
+            seen.add(server.name)
+        return servers
+
+
+class CliToolSettings(_Strict):
+    """A command-line program offered as a tool (``args`` are appended to ``command``).
+
+    ``check`` is a command that must exit 0 for the tool to be available (besides the
+    program being on ``PATH``); ``install_hint`` is shown when it is not."""
+
+    name: str
+    command: str
+    check: str | None = None
+    install_hint: str = ""
+    description: str = ""
+    permission: Permission = "danger_full_access"
+    timeout: float = 60.0
+
+
+class SearchSettings(_Strict):
+    mode: Literal["auto", "keyword", "hybrid"] = "auto"
+    threshold: float | None = None
+
+
+class Settings(_Strict):
+    """The merged configuration (user < project < runtime). See the module docs."""
+
+    tools_dir: str = "tools/dynamic"
+    grant: GrantSettings = Field(default_factory=GrantSettings)
+    audit: str | bool = True  # True: <NEXUS_HOME>/audit.jsonl; a path; False: off
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    approvals: dict[str, ApprovalMode] = Field(default_factory=dict)
+    approval_rules: list[ApprovalRule] = Field(default_factory=list)
+    policies: list[PrincipalPolicy] = Field(default_factory=list)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    cli_tools: list[CliToolSettings] = Field(default_factory=list)
+    serve: dict[str, Any] = Field(default_factory=dict)  # owned by `nexus-tools serve`
+    files: tuple[str, ...] = ()  # the files merged, lowest level first (filled by the loader)
+
+    @field_validator("grant", mode="before")
+    @classmethod
+    def _grant_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"default": value, "rest": value, "mcp": value}
+        return value
+
+    def rules(self) -> list[ApprovalRule]:
+        """Every approval rule: the ``approvals`` shorthand first, then ``approval_rules``."""
+        short = [ApprovalRule(tool=k, action=v) for k, v in self.approvals.items()]
+        return short + list(self.approval_rules)

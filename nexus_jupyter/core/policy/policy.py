@@ -1,0 +1,201 @@
+"""Who may call what: granted levels, approval rules and ACLs by principal.
+
+>>> policy = Policy(grant="workspace_write")
+>>> policy.check(ToolSpec("bash", permission="danger_full_access"), {}, RequestInfo()).action
+'deny'
+>>> policy.check(ToolSpec("read"), {}, RequestInfo()).action
+'allow'
+
+:meth:`Policy.check` decides, in this order:
+
+1. **ACLs** (``policies`` in nex.yaml): a principal's ``deny`` globs, or its ``allow`` list
+   when it has one, refuse the call.
+2. **Grant**: a tool above the granted level of the caller's client kind (and below every
+   matching ACL's ``grant``) is refused.
+3. **Approval rules** (``approvals`` / ``approval_rules``): ``blocked`` refuses,
+   ``pre_approved`` allows, ``ask`` asks.
+4. **Default**: ``danger_full_access`` tools ask (secure by default); the rest are allowed.
+
+An "ask" for a tool approved "always" in this session becomes "allow" -- until the tool's
+definition (name, description, schemas, permission) changes, which needs approval again.
+
+Principals: ``request.principal`` when given; otherwise ``local`` for a person at this
+machine (clients ``python``, ``notebook``, ``cli``, or none) and ``unknown`` for remote
+callers that did not say who they are (``rest``, ``mcp``, ...).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..config.model import ApprovalRule, GrantSettings, PrincipalPolicy
+from ..tools.context import RequestInfo
+from ..tools.spec import PERMISSIONS, Permission, ToolSpec, permission_rank
+from .approvals import pick_rule
+
+__all__ = ["LOCAL_CLIENTS", "Decision", "Policy", "effective_principal"]
+
+LOCAL_CLIENTS = (None, "python", "notebook", "cli", "widget", "kernel")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of :meth:`Policy.check`. ``rule`` names the setting that decided it."""
+
+    action: Literal["allow", "ask", "deny"]
+    reason: str
+    rule: str | None = None
+
+
+def effective_principal(request: RequestInfo) -> str:
+    """``request.principal``, else ``local`` or ``unknown`` by client kind."""
+    if request.principal:
+        return request.principal
+    return "local" if request.client in LOCAL_CLIENTS else "unknown"
+
+
+class Policy:
+    """Decides every call (see the module docs). Thread-safe."""
+
+    def __init__(
+        self,
+        grant: GrantSettings | Permission | Mapping[str, Any] | None = None,
+        rules: Iterable[ApprovalRule | Mapping[str, Any]] = (),
+        policies: Iterable[PrincipalPolicy | Mapping[str, Any]] = (),
+    ) -> None:
+        if grant is None:
+            grant = GrantSettings()
+        elif isinstance(grant, str):
+            grant = GrantSettings(default=grant, rest=grant, mcp=grant)
+        elif not isinstance(grant, GrantSettings):
+            grant = GrantSettings.model_validate(grant)
+        self.grant: GrantSettings = grant
+        self.rules = [
+            r if isinstance(r, ApprovalRule) else ApprovalRule.model_validate(r) for r in rules
+        ]
+        self.policies = [
+            p if isinstance(p, PrincipalPolicy) else PrincipalPolicy.model_validate(p)
+            for p in policies
+        ]
+        self._approved: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Policy:
+        """The policy of a :class:`~nexus_jupyter.core.config.model.Settings`."""
+        return cls(settings.grant, settings.rules(), settings.policies)
+
+    # -- deciding -------------------------------------------------------------------------
+
+    def check(self, spec: ToolSpec, arguments: Mapping[str, Any], request: RequestInfo) -> Decision:
+        """Decide a call of ``spec`` with ``arguments`` for ``request``."""
+        name = spec.name
+        principal = effective_principal(request)
+        acls = [
+            (i, p)
+            for i, p in enumerate(self.policies)
+            if fnmatch.fnmatchcase(principal, p.principal)
+        ]
+        denied = self._acl_denial(name, principal, acls)
+        if denied is not None:
+            return denied
+        grant, grant_from = self._grant(request, acls)
+        if permission_rank(spec.permission) > permission_rank(grant):
+            return Decision(
+                "deny",
+                f"Tool {name!r} needs permission {spec.permission!r}, above the level granted "
+                f"to {grant_from} ({grant!r}). To allow it, raise the grant in nex.yaml "
+                f"(grant: {spec.permission}) or call it from a session granted that level.",
+                "grant",
+            )
+        rule = pick_rule(self.rules, name, arguments if isinstance(arguments, Mapping) else {})
+        if rule is not None:
+            if rule.action == "blocked":
+                return Decision(
+                    "deny",
+                    f"Tool {name!r} is blocked by {rule.label} in nex.yaml; "
+                    "change that rule to allow it.",
+                    rule.label,
+                )
+            if rule.action == "pre_approved":
+                return Decision("allow", f"pre-approved by {rule.label}", rule.label)
+            return self._ask(spec, f"{rule.label} says ask", rule.label)
+        if spec.permission == "danger_full_access":
+            return self._ask(spec, "danger_full_access tools ask unless pre-approved", None)
+        return Decision("allow", f"{spec.permission} is within the grant ({grant})", None)
+
+    def _acl_denial(
+        self, name: str, principal: str, acls: list[tuple[int, PrincipalPolicy]]
+    ) -> Decision | None:
+        for i, acl in acls:
+            label = f"policies[{i}] (principal {acl.principal!r})"
+            hit = next((g for g in acl.deny if fnmatch.fnmatchcase(name, g)), None)
+            if hit is not None:
+                return Decision(
+                    "deny",
+                    f"Tool {name!r} is denied to principal {principal!r} by "
+                    f"{label}: deny {hit!r} in nex.yaml.",
+                    f"policies[{i}]",
+                )
+            if acl.allow is not None and not any(fnmatch.fnmatchcase(name, g) for g in acl.allow):
+                return Decision(
+                    "deny",
+                    f"Tool {name!r} is not in the allow list of {label} for "
+                    f"principal {principal!r}; add it to `allow` in nex.yaml.",
+                    f"policies[{i}]",
+                )
+        return None
+
+    def _grant(
+        self, request: RequestInfo, acls: list[tuple[int, PrincipalPolicy]]
+    ) -> tuple[Permission, str]:
+        grant = self.grant.for_client(request.client)
+        origin = f"{request.client or 'local'} clients"
+        for i, acl in acls:
+            if acl.grant is not None and permission_rank(acl.grant) < permission_rank(grant):
+                grant, origin = (
+                    acl.grant,
+                    f"principal {effective_principal(request)!r} by policies[{i}]",
+                )
+        return grant, origin
+
+    def _ask(self, spec: ToolSpec, why: str, rule: str | None) -> Decision:
+        if self.is_remembered(spec):
+            return Decision("allow", "approved for this session", rule)
+        return Decision(
+            "ask", f"Tool {spec.name!r} ({spec.permission}) needs approval: {why}.", rule
+        )
+
+    # -- session approvals ----------------------------------------------------------------
+
+    def remember(self, spec: ToolSpec, request: RequestInfo | None = None) -> None:
+        """Approve ``spec`` "always" for this session (until its definition changes)."""
+        with self._lock:
+            self._approved.add((spec.name, spec.definition_hash))
+
+    def forget(self, name: str | None = None) -> None:
+        """Drop session approvals (of ``name``, or all)."""
+        with self._lock:
+            self._approved = {k for k in self._approved if name is not None and k[0] != name}
+
+    def is_remembered(self, spec: ToolSpec) -> bool:
+        return (spec.name, spec.definition_hash) in self._approved
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready summary (for ``nexus-tools check`` and the catalog)."""
+        return {
+            "grant": self.grant.model_dump(),
+            "levels": list(PERMISSIONS),
+            "rules": [{"rule": r.label, "action": r.action} for r in self.rules],
+            "policies": [p.model_dump() for p in self.policies],
+            "approved": sorted(n for n, _ in self._approved),
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<Policy grant={self.grant.default} rules={len(self.rules)} acls={len(self.policies)}>"
+        )

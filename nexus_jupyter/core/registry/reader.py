@@ -1,0 +1,160 @@
+"""The reading half of the registry: lookups, listings, suggestions and search.
+
+Everything here reads the current immutable snapshot without locking, so it is safe from any
+thread while sources publish.
+"""
+
+from __future__ import annotations
+
+import builtins
+import difflib
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolNotFound
+from ..tools.tool import Tool
+from .state import Snapshot, ToolEntry
+
+if TYPE_CHECKING:
+    from ..search.index import SearchHit, SearchIndex
+
+__all__ = ["RegistryReader"]
+
+log = logging.getLogger(__name__)
+
+
+class RegistryReader:
+    """Lookups and search over :attr:`snapshot` (a mixin of
+    :class:`~nexus_jupyter.core.registry.registry.Registry`)."""
+
+    _snapshot: Snapshot
+    _index: SearchIndex | None
+    _lock: threading.RLock
+    credentials: Any
+    search_mode: str
+    search_threshold: float | None
+
+    # -- reading --------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def __len__(self) -> int:
+        return len(self._snapshot.entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._snapshot.entries
+
+    def __iter__(self) -> Any:
+        return iter(self.list())
+
+    def find(self, name: str) -> Tool | None:
+        entry = self._snapshot.entries.get(name)
+        return entry.tool if entry is not None else None
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name``. Raises :class:`ToolNotFound` with close names."""
+        entry = self._snapshot.entries.get(name)
+        if entry is None:
+            raise ToolNotFound(name, self.suggest(name))
+        return entry.tool
+
+    def entry(self, name: str) -> ToolEntry:
+        """The tool, its status and what it shadows. Raises :class:`ToolNotFound`."""
+        entry = self._snapshot.entries.get(name)
+        if entry is None:
+            raise ToolNotFound(name, self.suggest(name))
+        return self._with_live_status(entry)
+
+    def _with_live_status(self, entry: ToolEntry) -> ToolEntry:
+        if entry.status != "ok" or self.credentials is None or not entry.spec.requires_credentials:
+            return entry
+        missing = self.credentials.missing(entry.spec)
+        if not missing:
+            return entry
+        reason = "missing credential " + ", ".join(repr(m) for m in missing)
+        return ToolEntry(entry.tool, "unavailable", reason, entry.shadowed)
+
+    def entries(self, **filters: Any) -> list[ToolEntry]:
+        """Entries sorted by name, filtered by ``source``, ``source_kind``, ``permission``,
+        ``category``, ``capability``, ``status`` or ``available``."""
+        from .filters import entry_filter
+
+        keep = entry_filter(**filters)
+        out = [self._with_live_status(e) for e in self._snapshot.entries.values()]
+        return sorted((e for e in out if keep(e)), key=lambda e: e.name)
+
+    def list(self, **filters: Any) -> builtins.list[Tool]:
+        """Tools sorted by name; same filters as :meth:`entries`."""
+        return [e.tool for e in self.entries(**filters)]
+
+    def names(self) -> builtins.list[str]:
+        return sorted(self._snapshot.entries)
+
+    def suggest(self, text: str, limit: int = 3) -> builtins.list[str]:
+        """Names close to ``text`` ("did you mean")."""
+        names = list(self._snapshot.entries)
+        lowered = {n.lower(): n for n in names}
+        close = difflib.get_close_matches(text.lower(), list(lowered), n=limit, cutoff=0.6)
+        out = [lowered[c] for c in close]
+        if len(out) < limit:
+            out += [n for n in names if text.lower() in n.lower() and n not in out][
+                : limit - len(out)
+            ]
+        return out
+
+    # -- search ---------------------------------------------------------------------------
+
+    @property
+    def search_index(self) -> SearchIndex:
+        """The search index, built on first use and kept up to date from then on."""
+        if self._index is None:
+            with self._lock:
+                if self._index is None:
+                    from ..search.index import SearchIndex
+
+                    index = SearchIndex(self.search_mode, threshold=self.search_threshold)
+                    index.update(upserts=[e.tool.spec for e in self._snapshot.entries.values()])
+                    self._index = index
+        return self._index
+
+    def warm_search(self) -> threading.Thread:
+        """Build the search index and embed every tool on a background thread, so the first
+        search of a long-lived session (a kernel, the Jupyter server, ``nexus-tools serve``)
+        does not wait for the model. Returns the thread (a daemon)."""
+
+        def run() -> None:
+            try:
+                self.search_index.warm()
+            except Exception:
+                log.warning(
+                    "warming the search index failed; the first search will do it", exc_info=True
+                )
+
+        thread = threading.Thread(target=run, name="nexus-search-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def search(
+        self, query: str, limit: int = 10, *, threshold: float | None = None, **filters: Any
+    ) -> builtins.list[SearchHit]:
+        """Ranked hits for ``query``; filters as in :meth:`entries`. A query no tool serves
+        returns ``[]`` (see :meth:`suggest` for near names)."""
+        from .filters import entry_filter
+
+        keep = entry_filter(**filters)
+        entries = self._snapshot.entries
+
+        def spec_filter(spec: Any) -> bool:
+            entry = entries.get(spec.name)
+            return entry is not None and keep(self._with_live_status(entry))
+
+        use = spec_filter if filters else None
+        return self.search_index.search(query, limit, filter=use, threshold=threshold)
+
+    def unserved_services(self, query: str) -> builtins.list[str]:
+        """Services ``query`` names that no tool here works with (``["Trello"]`` for "add a
+        card to our Trello board" without Trello tools): why such a query has no hits."""
+        return self.search_index.unserved_services(query)

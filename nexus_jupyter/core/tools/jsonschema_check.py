@@ -1,0 +1,107 @@
+"""Validate arguments against a raw JSON Schema (tools from MCP servers and agents).
+
+``jsonschema`` takes about two seconds to import here (it builds a grammar), so it is imported
+on first use only; :func:`warm_up` lets a background thread pay that cost early.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import FieldError, ToolValidationError
+
+__all__ = ["JsonSchemaValidator", "check_is_object", "warm_up"]
+
+_import_lock = threading.Lock()
+
+
+def _validator_class() -> Any:
+    with _import_lock:
+        from jsonschema import validators
+
+        return validators
+
+
+def warm_up() -> None:
+    """Import jsonschema now (call from a background thread)."""
+    _validator_class()
+
+
+def check_is_object(tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The minimal check when the remote end validates: arguments must be an object."""
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise ToolValidationError(
+            tool, [FieldError((), "arguments must be a JSON object", arguments)]
+        )
+    return dict(arguments)
+
+
+class JsonSchemaValidator:
+    """Checks arguments against ``schema``; JSON strings sent for array/object properties
+    are parsed first, as LLM clients often send them that way."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.schema = dict(schema)
+        self._validator: Any = None
+        props = self.schema.get("properties") or {}
+        self._json_props = tuple(
+            name for name, sub in props.items() if isinstance(sub, Mapping) and _container_only(sub)
+        )
+
+    def _get(self) -> Any:
+        if self._validator is None:
+            validators = _validator_class()
+            cls = validators.validator_for(self.schema)
+            try:
+                cls.check_schema(self.schema)
+            except Exception:
+                cls = validators.Draft202012Validator  # lenient: servers ship odd schemas
+            self._validator = cls(self.schema)
+        return self._validator
+
+    def validate(self, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        data = check_is_object(tool, arguments)
+        for name in self._json_props:
+            value = data.get(name)
+            if isinstance(value, str) and value[:1] in ("[", "{"):
+                try:
+                    data[name] = json.loads(value)
+                except ValueError:
+                    pass
+        try:
+            errors = sorted(self._get().iter_errors(data), key=lambda e: list(e.absolute_path))
+        except Exception as exc:  # a schema the library cannot evaluate: say so, don't crash
+            raise ToolValidationError(
+                tool, [FieldError((), f"the tool's schema cannot be evaluated: {exc}", None)]
+            ) from None
+        if errors:
+            raise ToolValidationError(tool, [_field_error(e) for e in errors])
+        return data
+
+
+def _container_only(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    kinds = {kind} if isinstance(kind, str) else set(kind or ())
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key, ()):
+            if isinstance(sub, Mapping) and isinstance(sub.get("type"), str):
+                kinds.add(sub["type"])
+    return bool(kinds & {"array", "object"}) and "string" not in kinds
+
+
+def _field_error(err: Any) -> FieldError:
+    loc = tuple(p for p in err.absolute_path if isinstance(p, str | int))
+    message = err.message
+    if err.validator == "required" and isinstance(err.validator_value, list):
+        # jsonschema reports a missing property at the parent; point at the property itself
+        missing = message.split("'")[1] if message.count("'") >= 2 else None
+        if missing:
+            return FieldError((*loc, missing), "required argument is missing", None)
+    if err.validator == "additionalProperties":
+        return FieldError(loc, message, None)
+    return FieldError(loc, message, err.instance)

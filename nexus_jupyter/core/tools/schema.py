@@ -1,0 +1,316 @@
+"""Turn a Python signature into a JSON Schema and a validator: one module, one model.
+
+:func:`derive_function_schema` reads type hints, defaults and the docstring and builds a
+pydantic model of the arguments. The same model produces the ``input_schema`` and validates
+every call, so the schema an agent sees and the checks a call goes through cannot drift.
+
+Supported parameter types: everything pydantic understands (scalars, ``Optional``/``X | None``,
+``Literal``, ``Enum``, ``list``/``dict``/``tuple``/``set``, ``Annotated[..., Field(...)]``,
+pydantic models, dataclasses, TypedDict, ...). ``$ref``s are inlined so that MCP clients that
+do not follow references still work; only recursive types keep a ``$defs`` block.
+
+Refused, with a one-line reason naming the function and parameter: ``*args``, ``**kwargs``,
+unannotated parameters, and types that have no JSON Schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
+from ..errors import FieldError, ToolDefinitionError, ToolValidationError
+from .context import ToolContext
+from .docstrings import parse_docstring
+from .schema_refs import inline_refs, strip_generated_titles
+
+__all__ = ["FunctionSchema", "derive_function_schema", "pydantic_errors_to_fields"]
+
+_RESERVED = set(dir(BaseModel))
+_MODEL_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSchema:
+    """What :func:`derive_function_schema` learned about a function."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    model: type[BaseModel]
+    context_param: str | None
+    positional_only: tuple[str, ...]
+    json_fields: frozenset[str]
+    renames: tuple[tuple[str, str], ...]  # (model field, parameter) where they differ
+    param_names: tuple[str, ...]
+
+    def validate(self, tool_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check ``arguments`` and return the keyword arguments for the function.
+
+        JSON strings sent for list/object parameters are parsed first (LLM clients do that).
+        Raises :class:`ToolValidationError` with one :class:`FieldError` per bad field.
+        """
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, Mapping):
+            raise ToolValidationError(
+                tool_name, [FieldError((), "arguments must be a JSON object", arguments)]
+            )
+        data = dict(arguments) if self.json_fields else arguments
+        for key in self.json_fields:
+            value = data.get(key)
+            if isinstance(value, str) and value[:1] in ("[", "{"):
+                try:
+                    data[key] = json.loads(value)  # type: ignore[index]
+                except ValueError:
+                    pass  # leave it: the validator reports the field with the original value
+        try:
+            validated = self.model.__pydantic_validator__.validate_python(data)
+        except ValidationError as exc:
+            raise ToolValidationError(
+                tool_name, pydantic_errors_to_fields(exc, self.param_names)
+            ) from None
+        values: dict[str, Any] = validated.__dict__
+        if not self.renames:
+            return dict(values)
+        out = dict(values)
+        for field_name, param in self.renames:
+            out[param] = out.pop(field_name)
+        return out
+
+
+def pydantic_errors_to_fields(
+    exc: ValidationError, accepted: tuple[str, ...] = ()
+) -> list[FieldError]:
+    """One :class:`FieldError` per pydantic error, with messages a person understands."""
+    out: list[FieldError] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
+        kind = err.get("type", "")
+        if kind == "missing":
+            message = (
+                "required argument is missing" if len(loc) == 1 else "required field is missing"
+            )
+            value = None
+        elif kind == "extra_forbidden":
+            takes = ", ".join(accepted) if accepted and len(loc) == 1 else ""
+            message = "unexpected argument" + (f"; this tool takes: {takes}" if takes else "")
+            value = err.get("input")
+        else:
+            message = err["msg"]
+            value = err.get("input")
+        out.append(FieldError(loc, message, value))
+    return out
+
+
+def _resolve_hints(fn: Callable[..., Any], fname: str) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except NameError:
+        pass  # a type defined in an enclosing function: look in the closure below
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"Tool {fname!r}: cannot resolve its type hints ({exc})."
+        ) from None
+    code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None) or ()
+    local_names: dict[str, Any] = {}
+    for var, cell in zip(getattr(code, "co_freevars", ()), cells, strict=False):
+        try:
+            local_names[var] = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+    try:
+        return typing.get_type_hints(fn, localns=local_names, include_extras=True)
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"Tool {fname!r}: cannot resolve its type hints ({exc}). Define or import the "
+            "types it names before the function."
+        ) from None
+
+
+def _is_context(annotation: Any) -> bool:
+    if annotation is ToolContext:
+        return True
+    if typing.get_origin(annotation) is Annotated:
+        return _is_context(typing.get_args(annotation)[0])
+    args = typing.get_args(annotation)
+    return bool(args) and any(a is ToolContext for a in args)
+
+
+def derive_function_schema(
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+) -> FunctionSchema:
+    """Describe ``fn`` as a tool. Raises :class:`ToolDefinitionError` when it cannot be one."""
+    fname = name or getattr(fn, "__name__", None) or type(fn).__name__
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"Tool {fname!r}: cannot read its signature ({exc}).") from None
+    hints = _resolve_hints(fn, fname)
+    doc = parse_docstring(inspect.getdoc(fn))
+
+    fields: dict[str, Any] = {}
+    renames: list[tuple[str, str]] = []
+    positional_only: list[str] = []
+    param_names: list[str] = []
+    context_param: str | None = None
+    for index, param in enumerate(sig.parameters.values()):
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            raise ToolDefinitionError(
+                f"Tool {fname!r}: parameter *{param.name} is not supported; tools take named "
+                "arguments only, so list each argument explicitly."
+            )
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            raise ToolDefinitionError(
+                f"Tool {fname!r}: parameter **{param.name} is not supported; tools need a fixed "
+                "set of named arguments to describe in their schema."
+            )
+        annotation = hints.get(param.name, param.annotation)
+        if annotation is inspect.Parameter.empty:
+            raise ToolDefinitionError(
+                f"Tool {fname!r}: parameter {param.name!r} has no type annotation; annotate it "
+                f"(e.g. `{param.name}: str`) so its schema can be derived."
+            )
+        if _is_context(annotation):
+            context_param = param.name
+            continue
+        annotation = _compat_annotation(annotation)
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            positional_only.append(param.name)
+        param_names.append(param.name)
+        field_name = param.name
+        if param.name in _RESERVED or param.name.startswith(("_", "model_")):
+            field_name = f"p{index}_{param.name.lstrip('_')}"
+            renames.append((field_name, param.name))
+        help_text = doc.params.get(param.name)
+        extra = Field(description=help_text) if help_text else Field()
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        if field_name != param.name:
+            fields[field_name] = (Annotated[annotation, extra], Field(default, alias=param.name))
+        else:
+            fields[field_name] = (Annotated[annotation, extra], default)
+
+    model_name = "".join(part.title() for part in fname.replace("-", "_").split("_")) + "Arguments"
+    try:
+        model = create_model(model_name, __config__=_MODEL_CONFIG, **fields)
+        raw = model.model_json_schema(by_alias=True)
+    except (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError) as exc:
+        culprit = _find_bad_param(fields, fname)
+        raise ToolDefinitionError(
+            f"Tool {fname!r}: {culprit or 'its parameters'} cannot be described as JSON Schema "
+            f"({type(exc).__name__}). Use JSON-friendly types (str, int, list, dict, pydantic "
+            "models, dataclasses, TypedDict)."
+        ) from None
+
+    input_schema = strip_generated_titles(inline_refs(raw), top_level=True)
+    input_schema.setdefault("properties", {})
+    json_fields = frozenset(
+        _alias(field_name, renames)
+        for field_name in fields
+        if _accepts_json_container(input_schema["properties"].get(_alias(field_name, renames), {}))
+    )
+    return FunctionSchema(
+        name=fname,
+        description=description if description is not None else doc.description,
+        input_schema=input_schema,
+        output_schema=_output_schema(hints.get("return", sig.return_annotation)),
+        model=model,
+        context_param=context_param,
+        positional_only=tuple(positional_only),
+        json_fields=json_fields,
+        renames=tuple(renames),
+        param_names=tuple(param_names),
+    )
+
+
+def _compat_annotation(annotation: Any) -> Any:
+    """Rewrite ``typing.TypedDict`` classes (which pydantic refuses before Python 3.12) as
+    ``typing_extensions.TypedDict`` ones, also inside ``list[...]``, ``X | None``, ..."""
+    if typing.is_typeddict(annotation) and type(annotation).__module__ == "typing":
+        import typing_extensions as te
+
+        hints = typing.get_type_hints(annotation, include_extras=True)
+        optional: frozenset[str] = getattr(annotation, "__optional_keys__", frozenset())
+        fields = {
+            key: te.NotRequired[_compat_annotation(hint)]
+            if key in optional
+            else _compat_annotation(hint)
+            for key, hint in hints.items()
+        }
+        compat = te.TypedDict(annotation.__name__, fields)  # type: ignore[misc]
+        compat.__doc__ = annotation.__doc__
+        return compat
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is None or not args:
+        return annotation
+    new_args = tuple(_compat_annotation(a) for a in args)
+    if new_args == args:
+        return annotation
+    try:
+        if origin is Annotated:
+            return Annotated[new_args[0], *args[1:]]  # type: ignore[valid-type,unused-ignore]
+        if origin in (typing.Union, types.UnionType):
+            return typing.Union[new_args]  # noqa: UP007
+        return origin[new_args if len(new_args) > 1 else new_args[0]]
+    except TypeError:
+        return annotation
+
+
+def _alias(field_name: str, renames: list[tuple[str, str]]) -> str:
+    for field, param in renames:
+        if field == field_name:
+            return param
+    return field_name
+
+
+def _find_bad_param(fields: dict[str, Any], fname: str) -> str | None:
+    for field_name, (annotation, _default) in fields.items():
+        try:
+            TypeAdapter(annotation).json_schema()
+        except Exception:
+            return f"parameter {field_name!r}"
+    return None
+
+
+def _types_of(schema: Mapping[str, Any]) -> set[str]:
+    found: set[str] = set()
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        found.add(kind)
+    elif isinstance(kind, list):
+        found.update(k for k in kind if isinstance(k, str))
+    if "properties" in schema:
+        found.add("object")
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key, ()):
+            if isinstance(sub, Mapping):
+                found |= _types_of(sub)
+    return found
+
+
+def _accepts_json_container(schema: Mapping[str, Any]) -> bool:
+    types = _types_of(schema)
+    return bool(types & {"array", "object"}) and "string" not in types
+
+
+_NO_OUTPUT = (inspect.Signature.empty, None, type(None), Any, inspect.Parameter.empty)
+
+
+def _output_schema(annotation: Any) -> dict[str, Any] | None:
+    if annotation in _NO_OUTPUT:
+        return None
+    if typing.get_origin(annotation) in (typing.Awaitable, typing.Coroutine):
+        return None
+    try:
+        raw = TypeAdapter(annotation).json_schema(mode="serialization")
+    except Exception:
+        return None  # an undescribable return type is fine; the result is still sent as text
+    return strip_generated_titles(inline_refs(raw), top_level=True)

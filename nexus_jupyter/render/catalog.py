@@ -1,0 +1,252 @@
+"""Plain-Python renderers for tools and results: HTML for notebooks, text for terminals.
+
+The core's objects carry no display code: :mod:`.display` registers these functions with
+IPython's formatters, and the faces (magics, widgets, the CLI) call them directly.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.registry.state import ToolEntry
+    from ..core.tools.tool import Tool
+
+__all__ = [
+    "entries_html",
+    "entries_text",
+    "entry_html",
+    "entry_text",
+    "hits_html",
+    "hits_text",
+    "param_rows",
+    "registry_html",
+    "registry_text",
+    "tool_badges",
+    "tool_html",
+    "tool_text",
+]
+
+_PERMISSION_COLORS = {
+    "read_only": "#2e7d32",
+    "workspace_write": "#ef6c00",
+    "danger_full_access": "#c62828",
+}
+
+
+def _type_label(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " | ".join(_type_label(s) for s in schema[key])
+    kind = schema.get("type", "any")
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return f"array[{_type_label(schema['items'])}]"
+    return kind if isinstance(kind, str) else " | ".join(kind)
+
+
+def param_rows(tool: Tool) -> list[tuple[str, str, bool, str, str]]:
+    """(name, type, required, default, description) for each parameter."""
+    schema = tool.spec.input_schema
+    required = set(schema.get("required", ()))
+    rows = []
+    for name, sub in (schema.get("properties") or {}).items():
+        default = json.dumps(sub["default"]) if "default" in sub else ""
+        rows.append((name, _type_label(sub), name in required, default, sub.get("description", "")))
+    return rows
+
+
+def _badge(text: str, color: str) -> str:
+    return (
+        f'<span style="background:{color};color:#fff;border-radius:3px;padding:0 5px;'
+        f'margin-right:4px;font-size:85%">{html.escape(text)}</span>'
+    )
+
+
+def tool_badges(tool: Tool, status: str = "ok", *, categories: bool = True) -> str:
+    """HTML badges: source, permission, status (when not ok) and categories."""
+    spec = tool.spec
+    badges = _badge(spec.source or spec.source_kind, "#546e7a")
+    badges += _badge(spec.permission, _PERMISSION_COLORS.get(spec.permission, "#555"))
+    badges += _badge(status, "#2e7d32" if status == "ok" else "#b71c1c")
+    if categories:
+        for cat in spec.categories:
+            badges += _badge(cat, "#5c6bc0")
+    return badges
+
+
+def tool_html(tool: Tool, status: str = "ok", reason: str | None = None) -> str:
+    spec = tool.spec
+    esc = html.escape
+    badges = tool_badges(tool, status)
+    rows = "".join(
+        f"<tr><td><code>{esc(n)}</code>{'*' if req else ''}</td><td><code>{esc(t)}</code></td>"
+        f"<td><code>{esc(d)}</code></td><td>{esc(desc)}</td></tr>"
+        for n, t, req, d, desc in param_rows(tool)
+    )
+    table = (
+        "<table><thead><tr><th>parameter</th><th>type</th><th>default</th><th>description</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+        if rows
+        else "<p><i>no parameters</i></p>"
+    )
+    why = f"<p style='color:#b71c1c'>{esc(reason)}</p>" if reason else ""
+    return (
+        f"<div class='nexus-tool'><b style='font-size:110%'>{esc(spec.name)}</b> {badges}"
+        f"<span style='color:#888'>v{esc(spec.version)}</span>"
+        f"<p>{esc(spec.description) or '<i>no description</i>'}</p>{why}{table}</div>"
+    )
+
+
+def tool_text(tool: Tool, status: str = "ok", reason: str | None = None) -> str:
+    spec = tool.spec
+    head = f"{spec.name}  [{spec.source or spec.source_kind}, {spec.permission}"
+    head += f", {status}]" if status != "ok" else "]"
+    lines = [head, f"  {spec.description}" if spec.description else "  (no description)"]
+    if reason:
+        lines.append(f"  ! {reason}")
+    for name, kind, req, default, desc in param_rows(tool):
+        extra = f" = {default}" if default else ""
+        mark = "" if req else "?"
+        lines.append(f"  - {name}{mark}: {kind}{extra}" + (f"  # {desc}" if desc else ""))
+    return "\n".join(lines)
+
+
+# -- entries, lists, the registry ------------------------------------------------------------
+
+
+def entry_html(entry: ToolEntry) -> str:
+    """One entry: the tool card plus where its code lives and what it shadows."""
+    esc = html.escape
+    out = tool_html(entry.tool, entry.status, entry.reason)
+    spec = entry.tool.spec
+    extra = []
+    if spec.origin:
+        extra.append(f"origin <code>{esc(spec.origin)}</code>")
+    if spec.capabilities:
+        extra.append(
+            "capabilities " + ", ".join(f"<code>{esc(c)}</code>" for c in spec.capabilities)
+        )
+    if spec.requires_credentials:
+        extra.append(
+            "credentials " + ", ".join(f"<code>{esc(c)}</code>" for c in spec.requires_credentials)
+        )
+    for other in entry.shadowed:
+        extra.append(f"shadows <code>{esc(other.spec.source)}</code> v{esc(other.spec.version)}")
+    if extra:
+        out += "<p style='color:#666'>" + " · ".join(extra) + "</p>"
+    return out
+
+
+def entry_text(entry: ToolEntry) -> str:
+    lines = [tool_text(entry.tool, entry.status, entry.reason)]
+    spec = entry.tool.spec
+    if spec.origin:
+        lines.append(f"  origin: {spec.origin}")
+    if spec.capabilities:
+        lines.append("  capabilities: " + ", ".join(spec.capabilities))
+    if spec.requires_credentials:
+        lines.append("  credentials: " + ", ".join(spec.requires_credentials))
+    lines += [f"  shadows: {t.spec.source} v{t.spec.version}" for t in entry.shadowed]
+    return "\n".join(lines)
+
+
+def entries_html(entries: list[ToolEntry], *, title: str | None = None) -> str:
+    """A table of entries: name, badges, summary."""
+    esc = html.escape
+    head = f"<b>{esc(title)}</b> " if title else ""
+    head += f"<span style='color:#888'>{len(entries)} tool{'s' if len(entries) != 1 else ''}</span>"
+    if not entries:
+        return f"<div class='nexus-tools'>{head}<p><i>no tools</i></p></div>"
+    rows = "".join(
+        f"<tr><td><code><b>{esc(e.name)}</b></code></td><td>{tool_badges(e.tool, e.status)}</td>"
+        f"<td style='text-align:left'>{esc(e.spec.summary)}</td></tr>"
+        for e in entries
+    )
+    return (
+        f"<div class='nexus-tools'>{head}<table><thead><tr><th>tool</th><th>source · "
+        f"permission · status</th><th>description</th></tr></thead><tbody>{rows}</tbody>"
+        "</table></div>"
+    )
+
+
+def entries_text(entries: list[ToolEntry], *, title: str | None = None) -> str:
+    if not entries:
+        return f"{title + ': ' if title else ''}no tools"
+    width = max(len(e.name) for e in entries)
+    lines = [f"{title}: {len(entries)} tools"] if title else []
+    for e in entries:
+        status = "" if e.status == "ok" else f", {e.status}"
+        where = f"[{e.spec.source or e.spec.source_kind}, {e.spec.permission}{status}]"
+        lines.append(f"{e.name:<{width}}  {where}  {e.spec.summary}")
+    return "\n".join(lines)
+
+
+def unserved_text(unserved: Sequence[str]) -> str:
+    """ "no installed tool works with Trello or Zendesk" (``unserved`` must not be empty)."""
+    names = list(unserved)
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"no installed tool works with {listed}"
+
+
+def no_hits_text(query: str, unserved: Sequence[str] = ()) -> str:
+    """Why a search found nothing: ``unserved`` names services no installed tool works with."""
+    if unserved:
+        return f"No tool matches {query!r}: {unserved_text(unserved)}."
+    return f"No tool matches {query!r}."
+
+
+def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
+    """Search hits (``SearchHit``: name, score, spec, matched) as a ranked table."""
+    esc = html.escape
+    if not hits:
+        why = f": {esc(unserved_text(unserved))}" if unserved else ""
+        return f"<p>No tool matches <code>{esc(query)}</code>{why}.</p>"
+    rows = "".join(
+        f"<tr><td>{i}</td><td><code><b>{esc(h.name)}</b></code></td><td>{h.score:.2f}</td>"
+        f"<td style='text-align:left'>{esc(h.spec.summary)}</td>"
+        f"<td style='color:#888'>{esc(', '.join(h.matched))}</td></tr>"
+        for i, h in enumerate(hits, 1)
+    )
+    return (
+        f"<div class='nexus-search'><b>{len(hits)}</b> match(es) for <code>{esc(query)}"
+        "</code><table><thead><tr><th>#</th><th>tool</th><th>score</th><th>description</th>"
+        f"<th>matched</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def hits_text(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
+    if not hits:
+        return no_hits_text(query, unserved)
+    width = max(len(h.name) for h in hits)
+    return "\n".join(
+        f"{i:>2}. {h.name:<{width}}  {h.score:6.2f}  {h.spec.summary}"
+        for i, h in enumerate(hits, 1)
+    )
+
+
+def registry_html(entries: list[ToolEntry], sources: list[Any]) -> str:
+    """The registry: its sources (with errors) and its tools."""
+    esc = html.escape
+    items = []
+    for st in sources:
+        status = _badge("error", "#b71c1c") + esc(st.error) if st.error else ""
+        items.append(f"<li><code>{esc(st.name)}</code> ({len(st.tools)} tools) {status}</li>")
+    return (
+        f"<div class='nexus-registry'><b>Registry</b><ul>{''.join(items)}</ul>"
+        f"{entries_html(entries)}</div>"
+    )
+
+
+def registry_text(entries: list[ToolEntry], sources: list[Any]) -> str:
+    lines = [f"Registry: {len(entries)} tools"]
+    for st in sources:
+        error = f"  ! {st.error}" if st.error else ""
+        lines.append(f"  source {st.name} ({len(st.tools)} tools){error}")
+    return "\n".join(lines) + "\n" + entries_text(entries)

@@ -1,0 +1,132 @@
+"""Plain-Python renderers for call results and call history (HTML and text).
+
+The JSON tree is nested ``<details>`` elements: collapsible in any notebook front end without
+JavaScript or widgets, and still readable as text in a terminal.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["history_html", "history_text", "json_tree_html", "result_html", "result_text"]
+
+_OPEN_DEPTH = 2  # levels unfolded at first: big answers stay readable
+_MAX_ITEMS = 200
+
+
+def _scalar_html(value: Any) -> str:
+    color = {str: "#a31515", bool: "#0000ff", type(None): "#0000ff"}.get(type(value), "#098658")
+    return f"<span style='color:{color}'>{html.escape(json.dumps(value, default=str))}</span>"
+
+
+def json_tree_html(value: Any, *, key: str | None = None, depth: int = 0) -> str:
+    """``value`` (JSON-like) as a collapsible tree of ``<details>`` elements."""
+    label = f"<b>{html.escape(str(key))}</b>: " if key is not None else ""
+    if isinstance(value, dict):
+        items = list(value.items())
+        kind = f"{{…}} {len(items)} key{'s' if len(items) != 1 else ''}"
+    elif isinstance(value, list | tuple):
+        items = list(enumerate(value))
+        kind = f"[…] {len(items)} item{'s' if len(items) != 1 else ''}"
+    else:
+        return f"<div style='margin-left:1em'>{label}{_scalar_html(value)}</div>"
+    if not items:
+        return (
+            f"<div style='margin-left:1em'>{label}{'{}' if isinstance(value, dict) else '[]'}</div>"
+        )
+    inner = "".join(json_tree_html(v, key=str(k), depth=depth + 1) for k, v in items[:_MAX_ITEMS])
+    if len(items) > _MAX_ITEMS:
+        inner += f"<div style='margin-left:1em'>… {len(items) - _MAX_ITEMS} more</div>"
+    opened = " open" if depth < _OPEN_DEPTH else ""
+    return (
+        f"<details{opened} style='margin-left:1em'><summary>{label}"
+        f"<span style='color:#888'>{kind}</span></summary>{inner}</details>"
+    )
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def result_html(result: Any) -> str:
+    """A :class:`~nexus_jupyter.core.tools.result.ToolResult`: error, JSON tree, text, images."""
+    esc = html.escape
+    head = f"<b>{esc(result.tool)}</b> <span style='color:#888'>{_duration(result.duration)}</span>"
+    if result.is_error:
+        return (
+            f"<div class='nexus-result'>{head}<pre style='color:#b71c1c;white-space:pre-wrap'>"
+            f"{esc(result.error_type or 'Error')}: {esc(result.error or '')}</pre></div>"
+        )
+    parts = []
+    for block in result.content:
+        if block.get("type") == "image":
+            parts.append(
+                f"<img src='data:{esc(block.get('mimeType', 'image/png'))};base64,"
+                f"{block.get('data', '')}' style='max-width:100%'/>"
+            )
+    structured = result.structured
+    if isinstance(structured, dict | list):
+        parts.append(json_tree_html(structured))
+    elif structured is not None:
+        parts.append(f"<pre style='white-space:pre-wrap'>{esc(str(structured))}</pre>")
+    return f"<div class='nexus-result'>{head}{''.join(parts)}</div>"
+
+
+def result_text(result: Any) -> str:
+    head = f"{result.tool} ({_duration(result.duration)})"
+    if result.is_error:
+        return f"{head}\n  {result.error_type or 'Error'}: {result.error}"
+    structured = result.structured
+    if isinstance(structured, dict | list):
+        body = json.dumps(structured, indent=2, ensure_ascii=False, default=str)
+    else:
+        body = result.text if structured is None else str(structured)
+    images = sum(1 for b in result.content if b.get("type") == "image")
+    if images:
+        body += f"\n[{images} image(s)]"
+    return f"{head}\n{body}"
+
+
+def _args_text(arguments: Any) -> str:
+    text = json.dumps(arguments, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def history_html(records: Iterable[Any]) -> str:
+    """Call records (``CallRecord``): id, time, tool, arguments, outcome, duration."""
+    esc = html.escape
+    rows = []
+    for r in records:
+        outcome = (
+            f"<span style='color:#b71c1c'>{esc(r.error_type or 'Error')}: {esc(r.error)}</span>"
+            if r.error
+            else "ok"
+        )
+        rows.append(
+            f"<tr><td>#{r.id}</td><td>{time.strftime('%H:%M:%S', time.localtime(r.at))}"
+            f"</td><td><code>{esc(r.tool)}</code></td><td><code>"
+            f"{esc(_args_text(r.arguments))}</code></td><td>{outcome}</td>"
+            f"<td>{_duration(r.duration)}</td></tr>"
+        )
+    if not rows:
+        return "<p><i>No calls yet.</i></p>"
+    return (
+        "<table class='nexus-history'><thead><tr><th>#</th><th>time</th><th>tool</th>"
+        "<th>arguments</th><th>outcome</th><th>duration</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def history_text(records: Iterable[Any]) -> str:
+    lines = []
+    for r in records:
+        outcome = f"{r.error_type or 'Error'}: {r.error}" if r.error else "ok"
+        lines.append(
+            f"#{r.id:<4} {r.tool}({_args_text(r.arguments)}) -> {outcome} [{_duration(r.duration)}]"
+        )
+    return "\n".join(lines) if lines else "No calls yet."
