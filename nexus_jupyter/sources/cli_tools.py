@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config.model import CliToolSettings
+from ..core.registry.publisher import SourcePublisher
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 
@@ -130,16 +131,14 @@ class CliToolsSource:
         self.last_check = {s.name: check_cli_tool(s) for s in self.settings}
         return dict(self.last_check)
 
-    def publish_availability(self, registry: Any) -> None:
+    def publish_availability(self, publisher: SourcePublisher) -> None:
         """Check availability and publish the set with the unavailable ones marked."""
         results = self.check()
         unavailable = {n: r for n, r in results.items() if r is not None}
-        registry.publish(
-            self.name, self._tools, unavailable=unavailable, details={"checks": results}
-        )
+        publisher.replace(self._tools, unavailable=unavailable, details={"checks": results})
 
-    async def start(self, registry: Any) -> None:
-        await asyncio.to_thread(self.publish_availability, registry)
+    async def start(self, publisher: SourcePublisher) -> None:
+        await asyncio.to_thread(self.publish_availability, publisher)
 
     async def stop(self) -> None:
         return None

@@ -1,8 +1,9 @@
 """A folder of tool files, loaded and hot-reloaded: ``Registry.watch("tools/dynamic")``.
 
 Each ``*.py`` file may define one or more ``@tool`` functions. Files load as fresh modules
-(:mod:`.loader`); a change reloads only the files that changed and hands the registry the
-folder's complete set in one atomic swap.
+(:mod:`.loader`); a change reloads only the files that changed and hands the registry just
+the tools those files define (one atomic delta), so a save costs the same in a folder of
+ten files or two thousand.
 
 Per file, what a user sees in :attr:`DirectorySource.status` (and in the registry's source
 details, ``details["files"]``):
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import SourceError
+from ..core.registry.publisher import SourcePublisher
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 from .loader import content_hash, load_tool_text
@@ -122,8 +124,11 @@ class DirectorySource:
         self.namespace: str | None = None
         self.name = f"directory:{_display(self.root)}"
         self._files: dict[Path, _FileState] = {}
+        self._owners: dict[str, set[Path]] = {}  # tool name -> the files defining it
+        self._failing: set[Path] = set()  # files whose last load failed
+        self._touched: set[str] = set()  # tool names changed since the last publish
         self._lock = threading.RLock()
-        self._registry: Any = None
+        self._publisher: SourcePublisher | None = None
         self._watcher: Any = None
         self._started = threading.Event()  # set once start() has made the watcher
         self._store: Any = None
@@ -146,16 +151,16 @@ class DirectorySource:
             self._record_versions()
             return tools
 
-    def attach(self, registry: Any) -> None:
-        """Know the registry before :meth:`start` runs, so :meth:`reload_file` and
-        :meth:`rescan` publish at once (the registry may call this when adding the source)."""
-        self._registry = registry
+    def attach(self, publisher: SourcePublisher) -> None:
+        """Know where to publish before :meth:`start` runs, so :meth:`reload_file` and
+        :meth:`rescan` publish at once (the registry calls this when adding the source)."""
+        self._publisher = publisher
 
-    async def start(self, registry: Any) -> None:
+    async def start(self, publisher: SourcePublisher) -> None:
         """Publish the full status and start watching on the registry's loop."""
         from .watcher import FolderWatcher
 
-        self._registry = registry
+        self._publisher = publisher
         self.publish()
         self._watcher = FolderWatcher(self, step_ms=self.step_ms, debounce_ms=self.debounce_ms)
         self._watcher.start()
@@ -165,7 +170,7 @@ class DirectorySource:
         """Stop watching; the source no longer publishes (the registry is dropping it)."""
         with self._lock:
             watcher, self._watcher = self._watcher, None
-            self._registry = None
+            self._publisher = None
             self._started.clear()
         if watcher is not None:
             await watcher.stop()
@@ -182,12 +187,13 @@ class DirectorySource:
     # -- reloading ------------------------------------------------------------------------
 
     def reload_file(self, path: str | Path, *, registry: Any = None) -> dict[str, Any]:
-        """Reload one file now (or drop it, if it is gone) and publish; returns its status."""
+        """Reload one file now (or drop it, if it is gone) and publish; returns its status.
+        ``registry`` publishes to that registry when the source is not attached to one."""
         file = Path(path).expanduser().resolve()
         with self._lock:
             changed = self._reload_locked(file)
             if changed:
-                self.publish(registry)
+                self._publish_touched(self._publisher_for(registry))
                 self._record_versions()
             state = self._files.get(file)
             rel = self._rel(file)
@@ -217,7 +223,7 @@ class DirectorySource:
                 elif path == self.root or path.is_dir() or self._tracks_below(path):
                     changed |= self._rescan_locked()
             if changed:
-                self.publish()
+                self._publish_touched(self._publisher)
                 self._record_versions()
             return changed
 
@@ -249,7 +255,12 @@ class DirectorySource:
         try:
             before = os.stat(path)
         except OSError:  # deleted (or renamed away): its tools go
-            return self._files.pop(path, None) is not None
+            if path not in self._files:
+                return False
+            self._set_tools(path, ())
+            self._failing.discard(path)
+            del self._files[path]
+            return True
         # No shortcut on an unchanged (size, mtime): mtime ticks are coarse, and two saves of
         # the same size within one tick would look alike. Hashing a small file is cheaper.
         stat = (before.st_size, before.st_mtime_ns)
@@ -287,6 +298,7 @@ class DirectorySource:
                 )
             changed = state.error is not None
             state.error = state.line = None
+            self._failing.discard(path)
             return changed
         try:
             text = raw.decode("utf-8")
@@ -296,8 +308,11 @@ class DirectorySource:
             )
         result = load_tool_text(text, path, source=self.name, timeout=self.load_timeout)
         if result.ok:
-            state.tools, state.error, state.line = result.tools, None, None
+            self._set_tools(path, result.tools)
+            state.error, state.line = None, None
+            self._failing.discard(path)
         else:
+            self._failing.add(path)
             state.error, state.line = result.error, result.line
             log.info("tool file %s failed to load: %s (line %s)", path, result.error, result.line)
         if self._store is not None:
@@ -314,7 +329,24 @@ class DirectorySource:
             except OSError as exc:  # history is a convenience: never fail a reload over it
                 log.warning("could not record a version of %s: %s", path, exc)
 
+    def _set_tools(self, path: Path, tools: tuple[Tool, ...] | list[Tool]) -> None:
+        """Record ``path``'s tools and which names that touches (for the next delta)."""
+        state = self._files.setdefault(path, _FileState(path))
+        before = {t.name for t in state.tools}
+        state.tools = tuple(tools)
+        after = {t.name for t in state.tools}
+        for name in before - after:
+            owners = self._owners.get(name)
+            if owners is not None:
+                owners.discard(path)
+                if not owners:
+                    del self._owners[name]
+        for name in after:
+            self._owners.setdefault(name, set()).add(path)
+        self._touched |= before | after
+
     def _set_error(self, path: Path, message: str, line: int | None, stat: tuple[int, int]) -> bool:
+        self._failing.add(path)
         state = self._files.setdefault(path, _FileState(path))
         changed = state.error != message
         state.error, state.line, state.stat = message, line, stat
@@ -328,44 +360,90 @@ class DirectorySource:
         except ValueError:
             return str(path)
 
+    def _winner(self, name: str) -> tuple[Tool | None, str | None]:
+        """The tool that ``name`` means in this folder (the first file, by path, wins) and
+        the conflict reason when several files define it."""
+        owners = sorted(self._owners.get(name, ()))
+        if not owners:
+            return None, None
+        tool = next(t for t in self._files[owners[0]].tools if t.name == name)
+        if len(owners) == 1:
+            return tool, None
+        files = " and ".join(self._rel(p) for p in owners)
+        return tool, f"conflict: defined in {files}; rename one of them"
+
     def _current(self) -> tuple[list[Tool], dict[str, str]]:
         """The folder's tools (first file wins a name) and the names in conflict."""
-        owners: dict[str, list[str]] = {}
-        chosen: dict[str, Tool] = {}
-        for path in sorted(self._files):
-            for tool in self._files[path].tools:
-                owners.setdefault(tool.name, []).append(self._rel(path))
-                chosen.setdefault(tool.name, tool)
-        conflicts = {
-            name: f"conflict: defined in {' and '.join(files)}; rename one of them"
-            for name, files in owners.items()
-            if len(files) > 1
-        }
-        return list(chosen.values()), conflicts
+        tools: list[Tool] = []
+        conflicts: dict[str, str] = {}
+        for name in self._owners:
+            tool, conflict = self._winner(name)
+            if tool is not None:
+                tools.append(tool)
+            if conflict is not None:
+                conflicts[name] = conflict
+        return tools, conflicts
+
+    def _error_summary(self) -> str | None:
+        if not self._failing:
+            return None
+        errors = self.errors
+        return f"{len(errors)} file(s) failed to load: " + "; ".join(
+            f"{f}: {m}" for f, m in sorted(errors.items())
+        )
+
+    def _publisher_for(self, registry: Any) -> SourcePublisher | None:
+        if registry is not None:
+            return SourcePublisher(registry, self.name)
+        return self._publisher
 
     def publish(self, registry: Any = None) -> None:
         """Hand the registry the folder's complete set, status and per-file details."""
-        registry = registry if registry is not None else self._registry
-        if registry is None:
+        publisher = self._publisher_for(registry)
+        if publisher is None:
             return
         with self._lock:
             tools, conflicts = self._current()
-            errors = self.errors
-            error = None
-            if errors:
-                error = f"{len(errors)} file(s) failed to load: " + "; ".join(
-                    f"{f}: {m}" for f, m in sorted(errors.items())
-                )
+            self._touched.clear()
             try:
-                registry.publish(
-                    self.name,
+                publisher.replace(
                     tools,
-                    error=error,
-                    details=self._details(conflicts),
+                    error=self._error_summary(),
+                    details=self._details_now,
                     unavailable=conflicts,
                 )
             except SourceError:  # removed from the registry while a reload was in flight
                 log.debug("%s is no longer in the registry; not publishing", self.name)
+
+    def _publish_touched(self, publisher: SourcePublisher | None) -> None:
+        """Hand the registry only the tools whose names the last reloads touched."""
+        touched, self._touched = self._touched, set()
+        if publisher is None:
+            return
+        upserts: list[Tool] = []
+        removals: list[str] = []
+        unavailable: dict[str, str | None] = {}
+        for name in touched:
+            tool, conflict = self._winner(name)
+            if tool is None:
+                removals.append(name)
+            else:
+                upserts.append(tool)
+            unavailable[name] = conflict
+        try:
+            publisher.update(
+                upserts=upserts,
+                removals=removals,
+                unavailable=unavailable,
+                error=self._error_summary(),
+                details=self._details_now,
+            )
+        except SourceError:
+            log.debug("%s is no longer in the registry; not publishing", self.name)
+
+    def _details_now(self) -> dict[str, Any]:
+        with self._lock:
+            return self._details(self._current()[1])
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
         files = {self._rel(p): s.to_dict(self._rel(p)) for p, s in sorted(self._files.items())}

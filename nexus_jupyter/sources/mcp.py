@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.errors import SourceError, ToolDefinitionError, ToolUnavailable
+from ..core.registry.publisher import SourcePublisher
 from ..core.tools.context import ToolContext
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import SourceKind
@@ -92,7 +93,7 @@ class McpSource:
         self._stderr: StderrTail | None = None
         self._tools: list[Tool] = []
         self._skipped: dict[str, str] = {}
-        self._registry: Any = None
+        self._publisher: SourcePublisher | None = None
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -138,9 +139,9 @@ class McpSource:
             raise SourceError(f"MCP server {self.server!r} is {self.state}: {self.reason or '...'}")
         return list(self._tools)
 
-    async def start(self, registry: Any) -> None:
+    async def start(self, publisher: SourcePublisher) -> None:
         """Begin connecting in the background (on the registry's loop); returns at once."""
-        self._registry = registry
+        self._publisher = publisher
         self._loop = asyncio.get_running_loop()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"mcp-source-{self.server}")
@@ -159,14 +160,15 @@ class McpSource:
 
     def restart(self) -> concurrent.futures.Future[None]:
         """Reconnect now (from any thread); the future is done once reconnecting began."""
-        if self._registry is None:
+        publisher = self._publisher
+        if publisher is None:
             raise SourceError(f"MCP server {self.server!r} is not running in a registry yet.")
 
         async def again() -> None:
             await self.stop()
-            await self.start(self._registry)
+            await self.start(publisher)
 
-        return self._registry.loop.submit(again())
+        return publisher.loop.submit(again())
 
     @property
     def status(self) -> dict[str, Any]:
@@ -399,7 +401,7 @@ class McpSource:
         return masker(text) if masker is not None else text
 
     def _publish(self) -> None:
-        if self._registry is None:
+        if self._publisher is None:
             return
         error = None if self.state in ("ready", "connecting") else self.reason
         unavailable = {}
@@ -409,8 +411,8 @@ class McpSource:
             )
             unavailable = {t.spec.name: why for t in self._tools}
         try:
-            self._registry.publish(
-                self.name, self._tools, error=error, details=self.status, unavailable=unavailable
+            self._publisher.replace(
+                self._tools, error=error, details=self.status, unavailable=unavailable
             )
         except SourceError:
             pass  # removed from the registry while a connection attempt was still unwinding

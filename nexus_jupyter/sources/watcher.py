@@ -136,9 +136,9 @@ class FolderWatcher:
         await asyncio.to_thread(self.source.apply_changes, paths)
 
     def _status(self, error: str) -> None:
-        registry = self.source._registry
-        if registry is not None:
+        publisher = self.source._publisher
+        if publisher is not None:
             try:
-                registry.set_status(self.source.name, error=error)
+                publisher.set_status(error=error)
             except Exception:
                 log.exception("recording the status of %s failed", self.source.name)

@@ -9,6 +9,7 @@ import pytest
 from nexus_jupyter import ConfigError, Registry
 from nexus_jupyter.core.config.loading import interpolate, load_settings, merge_levels
 from nexus_jupyter.core.policy.credentials import CredentialStore
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -142,8 +143,8 @@ def test_registry_default_uses_the_settings(levels: tuple[Path, Path]) -> None:
         assert reg.settings.grant.default == "read_only" and reg.audit is None
         assert reg.policy.grant.default == "read_only"
         assert {"read", "bash", "definitely_missing_cli"} <= set(reg.names())
-        source = reg.source("config:cli_tools")
-        source.publish_availability(reg)
+        # the source checks availability in the background once started
+        wait_until(reg, lambda: reg.entry("definitely_missing_cli").status == "unavailable")
         entry = reg.entry("definitely_missing_cli")
         assert entry.status == "unavailable" and "pip install it" in (entry.reason or "")
     finally:

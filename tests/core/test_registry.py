@@ -129,6 +129,7 @@ def test_events_added_updated_removed_with_versions(reg: Registry) -> None:
     v2 = reg.get("a").spec.version
     src.tools = [make("b", 2)]
     reg.refresh(src.name)
+    assert reg.wait_for_events()
     tool_events = [e for e in events if e.tools_changed]
     assert [(e.added, e.updated, e.removed) for e in tool_events] == [
         (("a",), (), ()),
@@ -145,6 +146,7 @@ def test_same_content_reload_is_not_an_update(reg: Registry) -> None:
     reg.subscribe(events.append)
     src.tools = [make("a", 1)]
     reg.refresh(src.name)
+    assert reg.wait_for_events()
     assert not [e for e in events if e.tools_changed]
 
 
@@ -169,7 +171,13 @@ def test_subscriber_exception_does_not_break_registry(reg: Registry, caplog: Any
     reg.subscribe(boom)
     reg.subscribe(seen.append)
     reg.add(add)
+    assert reg.wait_for_events()
     assert seen and "subscriber bug" in caplog.text
+    (failure,) = reg.status()["subscribers"]  # recorded where every face shows sources
+    assert "boom" in failure["subscriber"] and "ValueError: subscriber bug" in failure["error"]
+    reg.add(make("again", 2))
+    assert reg.wait_for_events()
+    assert len(seen) == 2 and reg.status()["subscribers"][0]["count"] == 2
 
 
 def test_unsubscribe(reg: Registry) -> None:
@@ -177,6 +185,7 @@ def test_unsubscribe(reg: Registry) -> None:
     unsubscribe = reg.subscribe(seen.append)
     unsubscribe()
     reg.add(add)
+    assert reg.wait_for_events()
     assert seen == []
 
 
@@ -279,6 +288,7 @@ def test_subscriber_may_change_the_registry_without_deadlock(reg: Registry) -> N
     worker.start()
     worker.join(10)
     assert not worker.is_alive(), "a subscriber that adds a tool deadlocked the registry"
+    assert reg.wait_for_events()
     assert [a for a in seen if a] == [("a",), ("b",)]
 
 
@@ -318,5 +328,6 @@ def test_new_version_of_a_shadowed_tool_is_an_update(reg: Registry) -> None:
     reg.subscribe(events.append)
     src.tools = [make("t", "file", "edited in an editor")]
     reg.refresh(src.name)
+    assert reg.wait_for_events()
     assert [e.updated for e in events if e.tools_changed] == [("t",)]
     assert reg.entry("t").shadowed[0].spec.description == "edited in an editor"

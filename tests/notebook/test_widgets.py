@@ -324,9 +324,11 @@ def test_form_follows_a_tool_that_changes_and_notes_removal(reg: Registry) -> No
         raise RuntimeError(message * times)
 
     reg.add(explode_v2)
+    assert reg.wait_for_events()  # the form follows the registry on its own queue
     assert set(form.fields.fields) == {"message", "times"}
     assert form.fields.fields["message"].control.value == "kept"
     assert "was updated" in form.notice.value
     reg.remove("explode")
+    assert reg.wait_for_events()
     assert "removed" in form.notice.value and form.run_button.disabled
     form.close()

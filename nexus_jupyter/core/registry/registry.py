@@ -10,14 +10,19 @@
 <Tool 'add' from notebook (read_only) v...>
 >>> reg.call_sync("add", {"a": 1, "b": 2}).structured
 3
+
+Writes cost what changed: a source publishes a delta (:meth:`Registry.update`) or a complete
+set whose unchanged tools are recognised (:meth:`Registry.publish`), and only the affected names
+are recomputed (:mod:`.changes`). Changes reach subscribers through their own queues
+(:mod:`.events`), never on the thread that made them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,10 +30,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SourceError, ToolNotFound
 from ..tools.tool import Tool
 from .calls import CallRunner
+from .changes import details_changed, rebuild, stamp_all, unavailable_with, update_tools
+from .events import EventHub, Subscriber
 from .loop import BackgroundLoop
+from .publisher import UNCHANGED, Details, SourcePublisher
 from .reader import RegistryReader
 from .source import MutableSource, ToolSource
-from .state import RegistryChanged, Snapshot, SourceState, pick_entry
+from .state import RegistryChanged, Snapshot, SourceState
 from .wiring import installed_wiring
 
 if TYPE_CHECKING:
@@ -37,7 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["Registry"]
 
 log = logging.getLogger(__name__)
-Subscriber = Callable[[RegistryChanged], Any]
 
 
 class Registry(RegistryReader, CallRunner):
@@ -69,13 +76,9 @@ class Registry(RegistryReader, CallRunner):
         self.settings: Any = None  # the merged configuration, when built by Registry.default
         self.root: Path | None = None  # the project root, when built by Registry.default
         self._lock = threading.RLock()
-        self._notify_lock = threading.Lock()
-        self._changes: deque[RegistryChanged] = deque()
-        self._draining: int | None = None  # the thread delivering changes, if any
         self._states: dict[str, SourceState] = {}
-        self._providers: dict[str, dict[str, SourceState]] = {}
         self._snapshot = Snapshot({}, 0)
-        self._subscribers: list[Subscriber] = []
+        self._events = EventHub()
         self._index: SearchIndex | None = None
         self._bg: BackgroundLoop | None = None
         self._closed = False
@@ -141,23 +144,44 @@ class Registry(RegistryReader, CallRunner):
         """Register a ``@tool`` function, a plain annotated function, or a :class:`Tool`
         in the session's ``notebook`` source (highest precedence). Returns the tool.
 
-        ``options`` are ``@tool`` options that override the decorator's.
+        ``options`` are ``@tool`` options that override the decorator's. Registering one
+        tool costs the same in a registry of ten or ten thousand; to register many at once,
+        :meth:`add_many` publishes them in one change.
         """
-        if isinstance(obj, Tool):
-            tool = obj.with_spec(name=name) if name else obj
-        else:
-            tool = Tool.from_function(
-                obj,
-                name=name,
-                origin=origin,
-                source_code=source_code,
-                source="notebook",
-                source_kind="notebook",
-                **options,
-            )
+        tool = self._as_tool(obj, name=name, origin=origin, source_code=source_code, **options)
         self._notebook.put(tool)
-        self.refresh(self._notebook.name)
-        return self.get(tool.name) if self.find(tool.name) is not None else tool
+        self.update(self._notebook.name, upserts=[tool])
+        return self.find(tool.spec.name) or tool
+
+    def add_many(self, objects: Iterable[Any], **options: Any) -> list[Tool]:
+        """Register many tools (functions or :class:`Tool` objects) in one change: one
+        snapshot, one index update, one event. ``options`` apply to every function."""
+        tools = [self._as_tool(obj, **options) for obj in objects]
+        for tool in tools:
+            self._notebook.put(tool)
+        self.update(self._notebook.name, upserts=tools)
+        return [self.find(t.spec.name) or t for t in tools]
+
+    def _as_tool(
+        self,
+        obj: Any,
+        *,
+        name: str | None = None,
+        origin: str = "",
+        source_code: str | None = None,
+        **options: Any,
+    ) -> Tool:
+        if isinstance(obj, Tool):
+            return obj.with_spec(name=name) if name else obj
+        return Tool.from_function(
+            obj,
+            name=name,
+            origin=origin,
+            source_code=source_code,
+            source="notebook",
+            source_kind="notebook",
+            **options,
+        )
 
     def remove(self, name: str) -> None:
         """Remove a tool added with :meth:`add`. Raises :class:`ToolNotFound`."""
@@ -169,7 +193,7 @@ class Registry(RegistryReader, CallRunner):
                     "remove it there (delete the file, or remove the MCP server)."
                 )
             raise ToolNotFound(name, self.suggest(name))
-        self.refresh(self._notebook.name)
+        self.update(self._notebook.name, removals=[name])
 
     # -- sources --------------------------------------------------------------------------
 
@@ -186,12 +210,13 @@ class Registry(RegistryReader, CallRunner):
                 kind=source.kind,
                 namespace=getattr(source, "namespace", None),
             )
+        publisher = SourcePublisher(self, source.name)
         attach = getattr(source, "attach", None)
         if attach is not None:  # a source that publishes details (per-file status) itself
-            attach(self)
+            attach(publisher)
         self.refresh(source.name)
         if start and hasattr(source, "start"):
-            future = self.loop.submit(source.start(self))
+            future = self.loop.submit(source.start(publisher))
             future.add_done_callback(lambda f: self._start_failed(source.name, f))
         return source
 
@@ -230,10 +255,12 @@ class Registry(RegistryReader, CallRunner):
         return list(self._states.values())
 
     def status(self) -> dict[str, Any]:
-        """Every source's status (errors, per-file details, MCP states) as a dict."""
+        """Every source's status (errors, per-file details, MCP states), and subscribers
+        whose callbacks raised, as a dict."""
         return {
             "sources": [st.to_dict() for st in self._states.values()],
             "tools": len(self._snapshot.entries),
+            "subscribers": [f.to_dict() for f in self._events.failures()],
         }
 
     def refresh(self, name: str) -> RegistryChanged:
@@ -258,144 +285,125 @@ class Registry(RegistryReader, CallRunner):
         tools: Iterable[Tool],
         *,
         error: str | None = None,
-        details: Mapping[str, Any] | None = None,
+        details: Details | None = None,
         unavailable: Mapping[str, str] | None = None,
     ) -> RegistryChanged:
         """Swap in the complete current set of source ``name`` atomically.
 
-        ``unavailable`` maps tool names (before namespacing) to a reason they cannot run now.
+        Tools whose version did not change are recognised, so the work after the swap (the
+        snapshot, the search index, the event) covers only what changed. ``unavailable``
+        maps tool names (before namespacing) to a reason they cannot run now.
         """
         with self._lock:
-            state = self._states.get(name)
-            if state is None:
-                raise SourceError(f"No source named {name!r}; add it with add_source() first.")
+            state = self._state(name)
             prefix = f"{state.namespace}__" if state.namespace else ""
-            new_tools: dict[str, Tool] = {}
-            for tool in tools:
-                final = prefix + tool.spec.name
-                if (
-                    tool.spec.name != final
-                    or tool.spec.source != name
-                    or tool.spec.source_kind != state.kind
-                ):
-                    tool = tool.with_spec(name=final, source=name, source_kind=state.kind)
-                new_tools[final] = tool
+            new_tools, affected = stamp_all(state, tools)
             new_unavailable = {prefix + k: v for k, v in (unavailable or {}).items()}
+            affected |= {
+                n
+                for n in set(new_unavailable) | set(state.unavailable)
+                if new_unavailable.get(n) != state.unavailable.get(n)
+            }
             status_changed = (
                 state.error != error
-                or (details is not None and details != state.details)
+                or details_changed(state.details_source, details)
                 or new_unavailable != state.unavailable
             )
-            affected = set(state.tools) | set(new_tools)
             state.tools = new_tools
             state.unavailable = new_unavailable
             state.error = error
             if details is not None:
-                state.details = dict(details)
-            state.updated_at = time.time()
-            change = self._rebuild(affected, sources=(name,) if status_changed else ())
-            self._queue(change)
-        self._drain()
-        return change
+                state.details_source = details
+            return self._commit(state, affected, status_changed)
+
+    def update(
+        self,
+        name: str,
+        *,
+        upserts: Iterable[Tool] = (),
+        removals: Iterable[str] = (),
+        unavailable: Mapping[str, str | None] | None = None,
+        error: Any = UNCHANGED,
+        details: Details | None = None,
+    ) -> RegistryChanged:
+        """Change some tools of source ``name``: add or replace ``upserts``, drop the tools
+        named in ``removals`` (names before namespacing). ``unavailable`` sets or clears
+        (``None``) reasons; ``error`` stays as it was unless given. Costs what changed."""
+        with self._lock:
+            state = self._state(name)
+            affected = update_tools(state, upserts, removals)
+            status_changed = False
+            if unavailable:
+                prefix = f"{state.namespace}__" if state.namespace else ""
+                state.unavailable, touched = unavailable_with(
+                    state.unavailable, prefix, unavailable
+                )
+                affected |= touched
+                status_changed = bool(touched)
+            if error is not UNCHANGED and error != state.error:
+                state.error = error
+                status_changed = True
+            if details is not None:
+                status_changed |= details_changed(state.details_source, details)
+                state.details_source = details
+            return self._commit(state, affected, status_changed)
 
     def set_status(
-        self, name: str, *, error: str | None = None, details: Mapping[str, Any] | None = None
+        self, name: str, *, error: str | None = None, details: Details | None = None
     ) -> RegistryChanged:
         """Record a source's status without changing its tools (last good set kept)."""
         with self._lock:
-            state = self._states.get(name)
-            if state is None:
-                raise SourceError(f"No source named {name!r}.")
+            state = self._state(name)
             state.error = error
             if details is not None:
-                state.details = dict(details)
-            state.updated_at = time.time()
-            change = RegistryChanged(sources=(name,))
-            self._queue(change)
-        self._drain()
-        return change
+                state.details_source = details
+            return self._commit(state, set(), True)
 
-    def _rebuild(self, affected: set[str], sources: tuple[str, ...]) -> RegistryChanged:
-        old = self._snapshot.entries
-        entries = dict(old)
-        added, removed, updated, versions = [], [], [], {}
-        for tool_name in affected:
-            providers = {n: st for n, st in self._states.items() if tool_name in st.tools}
-            entry = pick_entry(tool_name, providers)
-            before = old.get(tool_name)
-            if entry is None:
-                if before is not None:
-                    del entries[tool_name]
-                    removed.append(tool_name)
-                continue
-            entries[tool_name] = entry
-            if before is None:
-                added.append(tool_name)
-                versions[tool_name] = entry.tool.spec.version
-            elif (
-                (
-                    before.tool is not entry.tool
-                    and (
-                        before.tool.spec.version != entry.tool.spec.version
-                        or before.tool.spec.source != entry.tool.spec.source
-                    )
-                )
-                or before.status != entry.status
-                or [t.spec.version for t in before.shadowed]
-                != [t.spec.version for t in entry.shadowed]
-            ):
-                updated.append(tool_name)
-                versions[tool_name] = entry.tool.spec.version
-        self._snapshot = Snapshot(entries, self._snapshot.generation + 1)
-        if self._index is not None and (added or removed or updated):
+    def _state(self, name: str) -> SourceState:
+        state = self._states.get(name)
+        if state is None:
+            raise SourceError(f"No source named {name!r}; add it with add_source() first.")
+        return state
+
+    def _commit(
+        self, state: SourceState, affected: set[str], status_changed: bool
+    ) -> RegistryChanged:
+        """Swap in the snapshot for ``affected`` and queue the event (under ``_lock``, so
+        subscribers' queues hold changes in the order the snapshots were swapped)."""
+        state.updated_at = time.time()
+        sources = (state.name,) if status_changed else ()
+        snapshot, change = rebuild(self._snapshot, self._states, affected, sources)
+        self._snapshot = snapshot
+        if self._index is not None and change.tools_changed:
+            entries = snapshot.entries
             self._index.update(
-                upserts=[entries[n].tool.spec for n in (*added, *updated)], removals=removed
+                upserts=[entries[n].tool.spec for n in (*change.added, *change.updated)],
+                removals=change.removed,
             )
-        return RegistryChanged(
-            tuple(sorted(added)), tuple(sorted(removed)), tuple(sorted(updated)), versions, sources
-        )
+        self._events.publish(change)
+        return change
 
     # -- events ---------------------------------------------------------------------------
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+    def subscribe(
+        self, callback: Subscriber, *, loop: asyncio.AbstractEventLoop | None = None
+    ) -> Callable[[], None]:
         """Call ``callback(RegistryChanged)`` after every change, in the order the changes
-        were made; returns an unsubscribe function. Callbacks run on a thread that changed
-        the registry; keep them short. A callback may change the registry itself: that
-        change is delivered after the current one, never re-entrantly."""
-        with self._lock:
-            self._subscribers.append(callback)
+        were made; returns an unsubscribe function.
 
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+        Each subscriber has its own queue: callbacks run on a thread of the subscriber's
+        own, or on ``loop`` when given, never on the thread that changed the registry, so a
+        slow callback delays only itself. A callback may change the registry; that change is
+        delivered after the current one. A callback that raises is recorded in
+        :meth:`status` (``subscribers``) and keeps receiving changes.
+        """
+        return self._events.subscribe(callback, loop=loop)
 
-        return unsubscribe
-
-    def _queue(self, change: RegistryChanged) -> None:
-        """Queue ``change`` for subscribers (called under ``_lock``, so the queue holds the
-        changes in the order the snapshots were swapped)."""
-        if change:
-            self._changes.append(change)
-
-    def _drain(self) -> None:
-        """Deliver queued changes in order. A thread already delivering (a subscriber that
-        changed the registry) returns at once: its own loop delivers the new change next."""
-        me = threading.get_ident()
-        if self._draining == me:
-            return
-        with self._notify_lock:
-            self._draining = me
-            try:
-                while self._changes:
-                    change = self._changes.popleft()
-                    for callback in list(self._subscribers):
-                        try:
-                            callback(change)
-                        except Exception:
-                            log.exception("registry subscriber %r failed", callback)
-            finally:
-                self._draining = None
+    def wait_for_events(self, timeout: float = 5.0) -> bool:
+        """Block until every thread-delivered subscriber has handled every change made so
+        far (``False`` after ``timeout`` seconds). Scripts and tests use it to observe a
+        change's effects; the faces never need to."""
+        return self._events.wait_idle(timeout)
 
     # -- folders --------------------------------------------------------------------------
 

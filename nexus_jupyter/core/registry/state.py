@@ -68,7 +68,11 @@ class ToolEntry:
 
 @dataclass(slots=True)
 class SourceState:
-    """What the registry knows of one source (mutable, guarded by the registry's lock)."""
+    """What the registry knows of one source (mutable, guarded by the registry's lock).
+
+    ``details_source`` is what the source published: a dict, or a function that builds one
+    when read (see :data:`~nexus_jupyter.core.registry.publisher.Details`).
+    """
 
     source: Any
     name: str
@@ -77,9 +81,16 @@ class SourceState:
     tools: dict[str, Tool] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     error: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details_source: Any = None
     updated_at: float = field(default_factory=time.time)
     refresh_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        found = self.details_source
+        if callable(found):
+            found = found()
+        return dict(found) if found else {}
 
     @property
     def status(self) -> str:
@@ -130,12 +141,16 @@ class RegistryChanged:
 
 
 class Snapshot:
-    """An immutable view of every entry, by name. Built by :func:`rebuild`."""
+    """An immutable view of every entry, by name.
+
+    It takes ownership of ``entries``: the writer builds a fresh dict for each snapshot and
+    never touches it again, so readers need no lock and no copy is made twice.
+    """
 
     __slots__ = ("entries", "generation")
 
-    def __init__(self, entries: Mapping[str, ToolEntry], generation: int) -> None:
-        self.entries: Mapping[str, ToolEntry] = MappingProxyType(dict(entries))
+    def __init__(self, entries: dict[str, ToolEntry], generation: int) -> None:
+        self.entries: Mapping[str, ToolEntry] = MappingProxyType(entries)
         self.generation = generation
 
 

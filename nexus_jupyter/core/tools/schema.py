@@ -15,12 +15,12 @@ unannotated parameters, and types that have no JSON Schema.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
@@ -30,6 +30,7 @@ from ..errors import FieldError, ToolDefinitionError, ToolValidationError
 from .context import ToolContext
 from .docstrings import parse_docstring
 from .schema_refs import inline_refs, strip_generated_titles
+from .simple_schema import is_simple_default, simple_default, simple_schema
 
 __all__ = ["FunctionSchema", "derive_function_schema", "pydantic_errors_to_fields"]
 
@@ -37,20 +38,62 @@ _RESERVED = set(dir(BaseModel))
 _MODEL_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
 
 
-@dataclass(frozen=True, slots=True)
 class FunctionSchema:
-    """What :func:`derive_function_schema` learned about a function."""
+    """What :func:`derive_function_schema` learned about a function.
 
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    model: type[BaseModel]
-    context_param: str | None
-    positional_only: tuple[str, ...]
-    json_fields: frozenset[str]
-    renames: tuple[tuple[str, str], ...]  # (model field, parameter) where they differ
-    param_names: tuple[str, ...]
+    ``model`` is the pydantic model that validates calls. For signatures of simple types the
+    schema is written directly (:mod:`.simple_schema`) and the model is built on first use, so
+    describing a tool costs microseconds and only called tools pay for a validator.
+    """
+
+    __slots__ = (
+        "_fields",
+        "_model",
+        "context_param",
+        "description",
+        "input_schema",
+        "json_fields",
+        "name",
+        "output_schema",
+        "param_names",
+        "positional_only",
+        "renames",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        model: type[BaseModel] | None,
+        fields: dict[str, _Param],
+        context_param: str | None,
+        positional_only: tuple[str, ...],
+        json_fields: frozenset[str],
+        renames: tuple[tuple[str, str], ...],
+        param_names: tuple[str, ...],
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self._model = model
+        self._fields = fields
+        self.context_param = context_param
+        self.positional_only = positional_only
+        self.json_fields = json_fields
+        self.renames = renames  # (model field, parameter) where they differ
+        self.param_names = param_names
+
+    @property
+    def model(self) -> type[BaseModel]:
+        """The arguments model (built on first use for simple signatures)."""
+        model = self._model
+        if model is None:
+            model = self._model = _create_model(self.name, self._fields)
+        return model
 
     def validate(self, tool_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check ``arguments`` and return the keyword arguments for the function.
@@ -157,7 +200,7 @@ def derive_function_schema(
     hints = _resolve_hints(fn, fname)
     doc = parse_docstring(inspect.getdoc(fn))
 
-    fields: dict[str, Any] = {}
+    fields: dict[str, _Param] = {}
     renames: list[tuple[str, str]] = []
     positional_only: list[str] = []
     param_names: list[str] = []
@@ -190,28 +233,27 @@ def derive_function_schema(
         if param.name in _RESERVED or param.name.startswith(("_", "model_")):
             field_name = f"p{index}_{param.name.lstrip('_')}"
             renames.append((field_name, param.name))
-        help_text = doc.params.get(param.name)
-        extra = Field(description=help_text) if help_text else Field()
         default = ... if param.default is inspect.Parameter.empty else param.default
-        if field_name != param.name:
-            fields[field_name] = (Annotated[annotation, extra], Field(default, alias=param.name))
-        else:
-            fields[field_name] = (Annotated[annotation, extra], default)
+        alias = param.name if field_name != param.name else None
+        fields[field_name] = _Param(annotation, doc.params.get(param.name), default, alias)
 
-    model_name = "".join(part.title() for part in fname.replace("-", "_").split("_")) + "Arguments"
-    try:
-        model = create_model(model_name, __config__=_MODEL_CONFIG, **fields)
-        raw = model.model_json_schema(by_alias=True)
-    except (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError) as exc:
-        culprit = _find_bad_param(fields, fname)
-        raise ToolDefinitionError(
-            f"Tool {fname!r}: {culprit or 'its parameters'} cannot be described as JSON Schema "
-            f"({type(exc).__name__}). Use JSON-friendly types (str, int, list, dict, pydantic "
-            "models, dataclasses, TypedDict)."
-        ) from None
-
-    input_schema = strip_generated_titles(inline_refs(raw), top_level=True)
-    input_schema.setdefault("properties", {})
+    simple = _simple_input_schema(fields, renames)
+    model: type[BaseModel] | None = None
+    if simple is not None:
+        input_schema = simple
+    else:
+        try:
+            model = _create_model(fname, fields)
+            raw = model.model_json_schema(by_alias=True)
+        except (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError) as exc:
+            culprit = _find_bad_param(fields, fname)
+            raise ToolDefinitionError(
+                f"Tool {fname!r}: {culprit or 'its parameters'} cannot be described as JSON "
+                f"Schema ({type(exc).__name__}). Use JSON-friendly types (str, int, list, dict, "
+                "pydantic models, dataclasses, TypedDict)."
+            ) from None
+        input_schema = strip_generated_titles(inline_refs(raw), top_level=True)
+        input_schema.setdefault("properties", {})
     json_fields = frozenset(
         _alias(field_name, renames)
         for field_name in fields
@@ -223,12 +265,65 @@ def derive_function_schema(
         input_schema=input_schema,
         output_schema=_output_schema(hints.get("return", sig.return_annotation)),
         model=model,
+        fields=fields,
         context_param=context_param,
         positional_only=tuple(positional_only),
         json_fields=json_fields,
         renames=tuple(renames),
         param_names=tuple(param_names),
     )
+
+
+class _Param(typing.NamedTuple):
+    """One parameter as the model will see it (the model itself may be built later)."""
+
+    annotation: Any
+    help: str | None
+    default: Any  # ``...`` when required
+    alias: str | None  # the parameter's name when the model field had to be renamed
+
+    def model_field(self) -> tuple[Any, Any]:
+        extra = Field(description=self.help) if self.help else Field()
+        annotated = Annotated[self.annotation, extra]  # type: ignore[name-defined]  # a runtime type
+        if self.alias is not None:
+            return annotated, Field(self.default, alias=self.alias)
+        return annotated, self.default
+
+
+def _create_model(fname: str, fields: dict[str, _Param]) -> type[BaseModel]:
+    model_name = "".join(part.title() for part in fname.replace("-", "_").split("_")) + "Arguments"
+    model_fields = {name: param.model_field() for name, param in fields.items()}
+    return create_model(model_name, __config__=_MODEL_CONFIG, **model_fields)  # type: ignore[call-overload]
+
+
+def _simple_input_schema(
+    fields: dict[str, _Param], renames: list[tuple[str, str]]
+) -> dict[str, Any] | None:
+    """The input schema written directly when every parameter has a simple type and a plain
+    default (what pydantic would derive; see :mod:`.simple_schema`), else ``None``."""
+    if renames:
+        return None
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for field_name, param in fields.items():
+        schema = simple_schema(param.annotation)
+        if schema is None:
+            return None
+        if param.help:
+            schema["description"] = param.help
+        if param.default is ...:
+            required.append(field_name)
+        else:
+            plain = simple_default(param.default)
+            if not is_simple_default(plain):
+                return None
+            schema["default"] = plain
+        properties[field_name] = dict(sorted(schema.items()))
+    out: dict[str, Any] = {"additionalProperties": False, "properties": properties}
+    if required:
+        out["required"] = required
+    out["type"] = "object"
+    return out
 
 
 def _compat_annotation(annotation: Any) -> Any:
@@ -271,10 +366,10 @@ def _alias(field_name: str, renames: list[tuple[str, str]]) -> str:
     return field_name
 
 
-def _find_bad_param(fields: dict[str, Any], fname: str) -> str | None:
-    for field_name, (annotation, _default) in fields.items():
+def _find_bad_param(fields: dict[str, _Param], fname: str) -> str | None:
+    for field_name, param in fields.items():
         try:
-            TypeAdapter(annotation).json_schema()
+            TypeAdapter(param.model_field()[0]).json_schema()
         except Exception:
             return f"parameter {field_name!r}"
     return None
@@ -305,6 +400,21 @@ _NO_OUTPUT = (inspect.Signature.empty, None, type(None), Any, inspect.Parameter.
 
 
 def _output_schema(annotation: Any) -> dict[str, Any] | None:
+    try:
+        cached = _OUTPUT_SCHEMAS.get(annotation, _MISSING)
+    except TypeError:  # an unhashable annotation
+        return _derive_output_schema(annotation)
+    if cached is _MISSING:
+        cached = _OUTPUT_SCHEMAS[annotation] = _derive_output_schema(annotation)
+    return copy.deepcopy(cached) if cached is not None else None
+
+
+#: Return annotations repeat across tools (``str``, ``dict``, ``list[str]``): derive each once.
+_OUTPUT_SCHEMAS: dict[Any, dict[str, Any] | None] = {}
+_MISSING: Any = object()
+
+
+def _derive_output_schema(annotation: Any) -> dict[str, Any] | None:
     if annotation in _NO_OUTPUT:
         return None
     if typing.get_origin(annotation) in (typing.Awaitable, typing.Coroutine):

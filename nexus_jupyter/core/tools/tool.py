@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -41,12 +42,26 @@ def _source_of(fn: Callable[..., Any]) -> str | None:
 
 
 def _code_hash(fn: Callable[..., Any] | None, source: str | None) -> str:
+    """What the tool runs, hashed: its source text when a source handed it over, else the
+    compiled code (bytecode, constants and names, nested functions included)."""
     if source:
         return hashlib.sha256(source.encode()).hexdigest()[:12]
     code = getattr(fn, "__code__", None)
-    if code is not None:
-        return hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()[:12]
-    return ""
+    if code is None:
+        return ""
+    digest = hashlib.sha256()
+    _hash_code(code, digest)
+    return digest.hexdigest()[:12]
+
+
+def _hash_code(code: types.CodeType, digest: Any) -> None:
+    digest.update(code.co_code)
+    digest.update(repr(code.co_names).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _hash_code(const, digest)
+        else:
+            digest.update(repr(const).encode())
 
 
 class Tool:
@@ -56,12 +71,12 @@ class Tool:
         "_fast_streak",
         "_handler",
         "_schema",
+        "_source_code",
         "_takes_ctx",
         "_validator",
         "fn",
         "is_async",
         "meta",
-        "source_code",
         "spec",
     )
 
@@ -80,7 +95,7 @@ class Tool:
         self.spec = spec
         self.fn = fn
         self.meta = meta
-        self.source_code = source_code
+        self._source_code = source_code
         self._handler = handler
         self._schema = schema
         self._validator = validator
@@ -118,8 +133,6 @@ class Tool:
                 f"Cannot name the tool for {fn!r}: give it a name with @tool(name=...)."
             )
         schema = derive_function_schema(fn, name=name, description=meta.description)
-        if source_code is None:
-            source_code = _source_of(fn)
         spec = ToolSpec(
             name=name,
             description=schema.description,
@@ -190,6 +203,15 @@ class Tool:
         return self.spec.name
 
     @property
+    def source_code(self) -> str | None:
+        """The code that defines the tool: what its source handed over, else the function's
+        source as :mod:`inspect` finds it (looked up on first use; registering a thousand
+        tools should not tokenize a thousand files)."""
+        if self._source_code is None and self.fn is not None:
+            self._source_code = _source_of(self.fn)
+        return self._source_code
+
+    @property
     def context_param(self) -> str | None:
         return self._schema.context_param if self._schema else None
 
@@ -245,7 +267,7 @@ class Tool:
             schema=self._schema,
             validator=self._validator,
             takes_ctx=self._takes_ctx,
-            source_code=self.source_code,
+            source_code=self._source_code,
             meta=self.meta,
         )
         clone._fast_streak = self._fast_streak
