@@ -7,6 +7,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -288,3 +289,38 @@ async def test_configured_mcp_servers_are_served_on(project: Path) -> None:
         assert not result.is_error, text(result)
         assert result.structured_content is not None
         assert result.structured_content["timezone"] == "UTC"
+
+
+async def test_a_slow_subscriber_does_not_delay_a_save_reaching_mcp_clients(
+    project: Path, kernel_registry: Registry
+) -> None:
+    """Change delivery never blocks the changer: a subscriber that sleeps 1 s per event
+    (a widget rebuilding its rows, say) delays neither the next reload nor the client."""
+    reg = kernel_registry
+    slow_calls: list[float] = []
+
+    def slow(_change: Any) -> None:
+        slow_calls.append(time.monotonic())
+        time.sleep(1.0)
+
+    reg.subscribe(slow)
+    folder = project / "tools" / "dynamic"
+    source = reg.watch(folder)
+    assert source.wait_ready(10)
+    handle = McpServerHandle.start(reg, port=0)
+    try:
+        async with connect(handle.url, "legacy") as (client, inbox):
+            await client.list_tools()
+            delays = []
+            for i in range(3):
+                inbox.list_changed.clear()
+                started = time.monotonic()
+                (folder / f"mul{i}.py").write_text(MUL_TOOL.replace("def mul", f"def mul{i}"))
+                await asyncio.wait_for(inbox.list_changed.wait(), 10)
+                delays.append(time.monotonic() - started)
+                assert text(await client.call_tool(f"mul{i}", {"a": 6, "b": 7})) == "42"
+            # each save arrived while the slow subscriber still slept on an earlier event
+            assert slow_calls and all(d < 1.0 for d in delays), (delays, slow_calls)
+            assert sorted(delays)[1] <= 0.150, delays
+    finally:
+        handle.stop()
