@@ -90,3 +90,22 @@ def test_a_simple_signature_builds_its_validator_only_when_called() -> None:
     assert described._model is None  # described without pydantic
     assert described.validate("add", {"a": "3"}) == {"a": 3, "b": 2}
     assert described._model is not None
+
+
+def test_annotation_strings_follow_a_redefined_type() -> None:
+    """Evaluated annotation texts are reused only while their names mean the same objects
+    (a notebook that redefines a model in a later cell gets the new one)."""
+    namespace: dict[str, Any] = {}
+    first = "from __future__ import annotations\nfrom typing import TypedDict\n"
+    code = (
+        "class Point(TypedDict):\n    {field}: int\n\n"
+        "def where(p: Point) -> int:\n    '''Where.'''\n    return 0\n"
+    )
+    exec(first + code.format(field="x"), namespace)
+    assert set(
+        derive_function_schema(namespace["where"]).input_schema["properties"]["p"]["properties"]
+    ) == {"x"}
+    exec(first + code.format(field="y"), namespace)
+    assert set(
+        derive_function_schema(namespace["where"]).input_schema["properties"]["p"]["properties"]
+    ) == {"y"}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
@@ -27,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from ..errors import FieldError, ToolDefinitionError, ToolValidationError
-from .context import ToolContext
+from .annotations import compat_annotation, is_context, resolve_hints
 from .docstrings import parse_docstring
 from .schema_refs import inline_refs, strip_generated_titles
-from .simple_schema import is_simple_default, simple_default, simple_schema
+from .simple_schema import simple_input_schema
 
 __all__ = ["FunctionSchema", "derive_function_schema", "pydantic_errors_to_fields"]
 
@@ -154,40 +153,6 @@ def pydantic_errors_to_fields(
     return out
 
 
-def _resolve_hints(fn: Callable[..., Any], fname: str) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except NameError:
-        pass  # a type defined in an enclosing function: look in the closure below
-    except Exception as exc:
-        raise ToolDefinitionError(
-            f"Tool {fname!r}: cannot resolve its type hints ({exc})."
-        ) from None
-    code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None) or ()
-    local_names: dict[str, Any] = {}
-    for var, cell in zip(getattr(code, "co_freevars", ()), cells, strict=False):
-        try:
-            local_names[var] = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-    try:
-        return typing.get_type_hints(fn, localns=local_names, include_extras=True)
-    except Exception as exc:
-        raise ToolDefinitionError(
-            f"Tool {fname!r}: cannot resolve its type hints ({exc}). Define or import the "
-            "types it names before the function."
-        ) from None
-
-
-def _is_context(annotation: Any) -> bool:
-    if annotation is ToolContext:
-        return True
-    if typing.get_origin(annotation) is Annotated:
-        return _is_context(typing.get_args(annotation)[0])
-    args = typing.get_args(annotation)
-    return bool(args) and any(a is ToolContext for a in args)
-
-
 def derive_function_schema(
     fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
 ) -> FunctionSchema:
@@ -197,7 +162,7 @@ def derive_function_schema(
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"Tool {fname!r}: cannot read its signature ({exc}).") from None
-    hints = _resolve_hints(fn, fname)
+    hints = resolve_hints(fn, fname)
     doc = parse_docstring(inspect.getdoc(fn))
 
     fields: dict[str, _Param] = {}
@@ -222,10 +187,10 @@ def derive_function_schema(
                 f"Tool {fname!r}: parameter {param.name!r} has no type annotation; annotate it "
                 f"(e.g. `{param.name}: str`) so its schema can be derived."
             )
-        if _is_context(annotation):
+        if is_context(annotation):
             context_param = param.name
             continue
-        annotation = _compat_annotation(annotation)
+        annotation = compat_annotation(annotation)
         if param.kind is inspect.Parameter.POSITIONAL_ONLY:
             positional_only.append(param.name)
         param_names.append(param.name)
@@ -237,7 +202,7 @@ def derive_function_schema(
         alias = param.name if field_name != param.name else None
         fields[field_name] = _Param(annotation, doc.params.get(param.name), default, alias)
 
-    simple = _simple_input_schema(fields, renames)
+    simple = None if renames else simple_input_schema(fields)
     model: type[BaseModel] | None = None
     if simple is not None:
         input_schema = simple
@@ -294,69 +259,6 @@ def _create_model(fname: str, fields: dict[str, _Param]) -> type[BaseModel]:
     model_name = "".join(part.title() for part in fname.replace("-", "_").split("_")) + "Arguments"
     model_fields = {name: param.model_field() for name, param in fields.items()}
     return create_model(model_name, __config__=_MODEL_CONFIG, **model_fields)  # type: ignore[call-overload]
-
-
-def _simple_input_schema(
-    fields: dict[str, _Param], renames: list[tuple[str, str]]
-) -> dict[str, Any] | None:
-    """The input schema written directly when every parameter has a simple type and a plain
-    default (what pydantic would derive; see :mod:`.simple_schema`), else ``None``."""
-    if renames:
-        return None
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for field_name, param in fields.items():
-        schema = simple_schema(param.annotation)
-        if schema is None:
-            return None
-        if param.help:
-            schema["description"] = param.help
-        if param.default is ...:
-            required.append(field_name)
-        else:
-            plain = simple_default(param.default)
-            if not is_simple_default(plain):
-                return None
-            schema["default"] = plain
-        properties[field_name] = dict(sorted(schema.items()))
-    out: dict[str, Any] = {"additionalProperties": False, "properties": properties}
-    if required:
-        out["required"] = required
-    out["type"] = "object"
-    return out
-
-
-def _compat_annotation(annotation: Any) -> Any:
-    """Rewrite ``typing.TypedDict`` classes (which pydantic refuses before Python 3.12) as
-    ``typing_extensions.TypedDict`` ones, also inside ``list[...]``, ``X | None``, ..."""
-    if typing.is_typeddict(annotation) and type(annotation).__module__ == "typing":
-        import typing_extensions as te
-
-        hints = typing.get_type_hints(annotation, include_extras=True)
-        optional: frozenset[str] = getattr(annotation, "__optional_keys__", frozenset())
-        fields = {
-            key: te.NotRequired[_compat_annotation(hint)]
-            if key in optional
-            else _compat_annotation(hint)
-            for key, hint in hints.items()
-        }
-        compat = te.TypedDict(annotation.__name__, fields)  # type: ignore[misc]
-        compat.__doc__ = annotation.__doc__
-        return compat
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is None or not args:
-        return annotation
-    new_args = tuple(_compat_annotation(a) for a in args)
-    if new_args == args:
-        return annotation
-    try:
-        if origin is Annotated:
-            return Annotated[new_args[0], *args[1:]]  # type: ignore[valid-type,unused-ignore]
-        if origin in (typing.Union, types.UnionType):
-            return typing.Union[new_args]  # noqa: UP007
-        return origin[new_args if len(new_args) > 1 else new_args[0]]
-    except TypeError:
-        return annotation
 
 
 def _alias(field_name: str, renames: list[tuple[str, str]]) -> str:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Literal
 
-__all__ = ["simple_default", "simple_schema"]
+__all__ = ["simple_default", "simple_input_schema", "simple_schema"]
 
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},
@@ -101,3 +102,30 @@ def simple_default(value: Any) -> Any:
 
 def is_simple_default(value: Any) -> bool:
     return value is not _NO_DEFAULT
+
+
+def simple_input_schema(fields: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The input schema written directly when every parameter (``name -> param`` with
+    ``annotation``, ``help`` and ``default``, ``...`` when required) has a simple type and a
+    plain default: what pydantic would derive. ``None`` otherwise."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for field_name, param in fields.items():
+        schema = simple_schema(param.annotation)
+        if schema is None:
+            return None
+        if param.help:
+            schema["description"] = param.help
+        if param.default is ...:
+            required.append(field_name)
+        else:
+            plain = simple_default(param.default)
+            if not is_simple_default(plain):
+                return None
+            schema["default"] = plain
+        properties[field_name] = dict(sorted(schema.items()))
+    out: dict[str, Any] = {"additionalProperties": False, "properties": properties}
+    if required:
+        out["required"] = required
+    out["type"] = "object"
+    return out
