@@ -2,7 +2,7 @@
 runtime settings, deep-merged and validated into one :class:`Settings`.
 
 >>> settings = load_settings(Path("."), runtime={"grant": "read_only"})
->>> settings.grant.for_client("rest")
+>>> settings.grant.rest
 'read_only'
 
 Merging: mappings merge key by key; lists of mappings that carry a ``name`` (MCP servers,
