@@ -88,6 +88,6 @@ def how_to_approve(face: Face, tool: str) -> str:
         "notebook": f"Run it from `%tool try {tool}` and approve it there, or {rule}.",
         "cli": f"Pass --yes to approve it, or {rule}.",
         "mcp": f"An agent cannot approve it: ask the user to {rule}.",
-        "rest": f"Approve it in the sidebar's form, or {rule}.",
+        "rest": f'Approve it in the sidebar\'s form (or resend with "approved": true), or {rule}.',
     }
     return ways[face]

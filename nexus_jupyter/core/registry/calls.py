@@ -29,6 +29,7 @@ from .running import ToolRunner, cancelled_result
 if TYPE_CHECKING:
     from ..tools.tool import Tool
     from .registry import Registry
+    from .state import ToolEntry
 
 __all__ = ["CallPipeline"]
 
@@ -67,11 +68,14 @@ class CallPipeline:
         start = _perf()
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
-        tool, ask = self._admit(name, arguments, request, approved)
+        entry = self.registry._snapshot.entries.get(name)
+        tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             await self._ask(tool, arguments, request)
         kwargs = self._accept_arguments(tool, arguments, request)
-        ctx = self._context(tool, request, cancellation, progress)
+        ctx = None
+        if tool.wants_context or cancellation is not None or progress is not None:
+            ctx = self._context(tool, request, cancellation, progress)
         limit = timeout if timeout is not None else tool.spec.timeout
         if cancellation is not None and cancellation.cancelled:
             result = cancelled_result(tool)
@@ -124,22 +128,30 @@ class CallPipeline:
         start = _perf()
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
-        tool, ask = self._admit(name, arguments, request, approved)
+        tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             registry.loop.run(self._ask(tool, arguments, request))
         kwargs = self._accept_arguments(tool, arguments, request)
-        ctx = self._context(tool, request, None, progress)
+        ctx = None
+        if tool.wants_context or progress is not None:
+            ctx = self._context(tool, request, None, progress)
         result = self.runner.inline(tool, kwargs, ctx)
         return self._finish(result, tool, request, start)
 
     # -- steps, in the order they run -----------------------------------------------------
 
     def _admit(
-        self, name: str, arguments: Any, request: RequestInfo, approved: bool
+        self,
+        name: str,
+        entry: ToolEntry | None,
+        arguments: Any,
+        request: RequestInfo,
+        approved: bool,
     ) -> tuple[Tool, bool]:
-        """Look the tool up and ask the policy; returns the tool and whether someone must
-        approve the call first. Raises when it may not run (nothing ran)."""
-        tool = self._lookup(name, request)
+        """Check the tool ``name`` (its current ``entry``) can run and ask the policy; returns
+        the tool and whether someone must approve the call first. Raises when it may not
+        run (nothing ran)."""
+        tool = self._available(name, entry, request)
         policy = self.registry.policy
         if policy is None:
             return tool, False
@@ -159,9 +171,8 @@ class CallPipeline:
             )
         return tool, True
 
-    def _lookup(self, name: str, request: RequestInfo) -> Tool:
+    def _available(self, name: str, entry: ToolEntry | None, request: RequestInfo) -> Tool:
         registry = self.registry
-        entry = registry._snapshot.entries.get(name)
         if entry is None:
             raise ToolNotFound(name, registry.suggest(name))
         if entry.status != "ok" or (
@@ -206,11 +217,9 @@ class CallPipeline:
         request: RequestInfo,
         cancellation: CancellationToken | None,
         progress: ProgressCallback | None,
-    ) -> ToolContext | None:
-        """The tool's :class:`ToolContext`, when it asks for one or the call carries a
-        cancel signal or a progress callback (``None`` otherwise: cheaper)."""
-        if not (tool.wants_context or cancellation is not None or progress is not None):
-            return None
+    ) -> ToolContext:
+        """The tool's :class:`ToolContext`; made only when it asks for one or the call
+        carries a cancel signal or a progress callback (cheaper without)."""
         credentials = self.registry.credentials
         return ToolContext(
             tool_name=tool.spec.name,

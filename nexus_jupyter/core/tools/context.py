@@ -222,7 +222,7 @@ class ToolContext:
     """Handed to a tool that asks for it (a parameter annotated ``ToolContext``).
 
     - ``credentials``: ``await ctx.credentials.get(service, key)``, ``ctx.credentials.has(s)``
-    - ``request``: :class:`RequestInfo` (request id, principal, session, client)
+    - ``request``: :class:`RequestInfo` (request id, principal, session, client, caller)
     - ``cancellation`` / ``cancelled``: the cancel signal of this call
     - ``log``: a :class:`logging.Logger` named after the tool
     - ``progress(current, total=None, message=None)``: report progress (sync or awaitable)
