@@ -68,7 +68,7 @@ class Registry(RegistryReader):
         self.search_mode = search
         self.search_threshold = search_threshold
         self.policy = policy
-        self.credentials = credentials
+        self.credentials: Credentials | None = credentials
         self.audit = audit
         self.approver: Approver | None = None
         self._calls = CallPipeline(self)

@@ -111,11 +111,13 @@ class ToolRunner:
             raise
         finally:
             cancelled.cancel()
+        if cancelled in done or (ctx is not None and ctx.cancellation.cancelled):
+            # A tool that saw the signal and returned may finish first: still cancelled.
+            task.cancel()
+            return cancelled_result(tool)
         if task in done:
             return task.result()
         task.cancel()
-        if cancelled in done:
-            return cancelled_result(tool)
         if ctx is not None:
             ctx.cancellation.cancel()
         return ToolResult.failure(
