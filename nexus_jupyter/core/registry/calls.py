@@ -72,10 +72,7 @@ class CallPipeline:
         tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             await self._ask(tool, arguments, request)
-        kwargs = self._accept_arguments(tool, arguments, request)
-        ctx = None
-        if tool.wants_context or cancellation is not None or progress is not None:
-            ctx = self._context(tool, request, cancellation, progress)
+        kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
         limit = timeout if timeout is not None else tool.spec.timeout
         if cancellation is not None and cancellation.cancelled:
             result = cancelled_result(tool)
@@ -131,10 +128,7 @@ class CallPipeline:
         tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             registry.loop.run(self._ask(tool, arguments, request))
-        kwargs = self._accept_arguments(tool, arguments, request)
-        ctx = None
-        if tool.wants_context or progress is not None:
-            ctx = self._context(tool, request, None, progress)
+        kwargs, ctx = self._bind(tool, arguments, request, None, progress)
         result = self.runner.inline(tool, kwargs, ctx)
         return self._finish(result, tool, request, start)
 
@@ -200,34 +194,35 @@ class CallPipeline:
                 "the call was denied."
             )
 
-    def _accept_arguments(self, tool: Tool, arguments: Any, request: RequestInfo) -> dict[str, Any]:
-        """Check the tool's credentials are set, then validate ``arguments``."""
+    def _bind(
+        self,
+        tool: Tool,
+        arguments: Any,
+        request: RequestInfo,
+        cancellation: CancellationToken | None,
+        progress: ProgressCallback | None,
+    ) -> tuple[dict[str, Any], ToolContext | None]:
+        """Check the tool's credentials are set and validate ``arguments``; returns the
+        keyword arguments and the tool's :class:`ToolContext`, made only when the tool asks
+        for one or the call carries a cancel signal or a progress callback (cheaper without)."""
         credentials = self.registry.credentials
         if credentials is not None and tool.spec.requires_credentials:
             credentials.require(tool.spec)
         try:
-            return tool.validate(arguments)
+            kwargs = tool.validate(arguments)
         except Exception as exc:
             self._audit_refusal(tool, request, "invalid", str(exc))
             raise
-
-    def _context(
-        self,
-        tool: Tool,
-        request: RequestInfo,
-        cancellation: CancellationToken | None,
-        progress: ProgressCallback | None,
-    ) -> ToolContext:
-        """The tool's :class:`ToolContext`; made only when it asks for one or the call
-        carries a cancel signal or a progress callback (cheaper without)."""
-        credentials = self.registry.credentials
-        return ToolContext(
+        if not (tool.wants_context or cancellation is not None or progress is not None):
+            return kwargs, None
+        ctx = ToolContext(
             tool_name=tool.spec.name,
             credentials=credentials.view() if credentials is not None else None,
             request=request,
             cancellation=cancellation,
             progress=progress,
         )
+        return kwargs, ctx
 
     def _inline_on_this_loop(self, tool: Tool, request: RequestInfo) -> bool:
         """Whether a sync tool runs on the running loop rather than in a worker thread."""
