@@ -84,10 +84,13 @@ def how_to_approve(face: Face, tool: str) -> str:
     """How a person approves a call of ``tool`` made from ``face``, in that face's terms."""
     rule = f"pre-approve it in nex.yaml (approvals: {{{tool}: pre_approved}})"
     ways: dict[Face, str] = {
-        "python": f"Pass approved=True once a person has approved it, or {rule}.",
-        "notebook": f"Run it from `%tool try {tool}` and approve it there, or {rule}.",
+        "python": f"Code cannot approve it: pass approved=True once a person has, or {rule}.",
+        "notebook": f"Approve it in its form (`%tool try {tool}`, then Run), or {rule}.",
         "cli": f"Pass --yes to approve it, or {rule}.",
-        "mcp": f"An agent cannot approve it: ask the user to {rule}.",
-        "rest": f'Approve it in the sidebar\'s form (or resend with "approved": true), or {rule}.',
+        "mcp": f"No one can approve it over MCP: ask the user to {rule}.",
+        "rest": (
+            f'Approve it in the sidebar (over the REST API, resend with "approved": true), '
+            f"or {rule}."
+        ),
     }
     return ways[face]

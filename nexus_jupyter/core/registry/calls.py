@@ -158,8 +158,8 @@ class CallPipeline:
         if self.registry.approver is None or not request.caller.can_approve:
             self._audit_refusal(tool, request, "ask-denied", "no one to approve")
             raise ApprovalRequired(
-                f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}) and no one "
-                f"can approve it here. {how_to_approve(request.caller.face, tool.spec.name)}",
+                f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}). "
+                + how_to_approve(request.caller.face, tool.spec.name),
                 tool=tool.spec.name,
                 arguments=arguments,
             )
