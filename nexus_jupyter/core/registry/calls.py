@@ -42,7 +42,10 @@ _perf = time.perf_counter
 class CallPipeline:
     """The calls of one :class:`~nexus_jupyter.core.registry.registry.Registry`, which holds
     it; it reads the registry's tools and its policy, credentials, audit and approver at
-    every call, so replacing one of those on the registry takes effect at once."""
+    every call, so replacing one of those on the registry takes effect at once.
+
+    The registry passes every option positionally (the cheapest call in CPython: this is
+    the per-call path that ``benchmarks/call_overhead.py`` measures)."""
 
     __slots__ = ("registry", "runner")
 
@@ -55,14 +58,13 @@ class CallPipeline:
     async def call(
         self,
         name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        request: RequestInfo | None = None,
-        principal: str | None = None,
-        timeout: float | None = None,
-        approved: bool = False,
-        progress: ProgressCallback | None = None,
-        cancellation: CancellationToken | None = None,
+        arguments: Mapping[str, Any] | None,
+        request: RequestInfo | None,
+        principal: str | None,
+        timeout: float | None,
+        approved: bool,
+        progress: ProgressCallback | None,
+        cancellation: CancellationToken | None,
     ) -> ToolResult:
         """See :meth:`Registry.call <nexus_jupyter.core.registry.registry.Registry.call>`."""
         start = _perf()
@@ -87,14 +89,13 @@ class CallPipeline:
     def call_sync(
         self,
         name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        request: RequestInfo | None = None,
-        principal: str | None = None,
-        timeout: float | None = None,
-        approved: bool = False,
-        progress: ProgressCallback | None = None,
-        cancellation: CancellationToken | None = None,
+        arguments: Mapping[str, Any] | None,
+        request: RequestInfo | None,
+        principal: str | None,
+        timeout: float | None,
+        approved: bool,
+        progress: ProgressCallback | None,
+        cancellation: CancellationToken | None,
     ) -> ToolResult:
         """See :meth:`Registry.call_sync <nexus_jupyter.core.registry.registry.Registry.call_sync>`.
 
@@ -106,20 +107,13 @@ class CallPipeline:
         entry = registry._snapshot.entries.get(name)
         if (
             entry is None
-            or entry.tool.is_async
             or timeout is not None
-            or entry.tool.spec.timeout is not None
             or cancellation is not None
+            or entry.tool.is_async
+            or entry.tool.spec.timeout is not None
         ):
             coro = self.call(
-                name,
-                arguments,
-                request=request,
-                principal=principal,
-                timeout=timeout,
-                approved=approved,
-                progress=progress,
-                cancellation=cancellation,
+                name, arguments, request, principal, timeout, approved, progress, cancellation
             )
             return registry.loop.run(coro)
         start = _perf()
@@ -142,30 +136,9 @@ class CallPipeline:
         request: RequestInfo,
         approved: bool,
     ) -> tuple[Tool, bool]:
-        """Check the tool ``name`` (its current ``entry``) can run and ask the policy; returns
-        the tool and whether someone must approve the call first. Raises when it may not
-        run (nothing ran)."""
-        tool = self._available(name, entry, request)
-        policy = self.registry.policy
-        if policy is None:
-            return tool, False
-        decision = policy.check(tool.spec, arguments or {}, request)
-        if decision.action == "deny":
-            self._audit_refusal(tool, request, "deny", decision.reason)
-            raise PermissionDenied(decision.reason)
-        if decision.action != "ask" or approved:
-            return tool, False
-        if self.registry.approver is None or not request.caller.can_approve:
-            self._audit_refusal(tool, request, "ask-denied", "no one to approve")
-            raise ApprovalRequired(
-                f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}). "
-                + how_to_approve(request.caller.face, tool.spec.name),
-                tool=tool.spec.name,
-                arguments=arguments,
-            )
-        return tool, True
-
-    def _available(self, name: str, entry: ToolEntry | None, request: RequestInfo) -> Tool:
+        """Check the tool ``name`` (its current ``entry``) can run now and ask the policy;
+        returns the tool and whether someone must approve the call first. Raises when it
+        may not run (nothing ran)."""
         registry = self.registry
         if entry is None:
             raise ToolNotFound(name, registry.suggest(name))
@@ -176,7 +149,33 @@ class CallPipeline:
             if live.status != "ok":
                 self._audit_refusal(entry.tool, request, "unavailable", live.reason)
                 raise ToolUnavailable(f"Tool {name!r} cannot run now: {live.reason}.")
-        return entry.tool
+        if registry.policy is None:
+            return entry.tool, False
+        return entry.tool, self._needs_approval(entry.tool, arguments, request, approved)
+
+    def _needs_approval(
+        self, tool: Tool, arguments: Any, request: RequestInfo, approved: bool
+    ) -> bool:
+        """The policy's decision: ``False`` to run, ``True`` to ask the approver first.
+        Raises :class:`PermissionDenied`, or :class:`ApprovalRequired` when it says ask and
+        no one can answer where the call was made (the error says how, for that face)."""
+        registry = self.registry
+        assert registry.policy is not None
+        decision = registry.policy.check(tool.spec, arguments or {}, request)
+        if decision.action == "deny":
+            self._audit_refusal(tool, request, "deny", decision.reason)
+            raise PermissionDenied(decision.reason)
+        if decision.action != "ask" or approved:
+            return False
+        if registry.approver is None or not request.caller.can_approve:
+            self._audit_refusal(tool, request, "ask-denied", "no one to approve")
+            raise ApprovalRequired(
+                f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}). "
+                + how_to_approve(request.caller.face, tool.spec.name),
+                tool=tool.spec.name,
+                arguments=arguments,
+            )
+        return True
 
     async def _ask(self, tool: Tool, arguments: Any, request: RequestInfo) -> None:
         """Ask the registry's approver (checked by :meth:`_admit`); raises if denied."""
@@ -241,8 +240,9 @@ class CallPipeline:
         """Time, mask, label and audit a finished call."""
         registry = self.registry
         result.duration = _perf() - start
-        if registry.credentials is not None:
-            result.masker = registry.credentials.mask  # see ToolResult.redacted
+        credentials = registry.credentials
+        if credentials is not None:
+            result.masker = credentials.mask  # see ToolResult.redacted
         if request is not _LOCAL:
             result.request_id = request.request_id
         if registry.audit is not None:

@@ -119,18 +119,20 @@ class Registry(RegistryReader):
         means a person approved this call in a UI.
         """
         return self._calls.call(
-            name,
-            arguments,
-            request=request,
-            principal=principal,
-            timeout=timeout,
-            approved=approved,
-            progress=progress,
-            cancellation=cancellation,
+            name, arguments, request, principal, timeout, approved, progress, cancellation
         )
 
     def call_sync(
-        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        request: RequestInfo | None = None,
+        principal: str | None = None,
+        timeout: float | None = None,
+        approved: bool = False,
+        progress: ProgressCallback | None = None,
+        cancellation: CancellationToken | None = None,
     ) -> ToolResult:
         """:meth:`call` for code without ``await``: scripts, the CLI, a notebook cell or a
         widget callback (even while an event loop runs in this thread). Same options.
@@ -138,7 +140,9 @@ class Registry(RegistryReader):
         A sync tool with no timeout runs right here; anything else runs on the registry's
         background loop while this thread waits, so no running loop is ever re-entered.
         """
-        return self._calls.call_sync(name, arguments, **options)
+        return self._calls.call_sync(
+            name, arguments, request, principal, timeout, approved, progress, cancellation
+        )
 
     # -- background loop ------------------------------------------------------------------
 
