@@ -43,7 +43,7 @@ __all__ = ["Decision", "Policy", "effective_principal"]
 
 def effective_principal(request: RequestInfo) -> str:
     """``request.principal``, else ``local`` or ``unknown`` (whether its caller is remote)."""
-    return request.principal or request.caller.anonymous_principal
+    return request.principal_name
 
 
 class Policy:

@@ -135,7 +135,7 @@ class RequestInfo:
     request_id: str
     principal: str | None
     session_id: str | None
-    client: str | None  # "notebook", "rest", "mcp", "cli", ...
+    client: str  # "notebook", "rest", "mcp", "cli", ...: the caller's face unless named
     caller: Caller
 
     def __init__(
