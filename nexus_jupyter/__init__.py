@@ -37,7 +37,7 @@ from .core.tools.decorator import tool
 if TYPE_CHECKING:
     from .core.registry.registry import Registry
     from .core.registry.state import RegistryChanged, ToolEntry
-    from .core.tools.context import CancellationToken, RequestInfo, ToolContext
+    from .core.tools.context import Caller, CancellationToken, RequestInfo, ToolContext
     from .core.tools.result import Image, ToolResult
     from .core.tools.spec import ToolSpec
     from .core.tools.tool import Tool
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 # the registry pulls in pydantic, which a kernel may never need before the first tool.
 _LAZY = {
     "CancellationToken": ".core.tools.context",
+    "Caller": ".core.tools.context",
     "RequestInfo": ".core.tools.context",
     "ToolContext": ".core.tools.context",
     "Registry": ".core.registry.registry",
@@ -77,6 +78,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApprovalRequired",
+    "Caller",
     "CancellationToken",
     "ConfigError",
     "ExportError",

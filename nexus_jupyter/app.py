@@ -14,12 +14,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .core.config.loading import load_settings, nexus_home
 from .core.config.model import Settings
 from .core.tools.spec import SourceKind
 from .core.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from .core.policy.protocols import AuditSink, CallPolicy, Credentials
 
 __all__ = ["AppWiring", "configure_registry", "resolve_settings"]
 
@@ -40,7 +43,7 @@ def resolve_settings(base: Path, config: Any) -> Settings:
     raise TypeError(f"config must be a Settings, a dict or a path, got {config!r}.")
 
 
-def _audit_log(settings: Settings, store: Any) -> Any:
+def _audit_log(settings: Settings, store: Credentials | None) -> AuditSink | None:
     if settings.audit is False:
         return None
     from .core.policy.audit import AuditLog
@@ -82,12 +85,14 @@ def configure_registry(
     if "credentials" not in kwargs:
         from .core.policy.credentials import CredentialStore
 
-        kwargs["credentials"] = CredentialStore()
+        credentials: Credentials = CredentialStore()
+        kwargs["credentials"] = credentials
     store = kwargs["credentials"]
     if "policy" not in kwargs:
         from .core.policy.policy import Policy
 
-        kwargs["policy"] = Policy.from_settings(settings)
+        policy: CallPolicy = Policy.from_settings(settings)
+        kwargs["policy"] = policy
     if "audit" not in kwargs:
         kwargs["audit"] = _audit_log(settings, store)
     kwargs.setdefault("search", settings.search.mode)

@@ -10,6 +10,7 @@ import nexus_jupyter
 EXPECTED = {
     "ApprovalRequired",
     "CancellationToken",
+    "Caller",
     "ConfigError",
     "ExportError",
     "FieldError",

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..core.errors import ApprovalRequired, NexusError
 from ..core.tools.arguments import parse_call_arguments as parse_typed_arguments
-from ..core.tools.context import RequestInfo
+from ..core.tools.context import CLI_CALLER, RequestInfo
 from ..render.catalog import no_hits_text
 from .main import UsageProblem
 
@@ -183,16 +183,14 @@ def parse_call_arguments(items: list[str]) -> dict[str, Any]:
 
 def cmd_call(reg: Any, args: argparse.Namespace) -> int:
     arguments = parse_call_arguments(args.arguments)
-    request = RequestInfo(client="cli")
+    request = RequestInfo(caller=CLI_CALLER)
     try:
         result = reg.call_sync(
             args.name, arguments, request=request, timeout=args.timeout, approved=args.yes
         )
     except ApprovalRequired as exc:
         if not sys.stdin.isatty():
-            raise ApprovalRequired(
-                f"{exc} From the command line, pass --yes to approve it.", tool=exc.tool
-            ) from None
+            raise  # its message says how to approve from the command line (--yes)
         answer = input(f"{exc}\nApprove this call of {args.name!r}? [y/N] ").strip().lower()
         if answer not in ("y", "yes"):
             print("nexus-tools: error: the call was not approved.", file=sys.stderr)

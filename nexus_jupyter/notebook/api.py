@@ -115,10 +115,10 @@ def call_tool(
     Works in a cell with a running event loop. Pre-call problems raise (unknown tool,
     invalid arguments, policy); a failing tool gives a result with ``error`` set.
     """
-    from ..core.tools.context import RequestInfo
+    from ..core.tools.context import NOTEBOOK_CALLER, RequestInfo
 
     reg = current_registry(registry)
-    options.setdefault("request", RequestInfo(client="notebook"))
+    options.setdefault("request", RequestInfo(caller=NOTEBOOK_CALLER))
     result = reg.call_sync(name, dict(arguments or {}), **options)
     (history or session_history()).record_result(arguments, result)
     return result

@@ -38,7 +38,7 @@ from ..core.errors import (
     ToolValidationError,
 )
 from ..core.registry.state import ToolEntry
-from ..core.tools.context import CancellationToken, RequestInfo
+from ..core.tools.context import REST_CALLER, CancellationToken, RequestInfo
 from ..core.tools.result import ToolResult
 from .jupyter_events import AUTH_RESOURCE
 
@@ -258,7 +258,7 @@ class CallHandler(NexusHandler):
             raise _error(400, "bad_request", f"arguments must be a JSON object, got {kind}.")
         approved = body.get("approved", False) is True
         user = self.current_user
-        request = RequestInfo(principal=getattr(user, "username", None), client="rest")
+        request = RequestInfo(principal=getattr(user, "username", None), caller=REST_CALLER)
         reg = self.registry
         token = CancellationToken()
         call = reg.call(name, arguments, request=request, approved=approved, cancellation=token)

@@ -7,7 +7,7 @@
 
 Built on the SDK's low-level ``Server`` so every ``tools/list`` reads the registry's current
 snapshot and every ``tools/call`` goes through ``registry.call`` (policy, credentials,
-validation, audit) as client ``"mcp"``. Every registry change reaches every connected
+validation, audit) as :data:`~nexus_jupyter.core.tools.context.MCP_CALLER`. Every registry change reaches every connected
 session without reconnecting: a ``subscriptions/listen`` event for 2026-07-28 clients (the
 SDK's ``SubscriptionBus``) and ``notifications/tools/list_changed`` for earlier revisions.
 With ``defer=True`` only the eager tools plus ``tool_search`` are listed (every tool stays
@@ -25,7 +25,7 @@ from typing import Any
 
 from ..core.errors import NexusError, ToolNotFound
 from ..core.registry.state import RegistryChanged
-from ..core.tools.context import CancellationToken, RequestInfo
+from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from .mcp_bridge import call_result, error_result, mcp_tool
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
@@ -177,7 +177,7 @@ class RegistryServer:
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
-        request = RequestInfo(request_id=f"mcp-{ctx.request_id}", client="mcp")
+        request = RequestInfo(request_id=f"mcp-{ctx.request_id}", caller=MCP_CALLER)
         progress = None
         if progress_token_from_params(ctx.params) is not None:
             progress = _progress_sender(ctx.session, asyncio.get_running_loop())

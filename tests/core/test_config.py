@@ -9,6 +9,7 @@ import pytest
 from nexus_jupyter import ConfigError, Registry
 from nexus_jupyter.core.config.loading import interpolate, load_settings, merge_levels
 from nexus_jupyter.core.policy.credentials import CredentialStore
+from nexus_jupyter.core.tools.context import Caller
 from tests.waiting import wait_until
 
 
@@ -26,8 +27,8 @@ def test_defaults_without_files(levels: tuple[Path, Path]) -> None:
     _, project = levels
     settings = load_settings(project)
     assert settings.tools_dir == "tools/dynamic"
-    assert settings.grant.for_client("notebook") == "danger_full_access"
-    assert settings.grant.for_client("rest") == "workspace_write"
+    assert settings.grant.for_caller(Caller("notebook", grant="notebook")) == "danger_full_access"
+    assert settings.grant.for_caller(Caller("rest", grant="rest")) == "workspace_write"
     assert settings.files == ()
 
 

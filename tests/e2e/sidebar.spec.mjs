@@ -180,6 +180,8 @@ try {
   const dialog = page.locator('.jp-Dialog');
   await dialog.waitFor({ timeout: 5000 });
   assert.match(await dialog.innerText(), /needs approval/);
+  assert.match(await dialog.innerText(), /Approve it in the sidebar/); // worded for this face
+  await dialog.screenshot({ path: screenshot.replace(/\.png$/, '-approval.png') });
   step('approval prompt shown for greet');
   await dialog.locator('button', { hasText: 'Approve' }).click();
   const greeting = page.locator('.jp-NexusTools-structured');

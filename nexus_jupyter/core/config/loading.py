@@ -2,7 +2,7 @@
 runtime settings, deep-merged and validated into one :class:`Settings`.
 
 >>> settings = load_settings(Path("."), runtime={"grant": "read_only"})
->>> settings.grant.for_client("rest")
+>>> settings.grant.rest
 'read_only'
 
 Merging: mappings merge key by key; lists of mappings that carry a ``name`` (MCP servers,
@@ -20,13 +20,16 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from .model import Settings
+
+if TYPE_CHECKING:
+    from ..policy.protocols import Credentials
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -217,7 +220,9 @@ def _line_of(path: Path, loc: tuple[Any, ...]) -> int | None:
 # -- interpolation ------------------------------------------------------------------------
 
 
-def interpolate(value: Any, credentials: Any = None, *, where: str = "nex.yaml") -> Any:
+def interpolate(
+    value: Any, credentials: Credentials | None = None, *, where: str = "nex.yaml"
+) -> Any:
     """Fill ``${env:VAR}`` and ``${credentials:service/key}`` in strings (recursively in
     lists and dicts). ``credentials`` is a :class:`~nexus_jupyter.core.policy.credentials.CredentialStore`.
 
@@ -238,7 +243,7 @@ def interpolate(value: Any, credentials: Any = None, *, where: str = "nex.yaml")
     return value
 
 
-def _resolve(kind: str, ref: str, credentials: Any, where: str) -> str:
+def _resolve(kind: str, ref: str, credentials: Credentials | None, where: str) -> str:
     if kind == "env":
         found = os.environ.get(ref)
         if found is None:

@@ -28,11 +28,14 @@ A full example (every key optional)::
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..tools.spec import Permission
+
+if TYPE_CHECKING:
+    from ..tools.context import Caller
 
 __all__ = [
     "ApprovalMode",
@@ -107,7 +110,7 @@ class PrincipalPolicy(_Strict):
 
 
 class GrantSettings(_Strict):
-    """The granted level per client kind. A plain string in YAML sets every client.
+    """The granted level per kind of face. A plain string in YAML sets every face.
 
     Defaults: a person at the keyboard (notebook, Python, CLI) may run everything (the
     dangerous tools still ask); remote clients (REST, MCP) get ``workspace_write``.
@@ -119,11 +122,10 @@ class GrantSettings(_Strict):
     notebook: Permission | None = None
     cli: Permission | None = None
 
-    def for_client(self, client: str | None) -> Permission:
-        value = (
-            getattr(self, client, None) if client in ("rest", "mcp", "notebook", "cli") else None
-        )
-        return value or self.default
+    def for_caller(self, caller: Caller) -> Permission:
+        """The level for ``caller``: its own entry (:attr:`Caller.grant`), else ``default``."""
+        level: Permission | None = getattr(self, caller.grant)
+        return level or self.default
 
 
 class McpServerSettings(_Strict):

@@ -9,6 +9,9 @@ Chained shell commands cannot ride on an approval: a ``pre_approved`` rule's ``p
 ``glob`` matcher never matches a string holding shell control characters (``;``, ``&``,
 ``|``, backquote, ``$(``, redirections, newlines), so ``git status; rm -rf ~`` is not
 covered by ``{command: {prefix: "git "}}`` and falls back to asking.
+
+When a call needs approval and no one can give it where it was made,
+:func:`how_to_approve` words the way out for that kind of face.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..config.model import ApprovalRule, ArgumentMatcher
+from ..tools.context import Face
 
-__all__ = ["matching_rules", "pick_rule", "rule_matches"]
+__all__ = ["how_to_approve", "matching_rules", "pick_rule", "rule_matches"]
 
 _SHELL_CONTROL = re.compile(r"[;&|`<>\n\r]|\$\(")
 
@@ -74,3 +78,19 @@ def pick_rule(
         return None
     blocked = [item for item in found if item[1].action == "blocked"]
     return max(blocked or found, key=_specificity)[1]
+
+
+def how_to_approve(face: Face, tool: str) -> str:
+    """How a person approves a call of ``tool`` made from ``face``, in that face's terms."""
+    rule = f"pre-approve it in nex.yaml (approvals: {{{tool}: pre_approved}})"
+    ways: dict[Face, str] = {
+        "python": f"Code cannot approve it: pass approved=True once a person has, or {rule}.",
+        "notebook": f"Approve it in its form (`%tool try {tool}`, then Run), or {rule}.",
+        "cli": f"Pass --yes to approve it, or {rule}.",
+        "mcp": f"No one can approve it over MCP: ask the user to {rule}.",
+        "rest": (
+            f'Approve it in the sidebar (over the REST API, resend with "approved": true), '
+            f"or {rule}."
+        ),
+    }
+    return ways[face]

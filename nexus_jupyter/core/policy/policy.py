@@ -10,7 +10,8 @@
 
 1. **ACLs** (``policies`` in nex.yaml): a principal's ``deny`` globs, or its ``allow`` list
    when it has one, refuse the call.
-2. **Grant**: a tool above the granted level of the caller's client kind (and below every
+2. **Grant**: a tool above the level nex.yaml grants the caller's face
+   (:attr:`Caller.grant <nexus_jupyter.core.tools.context.Caller.grant>`; lowered by every
    matching ACL's ``grant``) is refused.
 3. **Approval rules** (``approvals`` / ``approval_rules``): ``blocked`` refuses,
    ``pre_approved`` allows, ``ask`` asks.
@@ -20,8 +21,8 @@ An "ask" for a tool approved "always" in this session becomes "allow" -- until t
 definition (name, description, schemas, permission) changes, which needs approval again.
 
 Principals: ``request.principal`` when given; otherwise ``local`` for a person at this
-machine (clients ``python``, ``notebook``, ``cli``, or none) and ``unknown`` for remote
-callers that did not say who they are (``rest``, ``mcp``, ...).
+machine and ``unknown`` for a remote caller (``Caller.remote``: MCP, REST) that did not say
+who it is.
 """
 
 from __future__ import annotations
@@ -29,33 +30,20 @@ from __future__ import annotations
 import fnmatch
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..config.model import ApprovalRule, GrantSettings, PrincipalPolicy
 from ..tools.context import RequestInfo
 from ..tools.spec import PERMISSIONS, Permission, ToolSpec, permission_rank
 from .approvals import pick_rule
+from .protocols import Decision
 
-__all__ = ["LOCAL_CLIENTS", "Decision", "Policy", "effective_principal"]
-
-LOCAL_CLIENTS = (None, "python", "notebook", "cli", "widget", "kernel")
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The outcome of :meth:`Policy.check`. ``rule`` names the setting that decided it."""
-
-    action: Literal["allow", "ask", "deny"]
-    reason: str
-    rule: str | None = None
+__all__ = ["Decision", "Policy", "effective_principal"]
 
 
 def effective_principal(request: RequestInfo) -> str:
-    """``request.principal``, else ``local`` or ``unknown`` by client kind."""
-    if request.principal:
-        return request.principal
-    return "local" if request.client in LOCAL_CLIENTS else "unknown"
+    """``request.principal``, else ``local`` or ``unknown`` (whether its caller is remote)."""
+    return request.principal_name
 
 
 class Policy:
@@ -153,8 +141,8 @@ class Policy:
     def _grant(
         self, request: RequestInfo, acls: list[tuple[int, PrincipalPolicy]]
     ) -> tuple[Permission, str]:
-        grant = self.grant.for_client(request.client)
-        origin = f"{request.client or 'local'} clients"
+        grant = self.grant.for_caller(request.caller)
+        origin = f"{request.caller.face} callers"
         for i, acl in acls:
             if acl.grant is not None and permission_rank(acl.grant) < permission_rank(grant):
                 grant, origin = (

@@ -23,13 +23,13 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SourceError, ToolNotFound
 from ..tools.tool import Tool
-from .calls import CallRunner
+from .calls import CallPipeline
 from .changes import details_changed, rebuild, stamp_all, unavailable_with, update_tools
 from .events import EventHub, Subscriber
 from .loop import BackgroundLoop
@@ -40,14 +40,17 @@ from .state import RegistryChanged, Snapshot, SourceState
 from .wiring import installed_wiring
 
 if TYPE_CHECKING:
+    from ..policy.protocols import Approver, AuditSink, CallPolicy, Credentials
     from ..search.index import SearchIndex
+    from ..tools.context import CancellationToken, ProgressCallback, RequestInfo
+    from ..tools.result import ToolResult
 
 __all__ = ["Registry"]
 
 log = logging.getLogger(__name__)
 
 
-class Registry(RegistryReader, CallRunner):
+class Registry(RegistryReader):
     """Every tool the session can see, from every source, behind one API.
 
     ``Registry()`` is empty; :meth:`Registry.default` adds the built-in tools, the watched
@@ -55,24 +58,27 @@ class Registry(RegistryReader, CallRunner):
     snapshots); writes are serialized and swapped in atomically.
 
     ``search`` is ``"keyword"``, ``"hybrid"`` or ``"auto"`` (hybrid when the ``semantic``
-    extra is installed). ``policy``, ``credentials`` and ``audit`` are consulted on every call.
+    extra is installed). ``policy``, ``credentials`` and ``audit`` are consulted on every call
+    (any objects with the methods of :mod:`~nexus_jupyter.core.policy.protocols`), and so is
+    ``approver`` when the policy asks and someone can answer where the call was made.
     """
 
     def __init__(
         self,
         *,
         search: str = "auto",
-        policy: Any = None,
-        credentials: Any = None,
-        audit: Any = None,
+        policy: CallPolicy | None = None,
+        credentials: Credentials | None = None,
+        audit: AuditSink | None = None,
         search_threshold: float | None = None,
     ) -> None:
         self.search_mode = search
         self.search_threshold = search_threshold
         self.policy = policy
-        self.credentials = credentials
+        self.credentials: Credentials | None = credentials
         self.audit = audit
-        self.approver: Callable[..., Any] | None = None
+        self.approver: Approver | None = None
+        self._calls = CallPipeline(self)
         self.settings: Any = None  # the merged configuration, when built by Registry.default
         self.root: Path | None = None  # the project root, when built by Registry.default
         self._lock = threading.RLock()
@@ -92,6 +98,54 @@ class Registry(RegistryReader, CallRunner):
         """A registry with the built-in tools, the tools folder of ``root`` (watched) and the
         MCP servers, policy and credentials of the merged ``nex.yaml`` levels."""
         return installed_wiring().default_registry(cls, root=root, config=config, **kwargs)
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        request: RequestInfo | None = None,
+        principal: str | None = None,
+        timeout: float | None = None,
+        approved: bool = False,
+        progress: ProgressCallback | None = None,
+        cancellation: CancellationToken | None = None,
+    ) -> Coroutine[Any, Any, ToolResult]:
+        """Call tool ``name`` with ``arguments`` (a dict); ``await`` it for its :class:`ToolResult`.
+
+        Raises :class:`ToolNotFound`, :class:`ToolValidationError`, :class:`PermissionDenied`,
+        :class:`ApprovalRequired`, :class:`MissingCredential` or :class:`ToolUnavailable`
+        before the tool runs; a tool that fails, times out or is cancelled gives a result
+        with ``error`` set. ``request`` says who calls (its :class:`Caller`); ``approved=True``
+        means a person approved this call in a UI.
+        """
+        return self._calls.call(
+            name, arguments, request, principal, timeout, approved, progress, cancellation
+        )
+
+    def call_sync(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        request: RequestInfo | None = None,
+        principal: str | None = None,
+        timeout: float | None = None,
+        approved: bool = False,
+        progress: ProgressCallback | None = None,
+        cancellation: CancellationToken | None = None,
+    ) -> ToolResult:
+        """:meth:`call` for code without ``await``: scripts, the CLI, a notebook cell or a
+        widget callback (even while an event loop runs in this thread). Same options.
+
+        A sync tool with no timeout runs right here; anything else runs on the registry's
+        background loop while this thread waits, so no running loop is ever re-entered.
+        """
+        return self._calls.call_sync(
+            name, arguments, request, principal, timeout, approved, progress, cancellation
+        )
 
     # -- background loop ------------------------------------------------------------------
 

@@ -19,10 +19,16 @@ import itertools
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "CLI_CALLER",
+    "LOCAL_CALLER",
+    "MCP_CALLER",
+    "NOTEBOOK_CALLER",
+    "REST_CALLER",
+    "Caller",
     "CancellationToken",
     "CredentialsView",
     "NoCredentials",
@@ -32,6 +38,15 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[float, float | None, str | None], Any]
+#: The kind of face that took a call; errors are worded for it (a CLI user passes ``--yes``,
+#: an agent over MCP asks its user, a notebook user presses Run).
+Face = Literal["python", "notebook", "cli", "mcp", "rest"]
+#: Which entry of nex.yaml's ``grant`` applies (``default`` when the face has none).
+GrantKey = Literal["default", "notebook", "cli", "mcp", "rest"]
+#: When a sync tool may run on the caller's event loop instead of a worker thread:
+#: ``after_fast_streak`` (a local loop), ``after_long_fast_streak`` (a server loop that
+#: serves other sessions too) or ``never`` (a loop whose stall would freeze a UI).
+InlineRule = Literal["after_fast_streak", "after_long_fast_streak", "never"]
 
 _request_counter = itertools.count(1)
 
@@ -58,13 +73,92 @@ class NoCredentials:
 
 
 @dataclass(frozen=True, slots=True)
-class RequestInfo:
-    """Who is calling and under which ids. ``principal`` is ``None`` for the local user."""
+class Caller:
+    """What kind of caller a face is, as that face describes it. The policy and the call
+    pipeline decide from these fields alone, never from a face's name.
 
-    request_id: str = field(default_factory=lambda: f"req-{next(_request_counter)}")
-    principal: str | None = None
-    session_id: str | None = None
-    client: str | None = None  # "notebook", "rest", "mcp", "cli", ...
+    - ``face``: the kind of face, for audit lines and for wording errors.
+    - ``remote``: the call comes from another process or machine; a request that names no
+      principal is ``unknown`` (else ``local``, the person at this machine).
+    - ``grant``: the entry of nex.yaml's ``grant`` that caps this caller.
+    - ``can_approve``: someone here can answer an approval prompt (``registry.approver``).
+    - ``inline``: when a sync tool may run on the caller's event loop (:data:`InlineRule`).
+    """
+
+    face: Face = "python"
+    remote: bool = False
+    grant: GrantKey = "default"
+    can_approve: bool = True
+    inline: InlineRule = "after_fast_streak"
+
+    @property
+    def anonymous_principal(self) -> str:
+        """The principal of a request that names none."""
+        return "unknown" if self.remote else "local"
+
+
+#: Python code in this process (a script, a cell): the default caller.
+LOCAL_CALLER = Caller()
+#: A person in the notebook (magics, forms, ``call_tool``): can approve in the form.
+NOTEBOOK_CALLER = Caller("notebook", grant="notebook")
+#: ``nexus-tools call``: local, but no prompt can reach it (it passes ``--yes`` instead).
+CLI_CALLER = Caller("cli", grant="cli", can_approve=False)
+#: An agent over MCP: remote and unnamed, no one to approve; its server loop serves other
+#: sessions, so sync tools run on it only after a long fast streak.
+MCP_CALLER = Caller(
+    "mcp", remote=True, grant="mcp", can_approve=False, inline="after_long_fast_streak"
+)
+#: The REST API (the JupyterLab sidebar): remote, approves by resending with ``approved``;
+#: its loop is the Jupyter server's, where a stall freezes every open notebook.
+REST_CALLER = Caller("rest", remote=True, grant="rest", can_approve=False, inline="never")
+#: The caller of a :class:`RequestInfo` built with only ``client=`` set, by client name.
+_CALLERS_BY_CLIENT: dict[str | None, Caller] = {
+    None: LOCAL_CALLER,
+    "kernel": LOCAL_CALLER,  # names local code used before callers were described
+    "widget": LOCAL_CALLER,
+    **{c.face: c for c in (LOCAL_CALLER, NOTEBOOK_CALLER, CLI_CALLER, MCP_CALLER, REST_CALLER)},
+}
+#: A client name nobody documented: remote and unnamed (as before callers were described).
+_UNKNOWN_CLIENT = Caller(remote=True)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class RequestInfo:
+    """Who is calling and under which ids. ``principal`` is ``None`` when the request names
+    no one (see :attr:`Caller.anonymous_principal`).
+
+    ``caller`` describes the face that took the call; ``client`` is its name in audit lines.
+    Give either: a request built with ``client="mcp"`` alone gets that face's caller, one
+    built with neither is local Python code.
+    """
+
+    request_id: str
+    principal: str | None
+    session_id: str | None
+    client: str  # "notebook", "rest", "mcp", "cli", ...: the caller's face unless named
+    caller: Caller
+
+    def __init__(
+        self,
+        request_id: str | None = None,
+        principal: str | None = None,
+        session_id: str | None = None,
+        client: str | None = None,
+        caller: Caller | None = None,
+    ) -> None:
+        if caller is None:
+            caller = _CALLERS_BY_CLIENT.get(client, _UNKNOWN_CLIENT)
+        set_field = object.__setattr__  # frozen: fields are set once, here
+        set_field(self, "request_id", request_id or f"req-{next(_request_counter)}")
+        set_field(self, "principal", principal)
+        set_field(self, "session_id", session_id)
+        set_field(self, "client", client or caller.face)
+        set_field(self, "caller", caller)
+
+    @property
+    def principal_name(self) -> str:
+        """``principal``, else ``local`` or ``unknown`` (:attr:`Caller.anonymous_principal`)."""
+        return self.principal or self.caller.anonymous_principal
 
 
 class CancellationToken:
@@ -128,7 +222,7 @@ class ToolContext:
     """Handed to a tool that asks for it (a parameter annotated ``ToolContext``).
 
     - ``credentials``: ``await ctx.credentials.get(service, key)``, ``ctx.credentials.has(s)``
-    - ``request``: :class:`RequestInfo` (request id, principal, session, client)
+    - ``request``: :class:`RequestInfo` (request id, principal, session, client, caller)
     - ``cancellation`` / ``cancelled``: the cancel signal of this call
     - ``log``: a :class:`logging.Logger` named after the tool
     - ``progress(current, total=None, message=None)``: report progress (sync or awaitable)

@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as W
 
 from ...core.errors import FieldError, ToolValidationError
-from ...core.tools.context import RequestInfo
+from ...core.tools.context import NOTEBOOK_CALLER, RequestInfo
 from ...render.catalog import tool_badges
 from .form_fields import Field, FieldInputError, build_field, field_at
 from .history_panel import HistoryPanel
@@ -141,7 +141,7 @@ class ToolForm(W.VBox):
             tool.spec.name,
             arguments,
             history=self.history,
-            request=RequestInfo(client="notebook"),
+            request=RequestInfo(caller=NOTEBOOK_CALLER),
             on_invalid=lambda e: self.show_errors(e.errors),
         )
 

@@ -18,7 +18,7 @@ from typing import Any
 import ipywidgets as W
 
 from ...core.errors import NexusError, ToolValidationError
-from ...core.tools.context import CancellationToken, RequestInfo
+from ...core.tools.context import NOTEBOOK_CALLER, CancellationToken, RequestInfo
 from ...render.results import json_tree_html
 
 __all__ = ["ResultPane"]
@@ -85,7 +85,7 @@ class ResultPane(W.VBox):
         """Run the call on the registry's background loop; returns its future."""
         from .approval import register_prompt_area, unregister_prompt_area
 
-        request = request or RequestInfo(client="notebook")
+        request = request or RequestInfo(caller=NOTEBOOK_CALLER)
         token = CancellationToken()
         done = threading.Event()
         self._token, self._done = token, done

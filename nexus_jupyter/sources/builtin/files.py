@@ -33,9 +33,9 @@ def _check_glob_pattern(pattern: str) -> None:
 
 def _refuse_watched_folder(registry: Any, real: Path, ctx: ToolContext) -> None:
     """A file written into a watched tools folder is imported at once: code runs in this
-    process. Over MCP or REST (no one to approve) that would turn `write` into a shell, so
-    it is refused there; agents create tools with `create_dynamic_tool`, which asks."""
-    if registry is None or ctx.request.client not in ("mcp", "rest"):
+    process. For a remote caller (MCP, REST: no one here to approve) that would turn `write`
+    into a shell, so it is refused; agents create tools with `create_dynamic_tool`, which asks."""
+    if registry is None or not ctx.request.caller.remote:
         return
     for state in registry.sources():
         folder = getattr(state.source, "root", None)

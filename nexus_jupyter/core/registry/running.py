@@ -1,0 +1,140 @@
+"""How an admitted call runs: inline, in a worker thread or as a task, under a deadline and
+the cancel signal. Failures of the tool become a :class:`ToolResult` with ``error`` set
+(masked with the registry's credentials), never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..tools.context import ToolContext
+from ..tools.result import ToolResult
+
+if TYPE_CHECKING:
+    from ..policy.protocols import Credentials
+    from ..tools.tool import Tool
+
+__all__ = ["ToolRunner"]
+
+log = logging.getLogger(__name__)
+_perf = time.perf_counter
+
+
+class HasCredentials(Protocol):
+    """The registry, as the runner sees it: its credentials mask the errors it makes."""
+
+    credentials: Credentials | None
+
+
+class ToolRunner:
+    """Runs tools for ``host`` (the registry)."""
+
+    __slots__ = ("host",)
+
+    def __init__(self, host: HasCredentials) -> None:
+        self.host = host
+
+    def inline(self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
+        """Run a sync tool right here, timing it (its timings pick the inline path later)."""
+        start = _perf()
+        try:
+            value = tool.invoke(kwargs, ctx)
+        except (Exception, SystemExit) as exc:
+            return self.failure(tool, exc)
+        finally:
+            tool.record_duration(_perf() - start)
+        return value if isinstance(value, ToolResult) else ToolResult(tool.spec.name, value)
+
+    async def threaded(
+        self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
+    ) -> ToolResult:
+        """Run a sync tool in a worker thread, so the event loop stays free."""
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(None, self.inline, tool, kwargs, ctx)
+        try:
+            if limit is None and ctx is None:
+                return await future
+            return await self._supervise(asyncio.ensure_future(future), tool, ctx, limit)
+        except asyncio.CancelledError:
+            if ctx is not None:
+                ctx.cancellation.cancel()  # ask the thread to stop; it cannot be killed
+            raise
+
+    async def awaited(
+        self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
+    ) -> ToolResult:
+        """Run an async tool: awaited directly, or as a supervised task when it has a
+        deadline or a context to cancel."""
+        if limit is None and ctx is None:
+            return await self._invoke_async(tool, kwargs, ctx)
+        task = asyncio.ensure_future(self._invoke_async(tool, kwargs, ctx))
+        return await self._supervise(task, tool, ctx, limit)
+
+    async def _invoke_async(
+        self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None
+    ) -> ToolResult:
+        try:
+            value = await tool.invoke(kwargs, ctx)
+        except (Exception, SystemExit) as exc:
+            return self.failure(tool, exc)
+        return value if isinstance(value, ToolResult) else ToolResult(tool.spec.name, value)
+
+    async def _supervise(
+        self,
+        task: asyncio.Future[ToolResult],
+        tool: Tool,
+        ctx: ToolContext | None,
+        limit: float | None,
+    ) -> ToolResult:
+        """Wait for ``task`` with a deadline and the cancel signal."""
+        loop = asyncio.get_running_loop()
+        cancelled: asyncio.Future[None] = loop.create_future()
+
+        def _mark_cancelled() -> None:
+            if not cancelled.done():
+                cancelled.set_result(None)
+
+        if ctx is not None:
+            ctx.cancellation.on_cancel(lambda: loop.call_soon_threadsafe(_mark_cancelled))
+        try:
+            waiting: set[asyncio.Future[Any]] = {task, cancelled}
+            done, _ = await asyncio.wait(
+                waiting, timeout=limit, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            task.cancel()
+            if ctx is not None:
+                ctx.cancellation.cancel()
+            raise
+        finally:
+            cancelled.cancel()
+        if cancelled in done or (ctx is not None and ctx.cancellation.cancelled):
+            # A tool that saw the signal and returned may finish first: still cancelled.
+            task.cancel()
+            return cancelled_result(tool)
+        if task in done:
+            return task.result()
+        task.cancel()
+        if ctx is not None:
+            ctx.cancellation.cancel()
+        return ToolResult.failure(
+            tool.spec.name, f"the call timed out after {limit:g} s", "TimeoutError"
+        )
+
+    def failure(self, tool: Tool, exc: BaseException) -> ToolResult:
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, SystemExit):
+            message = f"the tool called exit({exc.code!r})"
+        log.debug("tool %s failed", tool.spec.name, exc_info=exc)
+        credentials = self.host.credentials
+        if credentials is not None:
+            message = credentials.mask(message)
+        return ToolResult.failure(tool.spec.name, message, type(exc).__name__)
+
+
+def cancelled_result(tool: Tool) -> ToolResult:
+    """The result of a call cancelled before it finished (or before it started)."""
+    return ToolResult.failure(tool.spec.name, "the call was cancelled", "CancelledError")
