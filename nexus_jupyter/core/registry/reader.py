@@ -17,6 +17,7 @@ from ..tools.tool import Tool
 from .state import Snapshot, ToolEntry
 
 if TYPE_CHECKING:
+    from ..policy.protocols import Credentials
     from ..search.index import SearchHit, SearchIndex
 
 __all__ = ["RegistryReader"]
@@ -25,15 +26,26 @@ log = logging.getLogger(__name__)
 
 
 class RegistryReader:
-    """Lookups and search over :attr:`snapshot` (a mixin of
-    :class:`~nexus_jupyter.core.registry.registry.Registry`)."""
+    """Lookups and search over the current :attr:`snapshot`, which writers replace whole
+    (:class:`~nexus_jupyter.core.registry.writer.RegistryWriter` builds on this class).
 
-    _snapshot: Snapshot
-    _index: SearchIndex | None
-    _lock: threading.RLock
-    credentials: Any
-    search_mode: str
-    search_threshold: float | None
+    ``credentials`` decide live availability (a tool that needs a missing credential is listed
+    as unavailable); ``search`` and ``search_threshold`` configure the index built on first use.
+    """
+
+    def __init__(
+        self,
+        *,
+        search: str = "auto",
+        search_threshold: float | None = None,
+        credentials: Credentials | None = None,
+    ) -> None:
+        self.search_mode = search
+        self.search_threshold = search_threshold
+        self.credentials: Credentials | None = credentials
+        self._lock = threading.RLock()  # serialises writers; readers never take it
+        self._snapshot = Snapshot({}, 0)
+        self._index: SearchIndex | None = None
 
     # -- reading --------------------------------------------------------------------------
 

@@ -1,0 +1,180 @@
+"""The writing half of the registry: sources' states, publishing, and change events.
+
+Every write takes the registry's lock, applies what changed to the sources' states, swaps in a
+new snapshot for the affected names only (:mod:`.changes`) and queues the change for every
+subscriber (:mod:`.events`). :class:`~nexus_jupyter.core.registry.registry.Registry` adds
+sources' lifecycles, the session's own tools and calls on top.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SourceError
+from ..tools.tool import Tool
+from .changes import details_changed, rebuild, stamp_all, unavailable_with, update_tools
+from .events import EventHub, Subscriber
+from .publisher import UNCHANGED, Details
+from .reader import RegistryReader
+from .state import RegistryChanged, SourceState
+
+if TYPE_CHECKING:
+    from ..policy.protocols import Credentials
+
+__all__ = ["RegistryWriter"]
+
+
+class RegistryWriter(RegistryReader):
+    """Sources' states and the one way they change (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        search: str = "auto",
+        search_threshold: float | None = None,
+        credentials: Credentials | None = None,
+    ) -> None:
+        super().__init__(search=search, search_threshold=search_threshold, credentials=credentials)
+        self._states: dict[str, SourceState] = {}
+        self._events = EventHub()
+
+    def sources(self) -> list[SourceState]:
+        return list(self._states.values())
+
+    def status(self) -> dict[str, Any]:
+        """Every source's status (errors, per-file details, MCP states), and subscribers
+        whose callbacks raised, as a dict."""
+        return {
+            "sources": [st.to_dict() for st in self._states.values()],
+            "tools": len(self._snapshot.entries),
+            "subscribers": [f.to_dict() for f in self._events.failures()],
+        }
+
+    def publish(
+        self,
+        name: str,
+        tools: Iterable[Tool],
+        *,
+        error: str | None = None,
+        details: Details | None = None,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> RegistryChanged:
+        """Swap in the complete current set of source ``name`` atomically.
+
+        Tools whose version did not change are recognised, so the work after the swap (the
+        snapshot, the search index, the event) covers only what changed. ``unavailable``
+        maps tool names (before namespacing) to a reason they cannot run now.
+        """
+        with self._lock:
+            state = self._state(name)
+            prefix = f"{state.namespace}__" if state.namespace else ""
+            new_tools, affected = stamp_all(state, tools)
+            new_unavailable = {prefix + k: v for k, v in (unavailable or {}).items()}
+            affected |= {
+                n
+                for n in set(new_unavailable) | set(state.unavailable)
+                if new_unavailable.get(n) != state.unavailable.get(n)
+            }
+            status_changed = (
+                state.error != error
+                or details_changed(state.details_source, details)
+                or new_unavailable != state.unavailable
+            )
+            state.tools = new_tools
+            state.unavailable = new_unavailable
+            state.error = error
+            if details is not None:
+                state.details_source = details
+            return self._commit(state, affected, status_changed)
+
+    def update(
+        self,
+        name: str,
+        *,
+        upserts: Iterable[Tool] = (),
+        removals: Iterable[str] = (),
+        unavailable: Mapping[str, str | None] | None = None,
+        error: Any = UNCHANGED,
+        details: Details | None = None,
+    ) -> RegistryChanged:
+        """Change some tools of source ``name``: add or replace ``upserts``, drop the tools
+        named in ``removals`` (names before namespacing). ``unavailable`` sets or clears
+        (``None``) reasons; ``error`` stays as it was unless given. Costs what changed."""
+        with self._lock:
+            state = self._state(name)
+            affected = update_tools(state, upserts, removals)
+            status_changed = False
+            if unavailable:
+                prefix = f"{state.namespace}__" if state.namespace else ""
+                state.unavailable, touched = unavailable_with(
+                    state.unavailable, prefix, unavailable
+                )
+                affected |= touched
+                status_changed = bool(touched)
+            if error is not UNCHANGED and error != state.error:
+                state.error = error
+                status_changed = True
+            if details is not None:
+                status_changed |= details_changed(state.details_source, details)
+                state.details_source = details
+            return self._commit(state, affected, status_changed)
+
+    def set_status(
+        self, name: str, *, error: str | None = None, details: Details | None = None
+    ) -> RegistryChanged:
+        """Record a source's status without changing its tools (last good set kept)."""
+        with self._lock:
+            state = self._state(name)
+            state.error = error
+            if details is not None:
+                state.details_source = details
+            return self._commit(state, set(), True)
+
+    def _state(self, name: str) -> SourceState:
+        state = self._states.get(name)
+        if state is None:
+            raise SourceError(f"No source named {name!r}; add it with add_source() first.")
+        return state
+
+    def _commit(
+        self, state: SourceState, affected: set[str], status_changed: bool
+    ) -> RegistryChanged:
+        """Swap in the snapshot for ``affected`` and queue the event (under ``_lock``, so
+        subscribers' queues hold changes in the order the snapshots were swapped)."""
+        state.updated_at = time.time()
+        sources = (state.name,) if status_changed else ()
+        snapshot, change = rebuild(self._snapshot, self._states, affected, sources)
+        self._snapshot = snapshot
+        if self._index is not None and change.tools_changed:
+            entries = snapshot.entries
+            self._index.update(
+                upserts=[entries[n].tool.spec for n in (*change.added, *change.updated)],
+                removals=change.removed,
+            )
+        self._events.publish(change)
+        return change
+
+    # -- events ---------------------------------------------------------------------------
+
+    def subscribe(
+        self, callback: Subscriber, *, loop: asyncio.AbstractEventLoop | None = None
+    ) -> Callable[[], None]:
+        """Call ``callback(RegistryChanged)`` after every change, in the order the changes
+        were made; returns an unsubscribe function.
+
+        Each subscriber has its own queue: callbacks run on a thread of the subscriber's
+        own, or on ``loop`` when given, never on the thread that changed the registry, so a
+        slow callback delays only itself. A callback may change the registry; that change is
+        delivered after the current one. A callback that raises is recorded in
+        :meth:`status` (``subscribers``) and keeps receiving changes.
+        """
+        return self._events.subscribe(callback, loop=loop)
+
+    def wait_for_events(self, timeout: float = 5.0) -> bool:
+        """Block until every thread-delivered subscriber has handled every change made so
+        far (``False`` after ``timeout`` seconds). Scripts and tests use it to observe a
+        change's effects; the faces never need to."""
+        return self._events.wait_idle(timeout)
