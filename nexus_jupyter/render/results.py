@@ -12,7 +12,14 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["history_html", "history_text", "json_tree_html", "result_html", "result_text"]
+__all__ = [
+    "content_text",
+    "history_html",
+    "history_text",
+    "json_tree_html",
+    "result_html",
+    "result_text",
+]
 
 _OPEN_DEPTH = 2  # levels unfolded at first: big answers stay readable
 _MAX_ITEMS = 200
@@ -76,6 +83,37 @@ def result_html(result: Any) -> str:
     return f"<div class='nexus-result'>{head}{''.join(parts)}</div>"
 
 
+def _size(data: Any) -> str:
+    """The decoded size of base64 ``data``, for a one-line description."""
+    size = len(data or "") * 3 // 4
+    return f"{size} bytes" if size < 1024 else f"{size / 1024:.1f} KiB"
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block.get('mimeType', 'unknown type')}, {_size(block.get('data'))}]"
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        head = f"[resource: {resource.get('uri', '?')}"
+        if resource.get("mimeType"):
+            head += f" ({resource['mimeType']})"
+        if isinstance(resource.get("text"), str):
+            return f"{head}]\n{resource['text']}"
+        return f"{head}, {_size(resource.get('blob'))}]"
+    if kind == "resource_link":
+        return f"[resource link: {block.get('uri', '?')}]"
+    return f"[{kind or 'unknown'} content]"
+
+
+def content_text(blocks: Iterable[dict[str, Any]]) -> str:
+    """MCP content blocks as terminal text: text as it is, one line describing each image,
+    audio clip or resource (binary data is never printed)."""
+    return "\n".join(_block_text(b) for b in blocks)
+
+
 def result_text(result: Any) -> str:
     head = f"{result.tool} ({_duration(result.duration)})"
     if result.is_error:
@@ -84,10 +122,7 @@ def result_text(result: Any) -> str:
     if isinstance(structured, dict | list):
         body = json.dumps(structured, indent=2, ensure_ascii=False, default=str)
     else:
-        body = result.text if structured is None else str(structured)
-    images = sum(1 for b in result.content if b.get("type") == "image")
-    if images:
-        body += f"\n[{images} image(s)]"
+        body = content_text(result.content) if structured is None else str(structured)
     return f"{head}\n{body}"
 
 
