@@ -270,8 +270,11 @@ def test_optional_fields_left_unset_are_omitted_and_nullable_required_sends_null
     form = ToolForm(Tool.from_function(f_required_optional), reg)
     assert form.arguments() == {"x": None}
     form = ToolForm(Tool.from_function(f_two), reg)
-    assert form.fields.fields["b"].inner.get() == 2  # default shown...
-    assert form.arguments() == {"a": 0}  # ...but not sent until the user sets it
+    b = form.fields.fields["b"]
+    assert "default: 2" in b.control.placeholder  # default shown...
+    assert form.arguments() == {}  # ...but not sent until the user types a value; a is missing
+    b.control.value = "5"
+    assert form.arguments() == {"b": 5}
 
 
 def test_long_strings_get_a_multi_line_box(reg: Registry) -> None:

@@ -8,7 +8,16 @@ from typing import Any
 
 import ipywidgets as W
 
-from .form_fields import UNSET, Field, Loc, build_field, resolve, split_null
+from .form_fields import (
+    UNSET,
+    Field,
+    Loc,
+    NumberField,
+    StringField,
+    build_field,
+    resolve,
+    split_null,
+)
 
 __all__ = ["BUILDERS", "ArrayField", "ObjectField", "OptionalField", "UnionField"]
 
@@ -135,7 +144,11 @@ class ObjectField(_Container):
             inner = build_field(
                 core, (*self.loc, name), label, root=self.root, required=name in required
             )
-            wrap = name not in required or nullable
+            # An empty text or number box already means "not given": no "set" checkbox.
+            blank_means_unset = isinstance(inner, NumberField | StringField) and not nullable
+            if isinstance(inner, StringField) and name not in required:
+                inner.blank_is_unset = True
+            wrap = (name not in required or nullable) and not blank_means_unset
             self.fields[name] = OptionalField(inner, send_null=name in required) if wrap else inner
         return W.VBox([f.widget for f in self.fields.values()])
 

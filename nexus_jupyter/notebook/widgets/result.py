@@ -19,7 +19,7 @@ import ipywidgets as W
 
 from ...core.errors import NexusError, ToolValidationError
 from ...core.tools.context import CancellationToken, RequestInfo
-from ...render.results import json_tree_html
+from ...render.results import json_tree_html, text_html
 
 __all__ = ["ResultPane"]
 
@@ -38,13 +38,16 @@ class ResultPane(W.VBox):
             icon="stop",
             button_style="warning",
             disabled=True,
-            layout=W.Layout(width="100px"),
+            tooltip="Stop the running call",
+            layout=W.Layout(width="100px", display="none"),  # shown only while a call runs
         )
         self.cancel_button.on_click(lambda _: self.cancel())
         self.progress = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(display="none"))
         self.progress_label = W.Label("")
         self.approval_area = W.VBox()
         self.output = W.VBox()
+        self.status.add_class("nexus-result-status")
+        self.output.add_class("nexus-result-output")
         self.result: Any = None
         self.error: str | None = None
         self._token: CancellationToken | None = None
@@ -94,7 +97,7 @@ class ResultPane(W.VBox):
         self.progress.layout.display = "none"
         self.progress_label.value = ""
         self.status.value = f"<i>running <code>{html.escape(name)}</code>…</i>"
-        self.cancel_button.disabled = False
+        self._set_running(True)
         register_prompt_area(request.request_id, self.approval_area)
         coro = registry.call(
             name, dict(arguments), request=request, cancellation=token, progress=self._on_progress
@@ -110,13 +113,17 @@ class ResultPane(W.VBox):
             try:
                 self._finished(f, arguments, history, on_invalid)
             finally:
-                self.cancel_button.disabled = True
+                self._set_running(False)
                 done.set()
                 if on_done is not None:
                     on_done()
 
         future.add_done_callback(finished)
         return future
+
+    def _set_running(self, running: bool) -> None:
+        self.cancel_button.disabled = not running
+        self.cancel_button.layout.display = None if running else "none"
 
     def cancel(self) -> None:
         """Stop the running call: the tool's cancel signal fires and its task is cancelled."""
@@ -191,11 +198,7 @@ class ResultPane(W.VBox):
         if isinstance(structured, dict | list):
             parts.append(W.HTML(json_tree_html(structured)))
         elif structured is not None:
-            parts.append(
-                W.HTML(f"<pre style='white-space:pre-wrap'>{html.escape(str(structured))}</pre>")
-            )
+            parts.append(W.HTML(text_html(str(structured))))
         elif result.text:
-            parts.append(
-                W.HTML(f"<pre style='white-space:pre-wrap'>{html.escape(result.text)}</pre>")
-            )
+            parts.append(W.HTML(text_html(result.text)))
         self.output.children = parts
