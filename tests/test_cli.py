@@ -75,6 +75,9 @@ def test_call_json_and_key_value(env: dict[str, str], tmp_path: Path) -> None:
 def test_exit_codes_and_one_line_errors(env: dict[str, str], tmp_path: Path) -> None:
     unknown = run(env, tmp_path, "call", "raed", "path=x")
     assert unknown.returncode == 2 and "Did you mean 'read'" in one_line_error(unknown)
+    nothing_close = run(env, tmp_path, "call", "zzzzqqq")
+    assert "nexus-tools list" in one_line_error(nothing_close)
+    assert "%tool" not in nothing_close.stderr
     bad_json = run(env, tmp_path, "call", "read", "{nope")
     assert bad_json.returncode == 2 and "not valid JSON" in one_line_error(bad_json)
     invalid = run(env, tmp_path, "call", "read", "path=3")

@@ -156,7 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return _dispatch(args, parser)
-    except (UsageProblem, ToolNotFound, ToolValidationError) as exc:
+    except ToolNotFound as exc:
+        return _fail(exc.worded_for("See `nexus-tools list` or `nexus-tools search WORDS`."), 2)
+    except (UsageProblem, ToolValidationError) as exc:
         return _fail(exc, 2)
     except NexusError as exc:
         return _fail(exc, 1)

@@ -19,6 +19,7 @@ from nexus_jupyter.notebook.history import CallHistory
 from nexus_jupyter.notebook.widgets.approval import ApprovalPrompt, NotebookApprover
 from nexus_jupyter.notebook.widgets.catalog import Catalog
 from nexus_jupyter.notebook.widgets.form import ToolForm
+from nexus_jupyter.notebook.widgets.form_fields import UNSET
 
 
 class Address(BaseModel):
@@ -109,9 +110,9 @@ def test_form_fields_follow_the_schema(reg: Registry, history: CallHistory) -> N
     # a number is typed as text: empty until the user types one (no 0 that looks chosen)
     assert isinstance(fields["age"].control, W.Text)
     assert fields["age"].control.value == "" and "0…150" in fields["age"].control.placeholder
-    assert isinstance(fields["city"].inner.control, W.Dropdown)
-    assert fields["city"].inner.get() == "Oslo"  # default pre-filled
-    assert fields["city"].use.value is False  # ...but left unset: the tool's default applies
+    city = fields["city"].control
+    assert isinstance(city, W.Dropdown) and city.label == "default (Oslo)"
+    assert fields["city"].get() is UNSET  # left at its default: not sent, the tool's applies
     assert form.arguments() == {"name": ""}  # a required number left empty is missing
     fields["age"].control.value = "36"
     assert form.arguments() == {"name": "", "age": 36}

@@ -10,6 +10,7 @@ import ipywidgets as W
 
 from .form_fields import (
     UNSET,
+    EnumField,
     Field,
     Loc,
     NumberField,
@@ -148,6 +149,9 @@ class ObjectField(_Container):
             blank_means_unset = isinstance(inner, NumberField | StringField) and not nullable
             if isinstance(inner, StringField) and name not in required:
                 inner.blank_is_unset = True
+            if isinstance(inner, EnumField) and name not in required and not nullable:
+                inner.allow_unset()  # "default (X)" is the first choice: no checkbox either
+                blank_means_unset = True
             wrap = (name not in required or nullable) and not blank_means_unset
             self.fields[name] = OptionalField(inner, send_null=name in required) if wrap else inner
         return W.VBox([f.widget for f in self.fields.values()])

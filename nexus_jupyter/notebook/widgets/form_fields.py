@@ -16,6 +16,7 @@ import ipywidgets as W
 
 __all__ = [
     "UNSET",
+    "EnumField",
     "Field",
     "FieldInputError",
     "NumberField",
@@ -190,7 +191,9 @@ class NumberField(Field):
         except ValueError:
             kind = "an integer" if self.integer else "a number"
             raise FieldInputError(self.loc, f"{text!r} is not {kind}") from None
-        return int(number) if self.integer and number.is_integer() else number
+        if number.is_integer() and (self.integer or text.lstrip("+-").isdigit()):
+            return int(number)  # "1000" stays 1000, not 1000.0, in the call and its history
+        return number
 
     def set(self, value: Any) -> None:
         self.control.value = "" if value is None or value is UNSET else _number(value)
@@ -216,19 +219,31 @@ class BooleanField(Field):
 
 
 class EnumField(Field):
-    """``enum`` / ``Literal``: a dropdown of the allowed values."""
+    """``enum`` / ``Literal``: a dropdown of the allowed values. For an optional property
+    (:meth:`allow_unset`) the first choice is "default (X)": left there, the value is not sent
+    and the tool's default applies."""
 
     def build(self) -> W.Widget:
         self.choices = list(self.schema["enum"])
-        labels = [c if isinstance(c, str) else json.dumps(c) for c in self.choices]
+        labels = [_choice_label(c) for c in self.choices]
         return W.Dropdown(options=list(zip(labels, range(len(labels)), strict=True)), value=0)
 
+    def allow_unset(self) -> None:
+        default = self.schema.get("default", UNSET)
+        shown = "default" if default is UNSET else f"default ({_choice_label(default)})"
+        self.control.options = [(shown, -1), *self.control.options]
+        self.control.value = -1
+
     def get(self) -> Any:
-        return self.choices[self.control.value]
+        return UNSET if self.control.value == -1 else self.choices[self.control.value]
 
     def set(self, value: Any) -> None:
         if value in self.choices:
             self.control.value = self.choices.index(value)
+
+
+def _choice_label(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 class ConstField(Field):
