@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from .tables import left_aligned
+
 __all__ = [
     "call_command",
     "content_text",
@@ -203,7 +205,7 @@ def history_html(records: Iterable[Any]) -> str:
         )
     if not rows:
         return "<p><i>No calls yet.</i></p>"
-    return (
+    return left_aligned(
         "<table class='nexus-history'><thead><tr><th>#</th><th>time</th><th>tool</th>"
         "<th>arguments</th><th>outcome</th><th>duration</th></tr></thead><tbody>"
         + "".join(rows)

@@ -112,7 +112,10 @@ try {
   // the compound_interest form (last cell): Run, then the result and the history
   const form = page.locator('.nexus-form').last();
   await form.scrollIntoViewIfNeeded();
-  await form.locator('input').first().fill('1000');
+  const inputs = form.locator('input[type="text"]');
+  await inputs.nth(0).fill('1000');
+  await inputs.nth(1).fill('5');
+  await inputs.nth(2).fill('10');
   await form.locator('button:has-text("Run")').click();
   await form.locator('.nexus-result-output').first().waitFor({ timeout: 30000 });
   await form.locator('.nexus-history').waitFor({ timeout: 10000 });
