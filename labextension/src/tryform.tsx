@@ -311,6 +311,11 @@ export function TryForm(props: {
   return (
     <section className="jp-NexusTools-try" aria-label="Try the tool">
       <h3 className="jp-NexusTools-sectionTitle">Try</h3>
+      {blocked && (
+        <div className="jp-NexusTools-notice jp-NexusTools-blocked" role="note">
+          Run is disabled: {blocked}
+        </div>
+      )}
       <div
         className="jp-NexusTools-form"
         onKeyDown={event => {
@@ -370,11 +375,6 @@ export function TryForm(props: {
         </button>
         <CopyCall name={tool.name} args={formData} />
       </div>
-      {blocked && (
-        <div className="jp-NexusTools-notice jp-NexusTools-blocked" role="note">
-          {blocked}
-        </div>
-      )}
       {outcome && <Notice outcome={outcome} />}
       <History
         entries={history}

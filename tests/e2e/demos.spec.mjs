@@ -159,7 +159,7 @@ try {
   await prompt.screenshot({ path: shot('quickstart-approval.png') });
   step('approval prompt shows the tool, the permission and the multi-line command');
   await prompt.locator('button:has-text("Approve once")').click();
-  const stdout = bash.locator('.nexus-text').first();
+  const stdout = bash.locator('.nexus-result-output .nexus-text').first();
   await stdout.waitFor({ timeout: 15000 });
   const out = await stdout.innerText();
   assert.ok(out.includes('one\ntwo'), `stdout must show real line breaks: ${JSON.stringify(out)}`);
@@ -183,7 +183,8 @@ try {
   const text = page.locator('.jp-NexusTools-text').first();
   await text.waitFor({ timeout: 10000 });
   const read = await text.innerText();
-  assert.ok(read.split('\n').length > 5 && !read.includes('\\n'), `read shows ${read.slice(0, 80)}`);
+  const lines = read.split('\n');
+  assert.ok(lines.length > 5 && /^\s*2\t/.test(lines[1]), `read shows ${JSON.stringify(read.slice(0, 80))}`);
   assert.equal(await page.locator('.jp-NexusTools-duration').count(), 1, 'one duration per call');
   await page.locator('.jp-NexusTools').screenshot({ path: shot('sidebar-read.png') });
   step('sidebar: read shows text with real line breaks, one labelled duration');

@@ -179,12 +179,15 @@ try {
   await page.locator('.jp-NexusTools-run').click();
   const dialog = page.locator('.jp-Dialog');
   await dialog.waitFor({ timeout: 5000 });
-  assert.match(await dialog.innerText(), /needs approval/);
+  const asked = await dialog.innerText();
+  assert.match(asked, /Run greet\?/);
+  assert.match(asked, /workspace_write/);
+  assert.match(asked, /name\s+nexus/, 'the dialog shows the arguments it asks about');
   step('approval prompt shown for greet');
-  await dialog.locator('button', { hasText: 'Approve' }).click();
+  await dialog.locator('button', { hasText: 'Approve once' }).click();
   const greeting = page.locator('.jp-NexusTools-structured');
   await greeting.waitFor({ timeout: 10000 });
-  assert.equal((await greeting.innerText()).trim(), '"Hello, nexus!"');
+  assert.equal((await greeting.innerText()).trim(), 'Hello, nexus!'); // text, not JSON
   step('approved call ran: "Hello, nexus!"');
 
   // Back to the list. A request for a service no tool works with says so.

@@ -54,9 +54,14 @@ class ApprovalPrompt(W.VBox):
             f"permission <code>{html.escape(spec.permission)}</code>."
             f"{arguments_html(arguments)}"
         )
-        self.approve_button = W.Button(description="Approve once", button_style="success")
-        self.always_button = W.Button(description="Always (this session)", button_style="info")
-        self.deny_button = W.Button(description="Deny", button_style="danger")
+        fit = W.Layout(width="auto", min_width="120px")  # labels are never cut off
+        self.approve_button = W.Button(
+            description="Approve once", button_style="success", layout=fit
+        )
+        self.always_button = W.Button(
+            description="Always for this session", button_style="info", layout=fit
+        )
+        self.deny_button = W.Button(description="Deny", button_style="danger", layout=fit)
         self.answer: Answer | None = None
         self._on_answer = on_answer
         for button, answer in (

@@ -44,6 +44,10 @@ class ResultPane(W.VBox):
         self.cancel_button.on_click(lambda _: self.cancel())
         self.progress = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(display="none"))
         self.progress_label = W.Label("")
+        # hidden until a progress report arrives, so an idle form has no empty line
+        self.progress_row = W.HBox(
+            [self.progress, self.progress_label], layout=W.Layout(display="none")
+        )
         self.approval_area = W.VBox()
         self.output = W.VBox()
         self.status.add_class("nexus-result-status")
@@ -57,7 +61,7 @@ class ResultPane(W.VBox):
         super().__init__(
             [
                 W.HBox([self.status, self.cancel_button]),
-                W.HBox([self.progress, self.progress_label]),
+                self.progress_row,
                 self.approval_area,
                 self.output,
             ],
@@ -95,6 +99,7 @@ class ResultPane(W.VBox):
         self.result, self.error = None, None
         self.output.children = []
         self.progress.layout.display = "none"
+        self.progress_row.layout.display = "none"
         self.progress_label.value = ""
         self.status.value = f"<i>running <code>{html.escape(name)}</code>…</i>"
         self._set_running(True)
@@ -135,6 +140,7 @@ class ResultPane(W.VBox):
             self._future.cancel()  # still waiting for approval: nothing runs yet
 
     def _on_progress(self, current: float, total: float | None, message: str | None) -> None:
+        self.progress_row.layout.display = None
         self.progress.layout.display = None
         if total:
             self.progress.max = float(total)
