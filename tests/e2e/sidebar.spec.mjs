@@ -226,6 +226,19 @@ try {
     await item('divide').waitFor({ timeout: LIVE_DEADLINE_MS });
     step(`new tool file appeared in the panel after ${Date.now() - written} ms`);
 
+    // Its details open, then its file is deleted: the details say so and Run is disabled.
+    await item('divide').click();
+    const runDivide = page.locator('.jp-NexusTools-run');
+    await runDivide.waitFor();
+    assert.equal(await runDivide.isEnabled(), true);
+    fs.rmSync(path.join(toolsDir, 'divide_tool.py'));
+    await page
+      .locator('.jp-NexusTools-blocked', { hasText: 'gone' })
+      .waitFor({ timeout: LIVE_DEADLINE_MS });
+    assert.equal(await runDivide.isDisabled(), true, 'Run must be disabled for a deleted tool');
+    step('deleted tool: the details say it is gone and Run is disabled');
+    await page.locator('.jp-NexusTools-back').click();
+
     // A broken file shows its error (the folder's status), without a refresh.
     const broken = Date.now();
     fs.writeFileSync(path.join(toolsDir, 'broken_tool.py'), 'def broken(:\n');

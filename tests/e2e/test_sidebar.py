@@ -259,6 +259,7 @@ def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
         "history entry put its arguments back",
         "Cancel stopped the call",
         "new tool file appeared in the panel",
+        "deleted tool: the details say it is gone and Run is disabled",
         "broken file's error shown",
         "dark theme applied",
     ):

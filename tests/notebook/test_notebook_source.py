@@ -159,7 +159,7 @@ def test_tools_of_an_ipy_file_run_by_ipython_are_registered(
     script.write_text(
         DEFINE_AND_CALL.replace("twice", "thrice").replace("2 * x", "3 * x")
         + '\n@tool\ndef later(y: int) -> int:\n    """Defined after."""\n    return y\n'
-        + "@tool\ndef gone(z: int) -> int:\n    \"\"\"Deleted below.\"\"\"\n    return z\n"
+        + '@tool\ndef gone(z: int) -> int:\n    """Deleted below."""\n    return z\n'
         + "del gone\n"
     )
     shell.safe_execfile_ipy(str(script), raise_exceptions=True)  # a silent run, as `ipython x.ipy`

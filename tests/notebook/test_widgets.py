@@ -349,3 +349,12 @@ def test_form_follows_a_tool_that_changes_and_notes_removal(reg: Registry) -> No
     reg.remove("explode")
     assert "removed" in form.notice.value and form.run_button.disabled
     form.close()
+
+
+def test_run_is_disabled_with_the_reason_where_policy_denies(reg: Registry) -> None:
+    reg.policy = Policy(grant="workspace_write")  # below wipe's danger_full_access
+    form = ToolForm(reg.get("wipe"), reg)
+    assert form.run_button.disabled
+    assert "Run is disabled" in form.notice.value and "danger_full_access" in form.notice.value
+    allowed = ToolForm(reg.get("register_person"), reg)
+    assert not allowed.run_button.disabled and allowed.notice.value == ""

@@ -53,6 +53,7 @@ class ToolForm(W.VBox):
         self.command = W.HTML("")  # "copy as %tool call …", kept in step with the fields
         super().__init__(self._parts())
         self.add_class("nexus-form")
+        self.show_policy()
         self.fields.on_change(self.update_command)
         self.raw.observe(lambda _: self.update_command(), names="value")
         self.update_command()
@@ -90,6 +91,18 @@ class ToolForm(W.VBox):
         """Fill the form (and the JSON box) with ``arguments``."""
         self.fields.set(arguments)
         self.raw.value = json.dumps(arguments, indent=2, default=str)
+
+    def show_policy(self) -> None:
+        """Disable Run, saying why, when policy denies every call of this tool from the
+        notebook (a grant below its permission, a block, an ACL); "ask" stays runnable."""
+        policy = getattr(self.registry, "policy", None)
+        if policy is None:
+            return
+        decision = policy.check(self.tool.spec, {}, RequestInfo(client="notebook"))
+        if decision.action == "deny":
+            self.run_button.disabled = True
+            self.run_button.tooltip = decision.reason
+            self.notice.value = _error_html(f"Run is disabled: {decision.reason}")
 
     def call_command(self) -> str | None:
         """The ``%tool call`` line for what the form holds now (None while unreadable)."""
@@ -197,6 +210,7 @@ class ToolForm(W.VBox):
             f"<i style='color:#555'>{_esc(tool.spec.name)} was updated "
             f"(v{_esc(tool.spec.version)}); the form follows.</i>"
         )
+        self.show_policy()  # the new version may need another permission
 
     def close(self) -> None:
         if self._unsubscribe is not None:
