@@ -24,8 +24,8 @@ def _dropdown(label: str, options: list[str]) -> W.Dropdown:
         options=[(f"any {label}", ANY), *[(o, o) for o in options]],
         value=ANY,
         description=label,
-        layout=W.Layout(width="220px"),
-        style={"description_width": "70px"},
+        layout=W.Layout(width="250px"),
+        style={"description_width": "80px"},  # "permission" fits
     )
 
 
