@@ -11,7 +11,7 @@
 // forbids the call. Prints one line per step; exits non-zero on the first failure.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from './browser.mjs';
 
 const base = process.env.NEXUS_E2E_URL;
 const token = process.env.NEXUS_E2E_TOKEN;
@@ -21,12 +21,7 @@ const step = m => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] 
 const shot = name => path.join(shots, name);
 const MIN_ROW_PX = 20;
 
-const browser = await chromium.launch({
-  executablePath: process.env.NEXUS_E2E_BROWSER ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
-});
+const browser = await launchBrowser();
 let page;
 
 /** Open a notebook in a fresh workspace and wait until its kernel is idle. */

@@ -11,13 +11,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from './browser.mjs';
 
 const base = process.env.NEXUS_E2E_URL ?? 'http://127.0.0.1:8888/';
 const token = process.env.NEXUS_E2E_TOKEN ?? '';
 const toolsDir = process.env.NEXUS_E2E_TOOLS_DIR;
 const screenshot = process.env.NEXUS_E2E_SCREENSHOT ?? 'test-artifacts/sidebar.png';
-const browserPath = process.env.NEXUS_E2E_BROWSER ?? '/usr/bin/chromium';
 const skipLive = process.env.NEXUS_E2E_SKIP_LIVE === '1';
 const LIVE_DEADLINE_MS = 2000;
 
@@ -26,20 +25,7 @@ function step(message) {
   console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
 }
 
-const browser = await chromium.launch({
-  executablePath: browserPath,
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-    '--disable-quic'
-  ]
-  // Playwright gives every launch a fresh profile directory of its own.
-});
+const browser = await launchBrowser();
 let page;
 const consoleErrors = [];
 try {
