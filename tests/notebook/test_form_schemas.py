@@ -301,3 +301,16 @@ def test_union_branch_chooser(reg: Registry) -> None:
     union.chooser.value = 1
     union.current().fields["good"].control.value = True
     assert form.arguments() == {"pet": {"kind": "dog", "good": True}}
+
+
+def test_optional_booleans_choose_between_default_true_and_false(reg: Registry) -> None:
+    def flags(verbose: bool = False, strict: bool = True) -> str:
+        """Flags."""
+        return f"{verbose} {strict}"
+
+    form = ToolForm(Tool.from_function(flags), reg)
+    verbose = form.fields.fields["verbose"]
+    assert verbose.control.label == "default (false)" and not hasattr(verbose, "use")
+    assert form.arguments() == {}
+    verbose.set(True)
+    assert form.arguments() == {"verbose": True}

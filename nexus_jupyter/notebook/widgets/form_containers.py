@@ -142,6 +142,10 @@ class ObjectField(_Container):
         for name, sub in props.items():
             nullable, core = split_null(resolve(sub, self.root))
             label = f"{name} *" if name in required else name
+            optional = name not in required and not nullable
+            if optional and core.get("type") == "boolean" and "enum" not in core:
+                # true / false / "default (…)" rather than a checkbox behind a "set" checkbox
+                core = {**core, "enum": [True, False]}
             inner = build_field(
                 core, (*self.loc, name), label, root=self.root, required=name in required
             )
@@ -149,7 +153,7 @@ class ObjectField(_Container):
             blank_means_unset = isinstance(inner, NumberField | StringField) and not nullable
             if isinstance(inner, StringField) and name not in required:
                 inner.blank_is_unset = True
-            if isinstance(inner, EnumField) and name not in required and not nullable:
+            if isinstance(inner, EnumField) and optional:
                 inner.allow_unset()  # "default (X)" is the first choice: no checkbox either
                 blank_means_unset = True
             wrap = (name not in required or nullable) and not blank_means_unset
