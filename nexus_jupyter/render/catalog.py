@@ -89,7 +89,7 @@ def tool_html(tool: Tool, status: str = "ok", reason: str | None = None) -> str:
     badges = tool_badges(tool, status)
     rows = "".join(
         f"<tr><td><code>{esc(n)}</code>{'*' if req else ''}</td><td><code>{esc(t)}</code></td>"
-        f"<td><code>{esc(d)}</code></td><td>{esc(desc)}</td></tr>"
+        f"<td>{f'<code>{esc(d)}</code>' if d else ''}</td><td>{esc(desc)}</td></tr>"
         for n, t, req, d, desc in param_rows(tool)
     )
     table = (
