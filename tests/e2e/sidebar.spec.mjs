@@ -169,6 +169,9 @@ try {
   assert.match(asked, /Run greet\?/);
   assert.match(asked, /workspace_write/);
   assert.match(asked, /name\s+nexus/, 'the dialog shows the arguments it asks about');
+  await page
+    .locator('.jp-Dialog-content')
+    .screenshot({ path: screenshot.replace(/\.png$/, '-approval.png') });
   step('approval prompt shown for greet');
   await dialog.locator('button', { hasText: 'Approve once' }).click();
   const greeting = page.locator('.jp-NexusTools-structured');
