@@ -88,7 +88,9 @@ function Problems(props: { status: IStatus | null }): JSX.Element | null {
     <div className="jp-NexusTools-problems" role="alert">
       {broken.map(source => (
         <div key={source.name} className="jp-NexusTools-problem">
-          <span className="jp-NexusTools-problemSource">{source.name}</span>
+          <span className="jp-NexusTools-problemSource" title={`Source: ${source.name}`}>
+            {sourceTitle(source.name)}
+          </span>
           <pre className="jp-NexusTools-problemText">{source.error}</pre>
         </div>
       ))}
