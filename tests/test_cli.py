@@ -75,6 +75,9 @@ def test_call_json_and_key_value(env: dict[str, str], tmp_path: Path) -> None:
 def test_exit_codes_and_one_line_errors(env: dict[str, str], tmp_path: Path) -> None:
     unknown = run(env, tmp_path, "call", "raed", "path=x")
     assert unknown.returncode == 2 and "Did you mean 'read'" in one_line_error(unknown)
+    nothing_close = run(env, tmp_path, "call", "zzzzqqq")
+    assert "nexus-tools list" in one_line_error(nothing_close)
+    assert "%tool" not in nothing_close.stderr
     bad_json = run(env, tmp_path, "call", "read", "{nope")
     assert bad_json.returncode == 2 and "not valid JSON" in one_line_error(bad_json)
     invalid = run(env, tmp_path, "call", "read", "path=3")
@@ -182,3 +185,51 @@ def test_check_and_call_through_a_real_mcp_server(env: dict[str, str], tmp_path:
     )
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["structured"]["timezone"] == "UTC"
+
+
+def test_global_flags_go_before_or_after_the_command(env: dict[str, str], tmp_path: Path) -> None:
+    after = run(env, tmp_path, "list", "--json")
+    assert after.returncode == 0, after.stderr
+    before = run(env, tmp_path, "--json", "list")
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    # --root after the command wins over the one `run` puts first
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "nex.yaml").write_text("search: {mode: keyword}\n")
+    (other / "only-here.txt").write_text("from the other root\n")
+    called = run(env, tmp_path, "call", "read", "path=only-here.txt", "--root", str(other))
+    assert called.returncode == 0 and "from the other root" in called.stdout, called.stderr
+
+
+def test_a_mistyped_command_gets_the_closest_one(env: dict[str, str], tmp_path: Path) -> None:
+    typo = run(env, tmp_path, "lst")
+    assert typo.returncode == 2
+    line = one_line_error(typo)
+    assert "unknown command 'lst'" in line and "Did you mean 'list'?" in line
+    assert "invalid choice" not in line
+    nothing_close = run(env, tmp_path, "zzzz")
+    assert "Did you mean" not in one_line_error(nothing_close)
+
+
+def test_call_prints_content_when_there_is_no_structured_value(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    peer = Path(__file__).resolve().parent / "mcp_peers" / "peer_server.py"
+    (tmp_path / "ws" / "nex.yaml").write_text(
+        "search: {mode: keyword}\nmcp:\n  servers:\n"
+        f"    - {{name: peer, command: '{sys.executable}', args: ['{peer}']}}\n"
+    )
+    dynamic = tmp_path / "ws" / "tools" / "dynamic"
+    dynamic.mkdir(parents=True)
+    (dynamic / "picture.py").write_text(
+        "from nexus_jupyter import Image, tool\n\n\n"
+        "@tool\ndef picture() -> Image:\n"
+        '    """A tiny picture."""\n'
+        "    return Image(b'\\x89PNG' + bytes(2044))\n"
+    )
+    echoed = run(env, tmp_path, "--wait", "60", "call", "mcp__peer__say", "text=two\nlines")
+    assert echoed.returncode == 0, echoed.stderr
+    assert echoed.stdout == "two\nlines\n"
+    pictured = run(env, tmp_path, "call", "picture")
+    assert pictured.returncode == 0, pictured.stderr
+    assert pictured.stdout == "[image: image/png, 2.0 KiB]\n"

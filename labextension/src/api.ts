@@ -63,6 +63,8 @@ export interface IToolDetails {
   reason: string | null;
   shadowed: { source: string; version?: string | null }[];
   versions: IToolVersion[];
+  /** What policy decides for a call from this panel: allow, ask (approve first) or deny. */
+  call_policy?: { action: 'allow' | 'ask' | 'deny'; reason: string } | null;
   [key: string]: any;
 }
 
@@ -207,6 +209,8 @@ export function getStatus(): Promise<IStatus> {
 
 /**
  * Call a tool; every expected failure comes back as an outcome, not an exception.
+ * `approved`: true after the user approved this call, `'always'` to approve the tool for the
+ * rest of the server's session.
  *
  * Aborting `signal` closes the request, and the server cancels the call when its client
  * goes away: the tool really stops (an async tool at its next await, a sync tool when it
@@ -215,7 +219,7 @@ export function getStatus(): Promise<IStatus> {
 export async function callTool(
   name: string,
   args: Record<string, unknown>,
-  approved = false,
+  approved: boolean | 'always' = false,
   signal?: AbortSignal
 ): Promise<CallOutcome> {
   try {

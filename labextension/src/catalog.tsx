@@ -17,6 +17,7 @@ import {
 } from './api';
 import { PermissionBadge, StatusBadges } from './badges';
 import { ToolDetails } from './details';
+import { sourceTitle } from './present';
 
 const SEARCH_DEBOUNCE_MS = 150;
 
@@ -87,7 +88,9 @@ function Problems(props: { status: IStatus | null }): JSX.Element | null {
     <div className="jp-NexusTools-problems" role="alert">
       {broken.map(source => (
         <div key={source.name} className="jp-NexusTools-problem">
-          <span className="jp-NexusTools-problemSource">{source.name}</span>
+          <span className="jp-NexusTools-problemSource" title={`Source: ${source.name}`}>
+            {sourceTitle(source.name)}
+          </span>
           <pre className="jp-NexusTools-problemText">{source.error}</pre>
         </div>
       ))}
@@ -238,8 +241,8 @@ export function Catalog(props: {
           )}
           {groups.map(([source, tools]) => (
             <section key={source} className="jp-NexusTools-group" data-source={source}>
-              <h3 className="jp-NexusTools-groupTitle">
-                {source} <span className="jp-NexusTools-count">{tools.length}</span>
+              <h3 className="jp-NexusTools-groupTitle" title={`Source: ${source}`}>
+                {sourceTitle(source)} <span className="jp-NexusTools-count">{tools.length}</span>
               </h3>
               <ul className="jp-NexusTools-items">
                 {tools.map(tool => (

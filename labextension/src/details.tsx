@@ -87,6 +87,15 @@ export function ToolDetails(props: {
   React.useEffect(() => backRef.current?.focus(), [name]);
 
   const rows = tool ? parameters(tool.input_schema) : [];
+  // Run is disabled, with the reason, when the call cannot succeed from here.
+  let blocked: string | null = null;
+  if (error) {
+    blocked = error;
+  } else if (tool && tool.status !== 'ok') {
+    blocked = `Cannot run now: ${tool.reason ?? tool.status}`;
+  } else if (tool?.call_policy?.action === 'deny') {
+    blocked = tool.call_policy.reason;
+  }
   return (
     <div
       className="jp-NexusTools-details"
@@ -201,7 +210,7 @@ export function ToolDetails(props: {
               </p>
             )}
           </details>
-          <TryForm key={`${tool.name}`} tool={tool} />
+          <TryForm key={`${tool.name}`} tool={tool} blocked={blocked} />
         </>
       )}
     </div>

@@ -11,31 +11,70 @@ import validator from '@rjsf/validator-ajv8';
 import React from 'react';
 
 import { callTool, CallOutcome, IToolDetails, IToolResult } from './api';
-import { JsonBlock } from './badges';
 import { clearChangedFields, toExtraErrors } from './errors';
+import { TextBlock, ValueView } from './json';
+import { callCommand, formUiSchema } from './present';
 
-/** Ask the user whether a tool that needs approval may run. */
-async function askApproval(tool: string, message: string): Promise<boolean> {
+/** How the user answered the approval dialog. */
+type Approval = 'once' | 'always' | null;
+
+/** Ask the user whether a tool that needs approval may run, showing what would run. */
+async function askApproval(
+  tool: IToolDetails,
+  args: Record<string, unknown>
+): Promise<Approval> {
+  const entries = Object.entries(args).filter(([, v]) => v !== undefined);
   const body = (
     <div className="jp-NexusTools-approval">
       <p>
-        The tool <code>{tool}</code> needs your approval to run.
+        <code>{tool.name}</code> needs permission{' '}
+        <code className="jp-NexusTools-approvalPermission">{tool.permission}</code> and asks
+        before it runs. It will run with:
       </p>
-      <p className="jp-NexusTools-approvalReason">{message}</p>
+      {entries.length === 0 ? (
+        <p className="jp-NexusTools-muted">no arguments</p>
+      ) : (
+        <table className="jp-NexusTools-approvalArgs">
+          <tbody>
+            {entries.map(([key, value]) => (
+              <tr key={key}>
+                <th>
+                  <code>{key}</code>
+                </th>
+                <td>
+                  <TextBlock
+                    text={typeof value === 'string' ? value : JSON.stringify(value, null, 2)}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </div>
   );
   const answer = await showDialog({
-    title: 'Approve tool call?',
+    title: `Run ${tool.name}?`,
     body,
-    buttons: [Dialog.cancelButton({ label: 'Deny' }), Dialog.warnButton({ label: 'Approve' })]
+    buttons: [
+      Dialog.cancelButton({ label: 'Deny' }),
+      Dialog.okButton({
+        label: 'Always for this session',
+        caption: `Do not ask again for ${tool.name} until the server restarts`,
+        actions: ['always']
+      }),
+      Dialog.warnButton({ label: 'Approve once' })
+    ]
   });
-  return answer.button.accept;
+  if (!answer.button.accept) {
+    return null;
+  }
+  return answer.button.actions.includes('always') ? 'always' : 'once';
 }
 
-/** Render a tool result: error, structured value, content blocks, duration. */
+/** Render a tool result: error, structured value, content blocks, and how long it ran. */
 export function ResultView(props: { result: IToolResult }): JSX.Element {
   const { result } = props;
-  const ms = (result.duration * 1000).toFixed(result.duration < 0.01 ? 2 : 1);
   const blocks = result.content ?? [];
   return (
     <div
@@ -44,8 +83,11 @@ export function ResultView(props: { result: IToolResult }): JSX.Element {
     >
       <div className="jp-NexusTools-resultHeader">
         <span>{result.is_error ? 'Failed' : 'Result'}</span>
-        <span className="jp-NexusTools-duration" title="Duration">
-          {ms} ms
+        <span
+          className="jp-NexusTools-duration"
+          title="How long the tool ran, measured on the server"
+        >
+          ran in {formatDuration(result.duration)}
         </span>
       </div>
       {result.is_error && (
@@ -55,7 +97,7 @@ export function ResultView(props: { result: IToolResult }): JSX.Element {
         </pre>
       )}
       {!result.is_error && result.structured !== undefined && result.structured !== null && (
-        <JsonBlock value={result.structured} className="jp-NexusTools-structured" />
+        <ValueView value={result.structured} className="jp-NexusTools-structured" />
       )}
       {!result.is_error &&
         (result.structured === undefined || result.structured === null) &&
@@ -63,12 +105,40 @@ export function ResultView(props: { result: IToolResult }): JSX.Element {
           block.type === 'image' && block.data ? (
             <img key={i} src={`data:${block.mimeType};base64,${block.data}`} alt="tool output" />
           ) : (
-            <pre key={i} className="jp-NexusTools-text">
-              {block.text ?? JSON.stringify(block)}
-            </pre>
+            <TextBlock key={i} text={block.text ?? JSON.stringify(block, null, 2)} />
           )
         )}
     </div>
+  );
+}
+
+/** Seconds as "13.7 ms" or "2.31 s". */
+function formatDuration(seconds: number): string {
+  if (seconds >= 1) {
+    return `${seconds.toFixed(2)} s`;
+  }
+  const ms = seconds * 1000;
+  return `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
+}
+
+/** "Copy as %tool call …": the call as a line to paste into a notebook cell. */
+function CopyCall(props: { name: string; args: Record<string, unknown> }): JSX.Element {
+  const [copied, setCopied] = React.useState(false);
+  const command = callCommand(props.name, props.args);
+  React.useEffect(() => setCopied(false), [command]);
+  return (
+    <button
+      className="jp-mod-styled jp-NexusTools-copyCall"
+      title={`Copy to the clipboard: ${command}`}
+      onClick={() =>
+        void navigator.clipboard.writeText(command).then(
+          () => setCopied(true),
+          () => window.prompt('Copy this line:', command)
+        )
+      }
+    >
+      {copied ? 'Copied' : 'Copy as %tool call'}
+    </button>
   );
 }
 
@@ -88,7 +158,7 @@ function Notice(props: { outcome: CallOutcome }): JSX.Element | null {
     case 'approval':
       return (
         <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="alert">
-          Not run: approval denied. {outcome.message}
+          Not run: {outcome.message}
         </div>
       );
     case 'denied':
@@ -119,7 +189,6 @@ interface IHistoryEntry {
   args: Record<string, unknown>;
   outcome: CallOutcome;
   at: Date;
-  ms: number;
 }
 
 const HISTORY_LIMIT = 20;
@@ -162,7 +231,14 @@ function History(props: {
                   {entry.at.toLocaleTimeString()}
                 </span>
                 <span className="jp-NexusTools-historyOutcome">{label}</span>
-                <span className="jp-NexusTools-historyDuration">{entry.ms.toFixed(0)} ms</span>
+                {entry.outcome.kind === 'result' && (
+                  <span
+                    className="jp-NexusTools-historyDuration"
+                    title="How long the tool ran, measured on the server"
+                  >
+                    {formatDuration(entry.outcome.result.duration)}
+                  </span>
+                )}
                 <code className="jp-NexusTools-historyArgs">{JSON.stringify(entry.args)}</code>
               </button>
             </li>
@@ -174,8 +250,12 @@ function History(props: {
 }
 
 /** The form for one tool; keyed by tool name so switching tools starts fresh. */
-export function TryForm(props: { tool: IToolDetails }): JSX.Element {
-  const { tool } = props;
+export function TryForm(props: {
+  tool: IToolDetails;
+  /** Why Run is disabled (policy forbids the call, the tool is gone), or null. */
+  blocked?: string | null;
+}): JSX.Element {
+  const { tool, blocked } = props;
   const [formData, setFormData] = React.useState<Record<string, unknown>>({});
   const [extraErrors, setExtraErrors] = React.useState<ErrorSchema | undefined>();
   const [running, setRunning] = React.useState(false);
@@ -192,19 +272,24 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
     const { title: _title, description: _description, ...rest } = tool.input_schema ?? {};
     return { type: 'object', properties: {}, ...rest } as any;
   }, [tool.input_schema]);
+  const uiSchema = React.useMemo(() => formUiSchema(tool.input_schema ?? {}), [tool.input_schema]);
 
   const run = async () => {
     const controller = new AbortController();
     abort.current = controller;
     const args = formData;
-    const began = performance.now();
     setRunning(true);
     setOutcome(null);
     setSelected(null);
     try {
       let result = await callTool(tool.name, args, false, controller.signal);
-      if (result.kind === 'approval' && (await askApproval(tool.name, result.message))) {
-        result = await callTool(tool.name, args, true, controller.signal);
+      if (result.kind === 'approval') {
+        const approval = await askApproval(tool, args);
+        if (approval) {
+          result = await callTool(tool.name, args, approval === 'always' ? 'always' : true, controller.signal);
+        } else {
+          result = { kind: 'approval', message: 'You denied the call.' };
+        }
       }
       setExtraErrors(result.kind === 'validation' ? toExtraErrors(result.errors) : undefined);
       setOutcome(result);
@@ -212,8 +297,7 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
         id: nextEntryId++,
         args,
         outcome: result,
-        at: new Date(),
-        ms: performance.now() - began
+        at: new Date()
       };
       const entries = [entry, ...(histories.get(tool.name) ?? [])].slice(0, HISTORY_LIMIT);
       histories.set(tool.name, entries);
@@ -227,10 +311,15 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
   return (
     <section className="jp-NexusTools-try" aria-label="Try the tool">
       <h3 className="jp-NexusTools-sectionTitle">Try</h3>
+      {blocked && (
+        <div className="jp-NexusTools-notice jp-NexusTools-blocked" role="note">
+          Run is disabled: {blocked}
+        </div>
+      )}
       <div
         className="jp-NexusTools-form"
         onKeyDown={event => {
-          if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !running) {
+          if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !running && !blocked) {
             event.preventDefault();
             void run();
           }
@@ -238,6 +327,7 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
       >
         <FormComponent
           schema={schema}
+          uiSchema={uiSchema}
           formData={formData as any}
           formContext={formContext}
           validator={validator as any}
@@ -256,9 +346,9 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
       <div className="jp-NexusTools-actions">
         <button
           className="jp-mod-styled jp-mod-accept jp-NexusTools-run"
-          disabled={running}
+          disabled={running || !!blocked}
           onClick={() => void run()}
-          title="Run the tool (Ctrl+Enter in the form)"
+          title={blocked ?? 'Run the tool (Ctrl+Enter in the form)'}
         >
           {running ? 'Running…' : 'Run'}
         </button>
@@ -283,6 +373,7 @@ export function TryForm(props: { tool: IToolDetails }): JSX.Element {
         >
           Reset
         </button>
+        <CopyCall name={tool.name} args={formData} />
       </div>
       {outcome && <Notice outcome={outcome} />}
       <History

@@ -19,6 +19,7 @@ from ..core.errors import ApprovalRequired, NexusError
 from ..core.tools.arguments import parse_call_arguments as parse_typed_arguments
 from ..core.tools.context import CLI_CALLER, RequestInfo
 from ..render.catalog import no_hits_text
+from ..render.results import content_text
 from .main import UsageProblem
 
 __all__ = [
@@ -201,9 +202,8 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
     result = result.redacted()  # what a terminal shows never holds a secret
     if args.json:
         _print_json(result.to_dict())
-    elif not result.is_error:
-        value = result.structured
-        print(value if isinstance(value, str) else json.dumps(value, indent=2, default=str))
+    elif not result.is_error and (shown := _result_text(result)):
+        print(shown)
     if result.is_error:
         message = " ".join(str(result.error).split())
         print(
@@ -212,6 +212,17 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _result_text(result: Any) -> str:
+    """What a terminal shows of a result: its structured value (a string as it is, anything else
+    as JSON), or, when it has none (most MCP tools), its content as text."""
+    value = result.structured
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return content_text(result.content)
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 # -- check --------------------------------------------------------------------------------

@@ -9,7 +9,9 @@
     nexus-tools serve ...                    # when the MCP server module is installed
 
 Global options: ``--root DIR`` (workspace and project ``nex.yaml``), ``--config FILE`` (use
-this file as the project level), ``--json`` (machine-readable output).
+this file as the project level), ``--json`` (machine-readable output), ``--wait SECONDS``. They
+go before or after the command: ``nexus-tools --json list`` and ``nexus-tools list --json`` are
+the same.
 
 Errors are one line on stderr. Exit codes: 0 success; 1 the call or command failed (a tool
 error, a policy refusal, a missing credential, a bad nex.yaml); 2 the command line was wrong
@@ -19,7 +21,9 @@ error, a policy refusal, a missing credential, a bad nex.yaml); 2 the command li
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -35,9 +39,48 @@ class UsageProblem(Exception):
     """A mistake on the command line (exit code 2)."""
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '?([^' ]+)'? \(choose from (.*)\)")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line, exit 2 (argparse prints usage too)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {_with_suggestion(message)}\n")
+
+
+def _with_suggestion(message: str) -> str:
+    """argparse's "invalid choice" message with the closest choice named first."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return message
+    given = found.group(1)
+    choices = [c.strip(" '\"") for c in found.group(2).split(",")]
+    close = difflib.get_close_matches(given, choices, n=1, cutoff=0.5)
+    hint = f"Did you mean {close[0]!r}? " if close else ""
+    what = "command" if message.startswith("argument COMMAND") else "choice"
+    return f"unknown {what} {given!r}. {hint}Choose from: {', '.join(choices)}."
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, nested: bool) -> None:
+    """``--root``, ``--config``, ``--json`` and ``--wait``. On a subcommand (``nested``) they
+    default to SUPPRESS, so ``nexus-tools --json list`` keeps the value the main parser took
+    and ``nexus-tools list --json`` sets it."""
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if nested else value
+
+    parser.add_argument(
+        "--root", default=default("."), help="workspace root (default: current folder)"
+    )
+    parser.add_argument(
+        "--config", default=default(None), help="nex.yaml to use as the project level"
+    )
+    parser.add_argument("--json", action="store_true", default=default(False), help="print JSON")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=default(15.0),
+        help="seconds to wait for MCP servers and checks (default 15)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,31 +88,28 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nexus-tools",
         description="Browse, search, call and check the tools of a nexus_jupyter registry.",
     )
-    parser.add_argument("--root", default=".", help="workspace root (default: current folder)")
-    parser.add_argument("--config", default=None, help="nex.yaml to use as the project level")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument(
-        "--wait",
-        type=float,
-        default=15.0,
-        help="seconds to wait for MCP servers and checks (default 15)",
-    )
+    _add_global_options(parser, nested=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    globals_parser = _Parser(add_help=False)
+    _add_global_options(globals_parser, nested=True)
+    shared = [globals_parser]
 
-    p = sub.add_parser("list", help="list the tools")
+    p = sub.add_parser("list", help="list the tools", parents=shared)
     p.add_argument("--source", help="source name or kind (builtin, mcp, mcp:time, ...)")
     p.add_argument("--permission", choices=["read_only", "workspace_write", "danger_full_access"])
     p.add_argument("--category")
     p.add_argument("--available", action="store_true", help="only tools that can run now")
 
-    p = sub.add_parser("search", help="search the tools")
+    p = sub.add_parser("search", help="search the tools", parents=shared)
     p.add_argument("query")
     p.add_argument("--limit", type=int, default=10)
 
-    p = sub.add_parser("info", help="show a tool's definition and status")
+    p = sub.add_parser("info", help="show a tool's definition and status", parents=shared)
     p.add_argument("name")
 
-    p = sub.add_parser("call", help="call a tool: NAME '{json}' or NAME key=value ...")
+    p = sub.add_parser(
+        "call", help="call a tool: NAME '{json}' or NAME key=value ...", parents=shared
+    )
     p.add_argument("name")
     p.add_argument("arguments", nargs="*", help="one JSON object, or key=value pairs")
     p.add_argument("--timeout", type=float, default=None)
@@ -80,16 +120,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="approve a call that asks for approval (dangerous tools)",
     )
 
-    sub.add_parser("check", help="show every tool's availability and every source's status")
+    sub.add_parser(
+        "check", help="show every tool's availability and every source's status", parents=shared
+    )
 
-    p = sub.add_parser("credentials", help="set, list or delete credentials (never shown)")
+    p = sub.add_parser(
+        "credentials", help="set, list or delete credentials (never shown)", parents=shared
+    )
     csub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    c = csub.add_parser("set", help="set SERVICE KEY (prompts, or reads stdin when piped)")
+    c = csub.add_parser(
+        "set", help="set SERVICE KEY (prompts, or reads stdin when piped)", parents=shared
+    )
     c.add_argument("service")
     c.add_argument("key", nargs="?", default="api_key")
     c.add_argument("--provider", choices=["file", "keyring"], default=None)
-    csub.add_parser("list", help="list services and keys (never values)")
-    c = csub.add_parser("delete", help="delete SERVICE [KEY]")
+    csub.add_parser("list", help="list services and keys (never values)", parents=shared)
+    c = csub.add_parser("delete", help="delete SERVICE [KEY]", parents=shared)
     c.add_argument("service")
     c.add_argument("key", nargs="?", default=None)
     c.add_argument("--provider", choices=["file", "keyring"], default=None)
@@ -110,7 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return _dispatch(args, parser)
-    except (UsageProblem, ToolNotFound, ToolValidationError) as exc:
+    except ToolNotFound as exc:
+        return _fail(exc.worded_for("See `nexus-tools list` or `nexus-tools search WORDS`."), 2)
+    except (UsageProblem, ToolValidationError) as exc:
         return _fail(exc, 2)
     except NexusError as exc:
         return _fail(exc, 1)

@@ -57,12 +57,17 @@ class ToolNotFound(NexusError, LookupError):
     def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
-        hint = ""
+        super().__init__(
+            self.worded_for("List the available tools with `%tool list` or `Registry.list()`.")
+        )
+
+    def worded_for(self, advice: str) -> str:
+        """The message with ``advice`` for where it is shown (an agent, the command line)
+        when there are no close names to suggest."""
         if self.suggestions:
-            hint = " Did you mean " + " or ".join(repr(s) for s in self.suggestions[:3]) + "?"
-        else:
-            hint = " List the available tools with `%tool list` or `Registry.list()`."
-        super().__init__(f"No tool named {name!r}.{hint}")
+            close = " or ".join(repr(s) for s in self.suggestions[:3])
+            return f"No tool named {self.name!r}. Did you mean {close}?"
+        return f"No tool named {self.name!r}. {advice}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +114,12 @@ class ToolValidationError(NexusError, ValueError):
     def __init__(self, tool: str, errors: Sequence[FieldError]) -> None:
         self.tool = tool
         self.errors = tuple(errors)
-        parts = [f"{e.path}: {e.message} (got {_jsonable_preview(e.value)!r})" for e in self.errors]
+        parts = [
+            # a missing argument has no value to quote ("(got None)" would read as a null sent)
+            f"{e.path}: {e.message}"
+            + ("" if "missing" in e.message else f" (got {_jsonable_preview(e.value)!r})")
+            for e in self.errors
+        ]
         n = len(self.errors)
         super().__init__(
             f"Invalid arguments for tool {tool!r} ({n} error{'s' if n != 1 else ''}): "

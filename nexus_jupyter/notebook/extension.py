@@ -8,14 +8,17 @@ by the features that need them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from ..core.tools.decorator import on_tool_defined
 from ..sources.notebook import NotebookTracker
 
 __all__ = ["current_tracker", "load", "unload"]
 
 _tracker: NotebookTracker | None = None
 _shell: Any = None
+_stop_listening: Callable[[], None] | None = None
 
 
 def current_tracker() -> NotebookTracker | None:
@@ -36,25 +39,35 @@ def load(ipython: Any) -> None:
     load_subcommand_modules()
     install_display_formatters(ipython)
     tracker = NotebookTracker(api.current_registry, ipython.user_ns)
-    ipython.events.register("pre_run_cell", tracker.pre_run_cell)
-    ipython.events.register("post_run_cell", tracker.post_run_cell)
+    for event, callback in _hooks(tracker):
+        ipython.events.register(event, callback)
+    global _stop_listening
+    _stop_listening = on_tool_defined(tracker.on_tool_defined)
     ipython.register_magics(ToolMagics)
     install_completer(ipython)
     _tracker, _shell = tracker, ipython
 
 
+def _hooks(tracker: NotebookTracker) -> list[tuple[str, Any]]:
+    return [
+        ("pre_execute", tracker.pre_execute),
+        ("pre_run_cell", tracker.pre_run_cell),
+        ("post_execute", tracker.post_execute),
+        ("post_run_cell", tracker.post_run_cell),
+    ]
+
+
 def unload(ipython: Any) -> None:
     """Stop tracking cells (the magics stay until the kernel restarts, as IPython does)."""
-    global _tracker, _shell
+    global _tracker, _shell, _stop_listening
     tracker = _tracker
     if tracker is None:
         return
-    for event, callback in (
-        ("pre_run_cell", tracker.pre_run_cell),
-        ("post_run_cell", tracker.post_run_cell),
-    ):
+    for event, callback in _hooks(tracker):
         try:
             ipython.events.unregister(event, callback)
         except ValueError:
             pass  # already gone (the shell was reset)
+    if _stop_listening is not None:
+        _stop_listening()
     _tracker = _shell = None

@@ -11,6 +11,7 @@ import html
 from typing import Any
 
 from ..core.errors import NexusError
+from ..render.tables import left_aligned
 from .subcommands import MagicContext, subcommand
 
 __all__ = ["CredentialList"]
@@ -39,7 +40,7 @@ class CredentialList:
             f"<td>{html.escape(r['provider'])}</td></tr>"
             for r in self.rows
         )
-        return (
+        return left_aligned(
             "<table><thead><tr><th>service</th><th>key</th><th>provider</th></tr></thead>"
             f"<tbody>{body}</tbody></table>"
         )

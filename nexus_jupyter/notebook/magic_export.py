@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import NexusError
+from ..render.tables import left_aligned
 from .options import parse_options
 from .subcommands import MagicContext, subcommand
 
@@ -61,7 +62,7 @@ class VersionsView(list[Any]):
         return (
             f"<p>Versions of <code>{html.escape(self.name)}</code> "
             f"(<code>{html.escape(str(self.path))}</code>)</p>"
-            f"<table><tr>{head}</tr>{body}</table>"
+            + left_aligned(f"<table><tr>{head}</tr>{body}</table>")
         )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.errors import NexusError, SourceError
+from ..render.tables import left_aligned
 from .options import parse_options
 from .subcommands import MagicContext, subcommand
 
@@ -163,7 +164,7 @@ class McpServerList:
                 f"<td>{len(r['tools'])}</td><td><code>{html.escape(r['target'])}</code></td>"
                 f"<td>{detail}</td></tr>"
             )
-        return (
+        return left_aligned(
             "<table><thead><tr><th>server</th><th>state</th><th>tools</th><th>target</th>"
             f"<th>details</th></tr></thead><tbody>{body}</tbody></table>"
         )

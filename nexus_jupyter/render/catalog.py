@@ -11,6 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .tables import left_aligned
+
 if TYPE_CHECKING:
     from ..core.registry.state import ToolEntry
     from ..core.tools.tool import Tool
@@ -87,12 +89,14 @@ def tool_html(tool: Tool, status: str = "ok", reason: str | None = None) -> str:
     badges = tool_badges(tool, status)
     rows = "".join(
         f"<tr><td><code>{esc(n)}</code>{'*' if req else ''}</td><td><code>{esc(t)}</code></td>"
-        f"<td><code>{esc(d)}</code></td><td>{esc(desc)}</td></tr>"
+        f"<td>{f'<code>{esc(d)}</code>' if d else ''}</td><td>{esc(desc)}</td></tr>"
         for n, t, req, d, desc in param_rows(tool)
     )
     table = (
-        "<table><thead><tr><th>parameter</th><th>type</th><th>default</th><th>description</th>"
-        f"</tr></thead><tbody>{rows}</tbody></table>"
+        left_aligned(
+            "<table><thead><tr><th>parameter</th><th>type</th><th>default</th>"
+            f"<th>description</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
         if rows
         else "<p><i>no parameters</i></p>"
     )
@@ -169,11 +173,11 @@ def entries_html(entries: list[ToolEntry], *, title: str | None = None) -> str:
         f"<td style='text-align:left'>{esc(e.spec.summary)}</td></tr>"
         for e in entries
     )
-    return (
-        f"<div class='nexus-tools'>{head}<table><thead><tr><th>tool</th><th>source · "
-        f"permission · status</th><th>description</th></tr></thead><tbody>{rows}</tbody>"
-        "</table></div>"
+    table = left_aligned(
+        "<table><thead><tr><th>tool</th><th>source · permission · status</th>"
+        f"<th>description</th></tr></thead><tbody>{rows}</tbody></table>"
     )
+    return f"<div class='nexus-tools'>{head}{table}</div>"
 
 
 def entries_text(entries: list[ToolEntry], *, title: str | None = None) -> str:
@@ -214,10 +218,13 @@ def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
         f"<td style='color:#888'>{esc(', '.join(h.matched))}</td></tr>"
         for i, h in enumerate(hits, 1)
     )
+    table = left_aligned(
+        "<table><thead><tr><th>#</th><th>tool</th><th>score</th><th>description</th>"
+        f"<th>matched</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
     return (
         f"<div class='nexus-search'><b>{len(hits)}</b> match(es) for <code>{esc(query)}"
-        "</code><table><thead><tr><th>#</th><th>tool</th><th>score</th><th>description</th>"
-        f"<th>matched</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        f"</code>{table}</div>"
     )
 
 

@@ -8,11 +8,37 @@ from __future__ import annotations
 
 import html
 import json
+import math
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["history_html", "history_text", "json_tree_html", "result_html", "result_text"]
+from .tables import left_aligned
+
+__all__ = [
+    "call_command",
+    "content_text",
+    "history_html",
+    "history_text",
+    "json_tree_html",
+    "result_html",
+    "result_text",
+    "text_html",
+]
+
+# Text as text: monospace, real line breaks, scrollable past a screenful, selectable to copy.
+_TEXT_STYLE = (
+    "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px);"
+    "white-space:pre;overflow:auto;max-height:24em;margin:2px 0;padding:4px 6px;"
+    "background:var(--jp-layout-color2, #f5f5f5);border-radius:2px;user-select:text"
+)
+
+
+def text_html(text: str) -> str:
+    """``text`` in a ``<pre class="nexus-text">``: monospace, scrollable, copyable."""
+    return f"<pre class='nexus-text' style='{_TEXT_STYLE}'>{html.escape(text)}</pre>"
+
 
 _OPEN_DEPTH = 2  # levels unfolded at first: big answers stay readable
 _MAX_ITEMS = 200
@@ -32,6 +58,9 @@ def json_tree_html(value: Any, *, key: str | None = None, depth: int = 0) -> str
     elif isinstance(value, list | tuple):
         items = list(enumerate(value))
         kind = f"[…] {len(items)} item{'s' if len(items) != 1 else ''}"
+    elif isinstance(value, str) and "\n" in value.rstrip("\n"):
+        # A multi-line string (a command's stdout, a file) reads as text, not as "a\nb".
+        return f"<div style='margin-left:1em'>{label}{text_html(value)}</div>"
     else:
         return f"<div style='margin-left:1em'>{label}{_scalar_html(value)}</div>"
     if not items:
@@ -46,6 +75,38 @@ def json_tree_html(value: Any, *, key: str | None = None, depth: int = 0) -> str
         f"<details{opened} style='margin-left:1em'><summary>{label}"
         f"<span style='color:#888'>{kind}</span></summary>{inner}</details>"
     )
+
+
+_BARE = re.compile(r"^[\w./:@+-]+$")
+
+
+def _bare_value(value: Any) -> str | None:
+    """``value`` as it can stand after ``key=`` unquoted, or None when it needs JSON."""
+    if isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value)):
+        return json.dumps(value)
+    if isinstance(value, str) and _BARE.match(value):
+        try:
+            json.loads(value)
+        except ValueError:
+            return value  # stays a string when the magic reads it back
+    return None
+
+
+def call_command(name: str, arguments: dict[str, Any]) -> str:
+    """The ``%tool call`` line that makes this call: ``key=value`` pairs when every value
+    reads back as itself, else one JSON object (always one line).
+
+    >>> call_command("add", {"a": 1, "b": 2})
+    '%tool call add a=1 b=2'
+    >>> call_command("bash", {"command": "echo one\\necho two"})
+    '%tool call bash {"command": "echo one\\\\necho two"}'
+    """
+    if not arguments:
+        return f"%tool call {name}"
+    bare = {k: _bare_value(v) for k, v in arguments.items()}
+    if all(v is not None for v in bare.values()):
+        return f"%tool call {name} " + " ".join(f"{k}={v}" for k, v in bare.items())
+    return f"%tool call {name} {json.dumps(arguments, ensure_ascii=False, default=str)}"
 
 
 def _duration(seconds: float) -> str:
@@ -72,8 +133,41 @@ def result_html(result: Any) -> str:
     if isinstance(structured, dict | list):
         parts.append(json_tree_html(structured))
     elif structured is not None:
-        parts.append(f"<pre style='white-space:pre-wrap'>{esc(str(structured))}</pre>")
+        parts.append(text_html(str(structured)))
+    elif result.text:
+        parts.append(text_html(result.text))
     return f"<div class='nexus-result'>{head}{''.join(parts)}</div>"
+
+
+def _size(data: Any) -> str:
+    """The decoded size of base64 ``data``, for a one-line description."""
+    size = len(data or "") * 3 // 4
+    return f"{size} bytes" if size < 1024 else f"{size / 1024:.1f} KiB"
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block.get('mimeType', 'unknown type')}, {_size(block.get('data'))}]"
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        head = f"[resource: {resource.get('uri', '?')}"
+        if resource.get("mimeType"):
+            head += f" ({resource['mimeType']})"
+        if isinstance(resource.get("text"), str):
+            return f"{head}]\n{resource['text']}"
+        return f"{head}, {_size(resource.get('blob'))}]"
+    if kind == "resource_link":
+        return f"[resource link: {block.get('uri', '?')}]"
+    return f"[{kind or 'unknown'} content]"
+
+
+def content_text(blocks: Iterable[dict[str, Any]]) -> str:
+    """MCP content blocks as terminal text: text as it is, one line describing each image,
+    audio clip or resource (binary data is never printed)."""
+    return "\n".join(_block_text(b) for b in blocks)
 
 
 def result_text(result: Any) -> str:
@@ -84,10 +178,7 @@ def result_text(result: Any) -> str:
     if isinstance(structured, dict | list):
         body = json.dumps(structured, indent=2, ensure_ascii=False, default=str)
     else:
-        body = result.text if structured is None else str(structured)
-    images = sum(1 for b in result.content if b.get("type") == "image")
-    if images:
-        body += f"\n[{images} image(s)]"
+        body = content_text(result.content) if structured is None else str(structured)
     return f"{head}\n{body}"
 
 
@@ -114,7 +205,7 @@ def history_html(records: Iterable[Any]) -> str:
         )
     if not rows:
         return "<p><i>No calls yet.</i></p>"
-    return (
+    return left_aligned(
         "<table class='nexus-history'><thead><tr><th>#</th><th>time</th><th>tool</th>"
         "<th>arguments</th><th>outcome</th><th>duration</th></tr></thead><tbody>"
         + "".join(rows)

@@ -198,7 +198,20 @@ class ToolHandler(NexusHandler):
         body["versions"] = self.file_versions(entry) or self.nexus.history.versions(
             name, entry.spec.version
         )
+        body["call_policy"] = self.call_policy(entry)
         self.finish(json.dumps(body, default=str))
+
+    def call_policy(self, entry: ToolEntry) -> dict[str, str] | None:
+        """What policy decides for a call of this tool from this user over REST (no
+        arguments: rules on arguments may still ask or deny a particular call), so the
+        sidebar can disable Run, with the reason, where the call can never run."""
+        policy = self.registry.policy
+        if policy is None:
+            return None
+        user = self.current_user
+        request = RequestInfo(principal=getattr(user, "username", None), caller=REST_CALLER)
+        decision = policy.check(entry.spec, {}, request)
+        return {"action": decision.action, "reason": decision.reason}
 
     def file_versions(self, entry: ToolEntry) -> list[dict[str, Any]]:
         """A directory tool's file history (newest first), from the folder's version store;
@@ -226,7 +239,8 @@ class CallHandler(NexusHandler):
     """``POST /nexus/api/tools/{name}/call`` with ``{"arguments": {...}, "approved": bool}``.
 
     The call runs on the registry's background loop, so a slow tool never blocks the
-    server. ``approved`` means the user approved this call in the UI after a 409.
+    server. ``approved`` means the user approved this call in the UI after a 409;
+    ``"always"`` approves the tool for the rest of the server's session.
 
     Cancel: a client that closes the connection (the sidebar aborts its request) cancels the
     call, as an MCP client's ``notifications/cancelled`` does: an async tool gets
@@ -256,7 +270,9 @@ class CallHandler(NexusHandler):
         if not isinstance(arguments, dict):
             kind = type(arguments).__name__
             raise _error(400, "bad_request", f"arguments must be a JSON object, got {kind}.")
-        approved = body.get("approved", False) is True
+        approved = body.get("approved", False) in (True, "always")
+        if body.get("approved") == "always":
+            self.approve_for_session(name)
         user = self.current_user
         request = RequestInfo(principal=getattr(user, "username", None), caller=REST_CALLER)
         reg = self.registry
@@ -291,6 +307,14 @@ class CallHandler(NexusHandler):
         except NexusError as exc:
             raise _error(400, "bad_request", str(exc)) from exc
         self.finish(json.dumps(result.to_dict(), default=str))
+
+    def approve_for_session(self, name: str) -> None:
+        """``"approved": "always"``: this tool stops asking until the server restarts or its
+        definition changes (a policy that denies it still denies it)."""
+        policy = self.registry.policy
+        entry = self.registry.snapshot.entries.get(name)
+        if policy is not None and entry is not None and hasattr(policy, "remember"):
+            policy.remember(entry.spec)
 
     def _body(self) -> dict[str, Any]:
         if not self.request.body:

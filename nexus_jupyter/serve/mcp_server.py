@@ -192,7 +192,8 @@ class RegistryServer:
             )
         except ToolNotFound as exc:
             # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
+            advice = "Call tool_search with what you want to do to find the right tool."
+            raise MCPError(INVALID_PARAMS, exc.worded_for(advice)) from None
         except NexusError as exc:
             return error_result(exc)
         except asyncio.CancelledError:

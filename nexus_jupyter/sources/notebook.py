@@ -163,11 +163,61 @@ class NotebookTracker:
     # -- IPython events ---------------------------------------------------------------------
 
     current_origin = ""
+    _current_source: str | None = None
+    _cell_seen = False  # whether this execution announced a cell (a silent run does not)
 
     def pre_run_cell(self, info: Any) -> None:
         """The ``pre_run_cell`` hook: remember which cell runs (``%%tool`` uses it)."""
         cell_id = getattr(info, "cell_id", None)
         self.current_origin = f"cell:{cell_id}" if cell_id else ""
+        self._current_source = getattr(info, "raw_cell", None)
+        self._cell_seen = True
+
+    def _definition_origin(self) -> str:
+        """Where a tool defined right now comes from: the cell id, else the cell's number
+        (what ``post_run_cell`` would say)."""
+        if self.current_origin:
+            return self.current_origin
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        count = getattr(shell, "execution_count", None) if self._cell_seen else None
+        return f"cell[{count}]" if count else "cell"
+
+    def pre_execute(self) -> None:
+        """The ``pre_execute`` hook: fires for every run, silent ones too."""
+        self._cell_seen = False
+
+    def post_execute(self) -> None:
+        """The ``post_execute`` hook: a silent run (IPython running a ``.ipy`` file, ``%run``
+        of one) fires no ``post_run_cell``, so its tools are scanned here."""
+        if self._cell_seen:
+            return  # post_run_cell follows, with the cell's id and source
+        try:
+            self.scan()
+        except Exception as exc:  # never break the kernel's hook chain
+            log.exception("scanning the namespace after a silent run failed")
+            print(f"nexus_jupyter: scanning the namespace for tools failed: {exc}", file=sys.stderr)
+
+    def on_tool_defined(self, fn: Any) -> None:
+        """A ``@tool`` function was just defined in user code: register it now, so the cell
+        (or ``.ipy`` file) that defines it can also call it."""
+        if getattr(fn, "__module__", None) != "__main__" or "<locals>" in getattr(
+            fn, "__qualname__", ""
+        ):
+            return  # imported modules and nested helpers are not the notebook's tools
+        var = getattr(fn, "__name__", None)
+        if not isinstance(var, str) or var.startswith("_"):
+            return
+        try:
+            with self._lock:
+                report = ScanReport()
+                source = self._current_source if self._cell_seen else None
+                origin = self._definition_origin()
+                self._register(self.registry, var, fn, origin, source, report)
+        except Exception as exc:  # a decorator must never fail because of registration
+            log.exception("registering %s at definition failed", var)
+            print(f"nexus_jupyter: {var!r} was not registered as a tool: {exc}", file=sys.stderr)
 
     def post_run_cell(self, result: Any) -> None:
         """The ``post_run_cell`` hook: scan with the cell's id and source."""
@@ -178,6 +228,7 @@ class NotebookTracker:
             raw = raw.lstrip().split("\n", 1)[1] if "\n" in raw.lstrip() else ""
         count = getattr(result, "execution_count", None)
         origin = f"cell:{cell_id}" if cell_id else (f"cell[{count}]" if count else "cell")
+        self._cell_seen = False
         try:
             self.scan(origin=origin, source_code=raw)
         except Exception as exc:  # never break the kernel's hook chain

@@ -314,3 +314,18 @@ def test_bad_decorator_options_are_clear() -> None:
         tool(permission="root")
     with pytest.raises(ToolDefinitionError, match="timeout"):
         tool(timeout=-1)
+
+
+def test_a_missing_argument_is_reported_without_a_value() -> None:
+    from nexus_jupyter import ToolValidationError
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    with pytest.raises(ToolValidationError) as info:
+        Tool.from_function(add).validate({"a": None})
+    message = str(info.value)
+    assert "$.b: required argument is missing" in message and "missing (got" not in message
+    assert "$.a:" in message and "(got None)" in message  # a null that was sent is quoted

@@ -3,7 +3,7 @@
 //
 // Run by tests/e2e/test_sidebar.py::test_quickstart_widgets_in_browser, which starts
 // JupyterLab and sets NEXUS_E2E_URL, NEXUS_E2E_TOKEN, NEXUS_E2E_SCREENSHOT, NEXUS_E2E_BROWSER.
-import { chromium } from 'playwright-core';
+import { launchBrowser } from './browser.mjs';
 
 const base = process.env.NEXUS_E2E_URL;
 const token = process.env.NEXUS_E2E_TOKEN;
@@ -11,12 +11,7 @@ const screenshot = process.env.NEXUS_E2E_SCREENSHOT;
 const started = Date.now();
 const step = m => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
 
-const browser = await chromium.launch({
-  executablePath: process.env.NEXUS_E2E_BROWSER ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
-});
+const browser = await launchBrowser();
 let page;
 try {
   page = await (await browser.newContext({ viewport: { width: 1280, height: 1400 } })).newPage();

@@ -11,13 +11,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from './browser.mjs';
 
 const base = process.env.NEXUS_E2E_URL ?? 'http://127.0.0.1:8888/';
 const token = process.env.NEXUS_E2E_TOKEN ?? '';
 const toolsDir = process.env.NEXUS_E2E_TOOLS_DIR;
 const screenshot = process.env.NEXUS_E2E_SCREENSHOT ?? 'test-artifacts/sidebar.png';
-const browserPath = process.env.NEXUS_E2E_BROWSER ?? '/usr/bin/chromium';
 const skipLive = process.env.NEXUS_E2E_SKIP_LIVE === '1';
 const LIVE_DEADLINE_MS = 2000;
 
@@ -26,20 +25,7 @@ function step(message) {
   console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
 }
 
-const browser = await chromium.launch({
-  executablePath: browserPath,
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-    '--disable-quic'
-  ]
-  // Playwright gives every launch a fresh profile directory of its own.
-});
+const browser = await launchBrowser();
 let page;
 const consoleErrors = [];
 try {
@@ -179,14 +165,18 @@ try {
   await page.locator('.jp-NexusTools-run').click();
   const dialog = page.locator('.jp-Dialog');
   await dialog.waitFor({ timeout: 5000 });
-  assert.match(await dialog.innerText(), /needs approval/);
-  assert.match(await dialog.innerText(), /Approve it in the sidebar/); // worded for this face
-  await dialog.screenshot({ path: screenshot.replace(/\.png$/, '-approval.png') });
+  const asked = await dialog.innerText();
+  assert.match(asked, /Run greet\?/);
+  assert.match(asked, /workspace_write/);
+  assert.match(asked, /name\s+nexus/, 'the dialog shows the arguments it asks about');
+  await page
+    .locator('.jp-Dialog-content')
+    .screenshot({ path: screenshot.replace(/\.png$/, '-approval.png') });
   step('approval prompt shown for greet');
-  await dialog.locator('button', { hasText: 'Approve' }).click();
+  await dialog.locator('button', { hasText: 'Approve once' }).click();
   const greeting = page.locator('.jp-NexusTools-structured');
   await greeting.waitFor({ timeout: 10000 });
-  assert.equal((await greeting.innerText()).trim(), '"Hello, nexus!"');
+  assert.equal((await greeting.innerText()).trim(), 'Hello, nexus!'); // text, not JSON
   step('approved call ran: "Hello, nexus!"');
 
   // Back to the list. A request for a service no tool works with says so.
@@ -224,6 +214,19 @@ try {
     );
     await item('divide').waitFor({ timeout: LIVE_DEADLINE_MS });
     step(`new tool file appeared in the panel after ${Date.now() - written} ms`);
+
+    // Its details open, then its file is deleted: the details say so and Run is disabled.
+    await item('divide').click();
+    const runDivide = page.locator('.jp-NexusTools-run');
+    await runDivide.waitFor();
+    assert.equal(await runDivide.isEnabled(), true);
+    fs.rmSync(path.join(toolsDir, 'divide_tool.py'));
+    await page
+      .locator('.jp-NexusTools-blocked', { hasText: 'gone' })
+      .waitFor({ timeout: LIVE_DEADLINE_MS });
+    assert.equal(await runDivide.isDisabled(), true, 'Run must be disabled for a deleted tool');
+    step('deleted tool: the details say it is gone and Run is disabled');
+    await page.locator('.jp-NexusTools-back').click();
 
     // A broken file shows its error (the folder's status), without a refresh.
     const broken = Date.now();

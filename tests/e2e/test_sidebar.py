@@ -259,6 +259,7 @@ def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
         "history entry put its arguments back",
         "Cancel stopped the call",
         "new tool file appeared in the panel",
+        "deleted tool: the details say it is gone and Run is disabled",
         "broken file's error shown",
         "dark theme applied",
     ):
@@ -272,6 +273,25 @@ def test_quickstart_widgets_in_browser(lab: dict[str, str]) -> None:
     """The quickstart runs in JupyterLab and its test-call form works when clicked."""
     stdout, report = _run_spec(lab, "notebook.spec.mjs", ARTIFACTS / "quickstart-form.png")
     assert "Run pressed: result shown in the form" in stdout, report
+
+
+def test_demo_notebooks_as_rendered(lab: dict[str, str]) -> None:
+    """Both demo notebooks and the sidebar as rendered: catalog rows laid out (64 tools), text
+    results with real line breaks, the approval prompt with its arguments, Run disabled where
+    policy forbids. Screenshots: test-artifacts/demo-*.png, quickstart-*.png, sidebar-*.png."""
+    stdout, report = _run_spec(lab, "demos.spec.mjs", ARTIFACTS / "demo-catalog.png")
+    for step in (
+        "%tools (demo catalog): 6",
+        "%tool browse temperature:",
+        "quickstart opened unmodified",
+        "approval prompt shows the tool, the permission and the multi-line command",
+        "stdout shown as text with real line breaks",
+        "read shows text with real line breaks",
+        "bash has Run disabled",
+        "all steps passed",
+    ):
+        assert step in stdout, report
+    print(stdout)
 
 
 def test_labextension_unit_tests() -> None:

@@ -1,6 +1,6 @@
 """A small MCP server (the SDK's MCPServer) the tests run as a real stdio process.
 
-Tools: ``echo``; ``grow`` (adds a tool and announces tools/list_changed on both protocol
+Tools: ``echo``; ``say`` (text content only, no structured value, like most MCP servers); ``grow`` (adds a tool and announces tools/list_changed on both protocol
 eras); ``slow`` (reports progress, then sleeps; writes a marker file when cancelled);
 ``crash`` (exits the process). Writes one line to stderr on start.
 """
@@ -20,6 +20,12 @@ server = MCPServer("peer")
 @server.tool()
 def echo(text: str) -> str:
     """Return the text."""
+    return text
+
+
+@server.tool(structured_output=False)
+def say(text: str) -> str:
+    """Return the text as plain content, with no structured value."""
     return text
 
 

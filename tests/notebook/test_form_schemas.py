@@ -270,8 +270,11 @@ def test_optional_fields_left_unset_are_omitted_and_nullable_required_sends_null
     form = ToolForm(Tool.from_function(f_required_optional), reg)
     assert form.arguments() == {"x": None}
     form = ToolForm(Tool.from_function(f_two), reg)
-    assert form.fields.fields["b"].inner.get() == 2  # default shown...
-    assert form.arguments() == {"a": 0}  # ...but not sent until the user sets it
+    b = form.fields.fields["b"]
+    assert "default: 2" in b.control.placeholder  # default shown...
+    assert form.arguments() == {}  # ...but not sent until the user types a value; a is missing
+    b.control.value = "5"
+    assert form.arguments() == {"b": 5}
 
 
 def test_long_strings_get_a_multi_line_box(reg: Registry) -> None:
@@ -298,3 +301,16 @@ def test_union_branch_chooser(reg: Registry) -> None:
     union.chooser.value = 1
     union.current().fields["good"].control.value = True
     assert form.arguments() == {"pet": {"kind": "dog", "good": True}}
+
+
+def test_optional_booleans_choose_between_default_true_and_false(reg: Registry) -> None:
+    def flags(verbose: bool = False, strict: bool = True) -> str:
+        """Flags."""
+        return f"{verbose} {strict}"
+
+    form = ToolForm(Tool.from_function(flags), reg)
+    verbose = form.fields.fields["verbose"]
+    assert verbose.control.label == "default (false)" and not hasattr(verbose, "use")
+    assert form.arguments() == {}
+    verbose.set(True)
+    assert form.arguments() == {"verbose": True}

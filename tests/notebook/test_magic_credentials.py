@@ -46,7 +46,7 @@ def test_set_list_delete(
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     listing, _ = run(shell, "credentials list")
     shown = repr(listing) + listing._repr_html_()  # type: ignore[attr-defined]
-    assert "weather-api/api_key  (file)" in repr(listing) and "<td>weather-api</td>" in shown
+    assert "weather-api/api_key  (file)" in repr(listing) and ">weather-api</td>" in shown
     assert shell.history_manager is not None
     history = "\n".join(str(h) for h in shell.history_manager.input_hist_raw)
     for text in (said, shown, history):

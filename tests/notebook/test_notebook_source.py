@@ -9,6 +9,7 @@ from nbhelpers import run_ok
 from nexus_jupyter import Registry, RegistryChanged
 from nexus_jupyter.core.registry.source import MutableSource
 from nexus_jupyter.notebook.extension import current_tracker
+from nexus_jupyter.notebook.history import session_history
 
 CELL = '''
 from nexus_jupyter import tool
@@ -125,3 +126,44 @@ def test_tools_defined_before_load_ext_are_picked_up(
     run_ok(shell, "pass")
     assert "scale" in registry
     assert current_tracker() is not None and current_tracker().tracked() == {"scale": "scale"}
+
+
+DEFINE_AND_CALL = '''
+from nexus_jupyter import tool
+import nexus_jupyter
+
+@tool
+def twice(x: int) -> int:
+    """Double a number."""
+    return 2 * x
+
+answer = nexus_jupyter.registry().call_sync("twice", {"x": 21}).structured
+%tool call twice x=4
+'''
+
+
+def test_a_tool_defined_and_called_in_the_same_cell_works(
+    shell: InteractiveShell, registry: Registry
+) -> None:
+    run_ok(shell, DEFINE_AND_CALL)
+    assert shell.user_ns["answer"] == 42
+    tool = registry.get("twice")
+    assert tool.spec.origin.startswith("cell") and "def twice" in (tool.source_code or "")
+    assert [r.tool for r in session_history().entries()][-1] == "twice"
+
+
+def test_tools_of_an_ipy_file_run_by_ipython_are_registered(
+    shell: InteractiveShell, registry: Registry, tmp_path
+) -> None:
+    script = tmp_path / "tools.ipy"
+    script.write_text(
+        DEFINE_AND_CALL.replace("twice", "thrice").replace("2 * x", "3 * x")
+        + '\n@tool\ndef later(y: int) -> int:\n    """Defined after."""\n    return y\n'
+        + '@tool\ndef gone(z: int) -> int:\n    """Deleted below."""\n    return z\n'
+        + "del gone\n"
+    )
+    shell.safe_execfile_ipy(str(script), raise_exceptions=True)  # a silent run, as `ipython x.ipy`
+    assert shell.user_ns["answer"] == 63
+    assert {"thrice", "later"} <= set(registry.names())
+    assert "gone" not in registry.names()  # the scan after the silent run saw the `del`
+    assert registry.call_sync("later", {"y": 5}).structured == 5

@@ -19,6 +19,7 @@ from nexus_jupyter.notebook.history import CallHistory
 from nexus_jupyter.notebook.widgets.approval import ApprovalPrompt, NotebookApprover
 from nexus_jupyter.notebook.widgets.catalog import Catalog
 from nexus_jupyter.notebook.widgets.form import ToolForm
+from nexus_jupyter.notebook.widgets.form_fields import UNSET
 
 
 class Address(BaseModel):
@@ -106,19 +107,36 @@ def test_form_fields_follow_the_schema(reg: Registry, history: CallHistory) -> N
     form = ToolForm(reg.get("register_person"), reg, history=history)
     fields = form.fields.fields
     assert isinstance(fields["name"].control, W.Text)
-    assert isinstance(fields["age"].control, W.BoundedIntText)  # bounds from the schema
-    assert (fields["age"].control.min, fields["age"].control.max) == (0, 150)
-    assert isinstance(fields["city"].inner.control, W.Dropdown)
-    assert fields["city"].inner.get() == "Oslo"  # default pre-filled
-    assert fields["city"].use.value is False  # ...but left unset: the tool's default applies
-    assert form.arguments() == {"name": "", "age": 0}
+    # a number is typed as text: empty until the user types one (no 0 that looks chosen)
+    assert isinstance(fields["age"].control, W.Text)
+    assert fields["age"].control.value == "" and "0…150" in fields["age"].control.placeholder
+    city = fields["city"].control
+    assert isinstance(city, W.Dropdown) and city.label == "default (Oslo)"
+    assert fields["city"].get() is UNSET  # left at its default: not sent, the tool's applies
+    assert form.arguments() == {"name": ""}  # a required number left empty is missing
+    fields["age"].control.value = "36"
+    assert form.arguments() == {"name": "", "age": 36}
+    assert form.call_command() == '%tool call register_person {"name": "", "age": 36}'
+
+
+def test_empty_number_and_text_boxes_mean_not_given(reg: Registry) -> None:
+    """No "set" checkbox in front of optional text or numbers: empty means left out."""
+    form = ToolForm(reg.get("sleeper"), reg)
+    (field,) = form.fields.fields.values()
+    assert not hasattr(field, "use") and field.control.value == ""
+    assert form.arguments() == {}
+    form.run_button.click()
+    assert form.result.wait(10)
+    assert "required" in field.error.value  # the registry's error, next to the field
+    field.control.value = "zero"
+    assert form.run() is None and "not a number" in field.error.value
 
 
 def test_run_shows_result_and_adds_history(reg: Registry, history: CallHistory) -> None:
     form = ToolForm(reg.get("register_person"), reg, history=history)
     fields = form.fields.fields
     fields["name"].control.value = "Ada"
-    fields["age"].control.value = 36
+    fields["age"].control.value = "36"
     fields["tags"].inner.add_button.click()  # adding an item marks the optional field as set
     fields["tags"].inner.items[0].control.value = "math"
     fields["address"].inner.fields["street"].control.value = "Main St"
@@ -129,7 +147,7 @@ def test_run_shows_result_and_adds_history(reg: Registry, history: CallHistory) 
     assert [r.arguments for r in history.entries()] == [
         {"name": "Ada", "age": 36, "tags": ["math"], "address": {"street": "Main St"}}
     ]
-    assert form.history_panel.calls.options[0][0].startswith("#")
+    assert form.history_panel.labels()[0].startswith("#")
 
 
 def test_replay_runs_the_same_arguments_again(reg: Registry, history: CallHistory) -> None:
@@ -137,7 +155,7 @@ def test_replay_runs_the_same_arguments_again(reg: Registry, history: CallHistor
     form.set_arguments({"name": "Bo", "age": 5})
     run_and_wait(form)
     form.set_arguments({"name": "Changed", "age": 9})
-    form.history_panel.replay_button.click()
+    form.history_panel.replay_buttons[0].click()
     assert form.result.wait(10)
     wait_for(lambda: len(history) == 2)
     assert history.entries()[1].arguments == {"name": "Bo", "age": 5}
@@ -231,7 +249,8 @@ def test_approval_prompt_approve_once_and_deny(reg: Registry) -> None:
     form.fields.fields["target"].control.value = "/tmp/x"
     form.run_button.click()
     prompt = wait_for(lambda: form.result.approval_area.children)[0]
-    assert isinstance(prompt, ApprovalPrompt) and "needs your approval" in prompt.message.value
+    assert isinstance(prompt, ApprovalPrompt) and "Approve this call" in prompt.message.value
+    assert "danger_full_access" in prompt.message.value and "/tmp/x" in prompt.message.value
     assert form.result.running  # nothing ran yet: it waits for the click
     prompt.approve_button.click()
     assert form.result.wait(5)
@@ -332,3 +351,12 @@ def test_form_follows_a_tool_that_changes_and_notes_removal(reg: Registry) -> No
     assert reg.wait_for_events()
     assert "removed" in form.notice.value and form.run_button.disabled
     form.close()
+
+
+def test_run_is_disabled_with_the_reason_where_policy_denies(reg: Registry) -> None:
+    reg.policy = Policy(grant="workspace_write")  # below wipe's danger_full_access
+    form = ToolForm(reg.get("wipe"), reg)
+    assert form.run_button.disabled
+    assert "Run is disabled" in form.notice.value and "danger_full_access" in form.notice.value
+    allowed = ToolForm(reg.get("register_person"), reg)
+    assert not allowed.run_button.disabled and allowed.notice.value == ""

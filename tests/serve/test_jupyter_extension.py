@@ -500,6 +500,26 @@ async def test_ask_tool_needs_approval_then_runs_when_approved(jp_fetch):
 @on_server_loop
 async def test_approval_does_not_lift_a_block(jp_fetch):
     await expect_error(403, call(jp_fetch, "nuke", approved=True))
+    await expect_error(403, call(jp_fetch, "nuke", approved="always"))
+
+
+@on_server_loop
+async def test_approved_always_stops_asking_for_the_session(jp_fetch):
+    await expect_error(409, call(jp_fetch, "wipe", {"path": "/tmp/a"}))
+    first = await call(jp_fetch, "wipe", {"path": "/tmp/a"}, approved="always")
+    assert json.loads(first.body)["structured"] == "wiped /tmp/a"
+    again = await call(jp_fetch, "wipe", {"path": "/tmp/b"})  # no 409 this time
+    assert json.loads(again.body)["structured"] == "wiped /tmp/b"
+
+
+@on_server_loop
+async def test_details_say_what_policy_decides_for_a_call_from_the_panel(jp_fetch):
+    assert (await get_json(jp_fetch, "tools", "greet"))["call_policy"]["action"] == "allow"
+    assert (await get_json(jp_fetch, "tools", "wipe"))["call_policy"]["action"] == "ask"
+    blocked = (await get_json(jp_fetch, "tools", "nuke"))["call_policy"]
+    assert blocked["action"] == "deny" and "blocked" in blocked["reason"]
+    above = (await get_json(jp_fetch, "tools", "format_disk"))["call_policy"]
+    assert above["action"] == "deny" and "grant" in above["reason"]
 
 
 @on_server_loop

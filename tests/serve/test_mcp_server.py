@@ -261,8 +261,10 @@ async def test_policy_refusals_are_tool_errors_with_the_reason(kernel_registry: 
             result = await client.call_tool("nuke", {})
             assert result.is_error
             assert "nuke" in text(result) and "danger_full_access" in text(result)
-            with pytest.raises(mcp.MCPError, match="No tool named"):
+            with pytest.raises(mcp.MCPError, match="No tool named") as unknown:
                 await client.call_tool("missing_tool", {})
+            # an agent gets agent advice, not the notebook's `%tool list`
+            assert "tool_search" in str(unknown.value) and "%tool" not in str(unknown.value)
         reg.policy = Policy(grant="danger_full_access")  # within the grant, but it asks
         async with connect(handle.url, "legacy") as (client, _inbox):
             result = await client.call_tool("nuke", {})

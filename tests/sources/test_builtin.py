@@ -100,6 +100,21 @@ def test_ls_and_glob(reg: Any) -> None:
     assert "reaches outside" in err(reg, "glob", pattern="../*")
 
 
+def test_ls_glob_and_grep_skip_jupyter_checkpoints(reg: Any, ws: Path) -> None:
+    saved = ws / "pkg" / ".ipynb_checkpoints"
+    saved.mkdir()
+    (saved / "a-checkpoint.py").write_text("def alpha(): ...\n")
+    (ws / ".ipynb_checkpoints").mkdir()
+    assert ok(reg, "ls") == ["notes.md", "pkg/"]
+    assert ok(reg, "ls", path="pkg") == ["a.py", "b.txt"]
+    assert ok(reg, "glob", pattern="**/*.py") == ["pkg/a.py"]
+    assert ok(reg, "grep", pattern="alpha") == ["pkg/a.py", "pkg/b.txt"]
+    # asked for by name, they are still there
+    assert ok(reg, "glob", pattern="**/.ipynb_checkpoints/*.py") == [
+        "pkg/.ipynb_checkpoints/a-checkpoint.py"
+    ]
+
+
 def test_grep_modes_context_and_filters(reg: Any) -> None:
     assert ok(reg, "grep", pattern="alpha") == ["pkg/a.py", "pkg/b.txt"]
     assert ok(reg, "grep", pattern="alpha", glob="*.txt") == ["pkg/b.txt"]

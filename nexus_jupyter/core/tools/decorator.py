@@ -22,11 +22,28 @@ from typing import Any, TypeVar, overload
 from ..errors import ToolDefinitionError
 from .spec import Permission, validate_permission, validate_tool_name
 
-__all__ = ["TOOL_META_ATTR", "ToolMeta", "get_tool_meta", "tool"]
+__all__ = ["TOOL_META_ATTR", "ToolMeta", "get_tool_meta", "on_tool_defined", "tool"]
 
 TOOL_META_ATTR = "__nexus_tool__"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_definition_listeners: list[Callable[[Callable[..., Any]], None]] = []
+
+
+def on_tool_defined(listener: Callable[[Callable[..., Any]], None]) -> Callable[[], None]:
+    """Call ``listener(fn)`` each time ``@tool`` marks a function; returns the function that
+    stops it. A face that registers tools from user code (the notebook) uses it, so a tool
+    defined and called in the same cell is already registered when the call comes. Listeners
+    must not raise: they report their own failures.
+    """
+    _definition_listeners.append(listener)
+
+    def remove() -> None:
+        if listener in _definition_listeners:
+            _definition_listeners.remove(listener)
+
+    return remove
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +172,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
                 f"@tool cannot mark {func!r}: it does not accept attributes. "
                 "Wrap it in a plain function."
             ) from exc
+        for listener in list(_definition_listeners):
+            listener(func)
         return func
 
     return mark(fn) if fn is not None else mark

@@ -24,6 +24,7 @@ from typing import Any
 import ipywidgets as W
 
 from ...core.errors import ApprovalRequired
+from ...render.results import text_html
 
 __all__ = ["ApprovalPrompt", "NotebookApprover", "register_prompt_area", "unregister_prompt_area"]
 
@@ -48,14 +49,19 @@ class ApprovalPrompt(W.VBox):
 
     def __init__(self, tool: Any, arguments: Any, on_answer: Callable[[Answer], Any]) -> None:
         spec = tool.spec
-        args = html.escape(json.dumps(arguments or {}, default=str))
         self.message = W.HTML(
-            f"<b>{html.escape(spec.name)}</b> needs your approval "
-            f"(<code>{html.escape(spec.permission)}</code>) to run with <code>{args}</code>"
+            f"<b>Approve this call of <code>{html.escape(spec.name)}</code>?</b> It needs "
+            f"permission <code>{html.escape(spec.permission)}</code>."
+            f"{arguments_html(arguments)}"
         )
-        self.approve_button = W.Button(description="Approve once", button_style="success")
-        self.always_button = W.Button(description="Always (this session)", button_style="info")
-        self.deny_button = W.Button(description="Deny", button_style="danger")
+        fit = W.Layout(width="auto", min_width="120px")  # labels are never cut off
+        self.approve_button = W.Button(
+            description="Approve once", button_style="success", layout=fit
+        )
+        self.always_button = W.Button(
+            description="Always for this session", button_style="info", layout=fit
+        )
+        self.deny_button = W.Button(description="Deny", button_style="danger", layout=fit)
         self.answer: Answer | None = None
         self._on_answer = on_answer
         for button, answer in (
@@ -68,6 +74,7 @@ class ApprovalPrompt(W.VBox):
         super().__init__(
             [self.message, buttons], layout=W.Layout(border="1px solid #ef6c00", padding="4px")
         )
+        self.add_class("nexus-approval")
 
     def choose(self, answer: Answer) -> None:
         if self.answer is not None:
@@ -78,6 +85,21 @@ class ApprovalPrompt(W.VBox):
         said = {True: "approved once", "always": "approved for this session", False: "denied"}
         self.message.value += f" — <i>{said[answer]}</i>"
         self._on_answer(answer)
+
+
+def arguments_html(arguments: Any) -> str:
+    """The arguments being approved, one per line, each value as the tool will get it: a
+    multi-line string (a shell command) keeps its lines."""
+    if not arguments:
+        return "<div><i>no arguments</i></div>"
+    rows = []
+    for key, value in dict(arguments).items():
+        shown = value if isinstance(value, str) else json.dumps(value, default=str)
+        rows.append(
+            f"<tr><td style='vertical-align:top;text-align:left'><code>{html.escape(str(key))}"
+            f"</code></td><td style='text-align:left'>{text_html(str(shown))}</td></tr>"
+        )
+    return f"<table class='nexus-approval-arguments'>{''.join(rows)}</table>"
 
 
 class NotebookApprover:

@@ -24,8 +24,8 @@ def _dropdown(label: str, options: list[str]) -> W.Dropdown:
         options=[(f"any {label}", ANY), *[(o, o) for o in options]],
         value=ANY,
         description=label,
-        layout=W.Layout(width="220px"),
-        style={"description_width": "70px"},
+        layout=W.Layout(width="250px"),
+        style={"description_width": "80px"},  # "permission" fits
     )
 
 
@@ -45,7 +45,14 @@ class Catalog(W.VBox):
         self.category_filter = _dropdown("category", [])
         self.status_filter = _dropdown("status", ["ok", "unavailable", "error"])
         self.count = W.HTML("")
-        self.rows = W.VBox(layout=W.Layout(max_height="420px", overflow_y="auto", width="50%"))
+        # A scrolling column: its rows must keep their height (flex 0 0 auto below) instead
+        # of shrinking to fit the box, which squashed 64 rows into slivers.
+        self.rows = W.VBox(
+            layout=W.Layout(
+                max_height="420px", overflow_y="auto", width="50%", flex_flow="column nowrap"
+            )
+        )
+        self.rows.add_class("nexus-catalog-rows")
         self.details = W.HTML("<i>Select a tool to see its details.</i>")
         self.try_button = W.Button(
             description="Try", icon="play", disabled=True, button_style="primary"
@@ -70,6 +77,7 @@ class Catalog(W.VBox):
         super().__init__(
             [W.HBox([self.search, self.count]), filters, W.HBox([self.rows, right]), self.form_area]
         )
+        self.add_class("nexus-catalog")
         self._unsubscribe = registry.subscribe(self._on_change)
         self.refresh()
 
@@ -128,21 +136,25 @@ class Catalog(W.VBox):
             button = W.Button(
                 description=entry.name,
                 tooltip=entry.spec.summary,
-                layout=W.Layout(width="auto", min_width="140px"),
+                layout=W.Layout(width="auto", min_width="140px", flex="0 0 auto"),
             )
             button.on_click(lambda b: self.select(b.description))
             badges = tool_badges(entry.tool, entry.status, categories=False)
-            rows.append(
-                W.HBox(
-                    [
-                        button,
-                        W.HTML(
-                            f"{badges}<span style='color:#444'>"
-                            f"{html.escape(entry.spec.summary)}</span>"
-                        ),
-                    ]
-                )
+            summary = html.escape(entry.spec.summary)
+            # One line per row: a long summary ends in "…" (the whole text is its tooltip)
+            # rather than running into the rows below.
+            label = W.HTML(
+                f"<div class='nexus-catalog-summary' title='{summary}' style='white-space:nowrap;"
+                f"overflow:hidden;text-overflow:ellipsis'>{badges}"
+                f"<span style='color:var(--jp-ui-font-color1, #444)'>{summary}</span></div>",
+                layout=W.Layout(flex="1 1 auto", min_width="0", overflow="hidden"),
             )
+            row = W.HBox(
+                [button, label],
+                layout=W.Layout(flex="0 0 auto", min_height="30px", align_items="center"),
+            )
+            row.add_class("nexus-catalog-row")
+            rows.append(row)
         self.rows.children = rows
         more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
         query = self.search.value.strip()

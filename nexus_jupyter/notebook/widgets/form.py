@@ -16,6 +16,7 @@ import ipywidgets as W
 from ...core.errors import FieldError, ToolValidationError
 from ...core.tools.context import NOTEBOOK_CALLER, RequestInfo
 from ...render.catalog import tool_badges
+from ...render.results import call_command
 from .form_fields import Field, FieldInputError, build_field, field_at
 from .history_panel import HistoryPanel
 from .result import ResultPane
@@ -49,7 +50,13 @@ class ToolForm(W.VBox):
         self.result = ResultPane()
         self.history_panel = HistoryPanel(history, spec.name, self.replay)
         self.notice = W.HTML("")
+        self.command = W.HTML("")  # "copy as %tool call …", kept in step with the fields
         super().__init__(self._parts())
+        self.add_class("nexus-form")
+        self.show_policy()
+        self.fields.on_change(self.update_command)
+        self.raw.observe(lambda _: self.update_command(), names="value")
+        self.update_command()
         self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_registry_change)
 
     def _parts(self) -> list[W.Widget]:
@@ -60,7 +67,7 @@ class ToolForm(W.VBox):
             self.fields.widget,
             self.raw,
             self.form_error,
-            self.run_button,
+            W.HBox([self.run_button, self.command], layout=W.Layout(align_items="center")),
             self.result,
             self.history_panel,
         ]
@@ -84,6 +91,29 @@ class ToolForm(W.VBox):
         """Fill the form (and the JSON box) with ``arguments``."""
         self.fields.set(arguments)
         self.raw.value = json.dumps(arguments, indent=2, default=str)
+
+    def show_policy(self) -> None:
+        """Disable Run, saying why, when policy denies every call of this tool from the
+        notebook (a grant below its permission, a block, an ACL); "ask" stays runnable."""
+        policy = getattr(self.registry, "policy", None)
+        if policy is None:
+            return
+        decision = policy.check(self.tool.spec, {}, RequestInfo(caller=NOTEBOOK_CALLER))
+        if decision.action == "deny":
+            self.run_button.disabled = True
+            self.run_button.tooltip = decision.reason
+            self.notice.value = _error_html(f"Run is disabled: {decision.reason}")
+
+    def call_command(self) -> str | None:
+        """The ``%tool call`` line for what the form holds now (None while unreadable)."""
+        try:
+            return call_command(self.tool.spec.name, self.arguments())
+        except FieldInputError:
+            return None
+
+    def update_command(self) -> None:
+        command = self.call_command()
+        self.command.value = "" if command is None else copy_command_html(command)
 
     def _switch_mode(self, change: Any) -> None:
         self.clear_errors()
@@ -172,6 +202,7 @@ class ToolForm(W.VBox):
         schema = dict(tool.spec.input_schema)
         self.fields = build_field(schema, (), "", root=schema)
         self.fields.set(kept)
+        self.fields.on_change(self.update_command)
         self.children = self._parts()
         self.fields.widget.layout.display = None if self.mode.value == "form" else "none"
         self.run_button.disabled = False
@@ -179,6 +210,7 @@ class ToolForm(W.VBox):
             f"<i style='color:#555'>{_esc(tool.spec.name)} was updated "
             f"(v{_esc(tool.spec.version)}); the form follows.</i>"
         )
+        self.show_policy()  # the new version may need another permission
 
     def close(self) -> None:
         if self._unsubscribe is not None:
@@ -192,6 +224,23 @@ def _esc(text: Any) -> str:
     import html
 
     return html.escape(str(text))
+
+
+def copy_command_html(command: str) -> str:
+    """A "Copy as %tool call" button (to the clipboard, in the browser) and the line itself,
+    selectable, so a call made by clicking can be pasted into a cell."""
+    shown = _esc(command)
+    script = (
+        "navigator.clipboard.writeText(this.parentElement.querySelector('code').textContent)"
+        ".then(() => { this.textContent = 'Copied'; })"
+    )
+    return (
+        "<span class='nexus-copy-call' style='display:flex;align-items:center;gap:6px;"
+        "min-width:0'><button class='jupyter-button' title='Copy this call as a %tool call "
+        f'line, to paste into a cell\' onclick="{_esc(script)}">Copy as %tool call</button>'
+        "<code style='white-space:nowrap;overflow:hidden;text-overflow:ellipsis;"
+        f"user-select:all' title='{shown}'>{shown}</code></span>"
+    )
 
 
 def _error_html(message: str) -> str:

@@ -8,7 +8,17 @@ from typing import Any
 
 import ipywidgets as W
 
-from .form_fields import UNSET, Field, Loc, build_field, resolve, split_null
+from .form_fields import (
+    UNSET,
+    EnumField,
+    Field,
+    Loc,
+    NumberField,
+    StringField,
+    build_field,
+    resolve,
+    split_null,
+)
 
 __all__ = ["BUILDERS", "ArrayField", "ObjectField", "OptionalField", "UnionField"]
 
@@ -132,10 +142,21 @@ class ObjectField(_Container):
         for name, sub in props.items():
             nullable, core = split_null(resolve(sub, self.root))
             label = f"{name} *" if name in required else name
+            optional = name not in required and not nullable
+            if optional and core.get("type") == "boolean" and "enum" not in core:
+                # true / false / "default (…)" rather than a checkbox behind a "set" checkbox
+                core = {**core, "enum": [True, False]}
             inner = build_field(
                 core, (*self.loc, name), label, root=self.root, required=name in required
             )
-            wrap = name not in required or nullable
+            # An empty text or number box already means "not given": no "set" checkbox.
+            blank_means_unset = isinstance(inner, NumberField | StringField) and not nullable
+            if isinstance(inner, StringField) and name not in required:
+                inner.blank_is_unset = True
+            if isinstance(inner, EnumField) and optional:
+                inner.allow_unset()  # "default (X)" is the first choice: no checkbox either
+                blank_means_unset = True
+            wrap = (name not in required or nullable) and not blank_means_unset
             self.fields[name] = OptionalField(inner, send_null=name in required) if wrap else inner
         return W.VBox([f.widget for f in self.fields.values()])
 

@@ -14,7 +14,16 @@ from typing import Any
 
 import ipywidgets as W
 
-__all__ = ["UNSET", "Field", "FieldInputError", "build_field", "field_at"]
+__all__ = [
+    "UNSET",
+    "EnumField",
+    "Field",
+    "FieldInputError",
+    "NumberField",
+    "StringField",
+    "build_field",
+    "field_at",
+]
 
 UNSET: Any = type("Unset", (), {"__repr__": lambda self: "UNSET"})()
 Loc = tuple[str | int, ...]
@@ -105,22 +114,43 @@ def field_at(root: Field, loc: Loc) -> Field:
 # -- scalars ------------------------------------------------------------------------------
 
 
+_MULTILINE_NAMES = ("command", "code", "script", "content", "body", "text", "prompt", "source")
+
+
 class StringField(Field):
+    """A text box; a multi-line one for long text (a shell command, code, a file's content).
+    Left empty, an optional string is left out (the tool's default applies)."""
+
+    blank_is_unset = False  # set by the object field for optional properties
+
     def build(self) -> W.Widget:
+        name = str(self.loc[-1]).lower() if self.loc else ""
         long = (
             (self.schema.get("maxLength") or 0) > _LONG_TEXT
             or self.schema.get("format") in ("textarea", "multiline")
             or len(str(self.schema.get("default") or "")) > 60
+            or any(word in name for word in _MULTILINE_NAMES)
         )
         placeholder = (
             str(self.schema.get("examples", [""])[0]) if self.schema.get("examples") else ""
         )
+        if not placeholder and self.schema.get("default") is not None:
+            placeholder = f"default: {self.schema['default']}"
         if long:
-            return W.Textarea(placeholder=placeholder, layout=W.Layout(width="60%", height="80px"))
-        return W.Text(placeholder=placeholder, layout=W.Layout(width="60%"))
+            return W.Textarea(
+                placeholder=placeholder, rows=3, layout=W.Layout(flex="1 1 auto", width="auto")
+            )
+        return W.Text(placeholder=placeholder, layout=W.Layout(flex="1 1 auto", width="auto"))
+
+    def get(self) -> Any:
+        value = self.control.value
+        return UNSET if value == "" and self.blank_is_unset else value
 
     def set(self, value: Any) -> None:
         self.control.value = value if isinstance(value, str) else json.dumps(value)
+
+    def prefill(self) -> None:
+        pass  # the default is the placeholder: left empty, the tool's default applies
 
 
 def _bounds(schema: Mapping[str, Any], step: float) -> tuple[float | None, float | None]:
@@ -133,34 +163,51 @@ def _bounds(schema: Mapping[str, Any], step: float) -> tuple[float | None, float
     return low, high
 
 
-class IntegerField(Field):
-    def build(self) -> W.Widget:
-        low, high = _bounds(self.schema, 1)
-        if low is None and high is None:
-            return W.IntText(layout=W.Layout(width="200px"))
-        return W.BoundedIntText(
-            min=int(low if low is not None else -_BIG),
-            max=int(high if high is not None else _BIG),
-            layout=W.Layout(width="200px"),
-        )
-
-    def set(self, value: Any) -> None:
-        self.control.value = int(value)
-
-
 class NumberField(Field):
+    """A number typed as text: empty means "not given" (no 0 that looks like a choice), so a
+    required number left empty gets the registry's "required" error and an optional one is
+    left out. The bounds and the default are shown as the placeholder; the registry checks them."""
+
+    integer = False
+
     def build(self) -> W.Widget:
-        low, high = _bounds(self.schema, 1e-9)
-        if low is None and high is None:
-            return W.FloatText(layout=W.Layout(width="200px"))
-        return W.BoundedFloatText(
-            min=float(low if low is not None else -1e15),
-            max=float(high if high is not None else 1e15),
-            layout=W.Layout(width="200px"),
-        )
+        low, high = _bounds(self.schema, 1 if self.integer else 1e-9)
+        hints = []
+        if self.schema.get("default") is not None:
+            hints.append(f"default: {self.schema['default']}")
+        if low is not None or high is not None:
+            hints.append(
+                f"{_number(low) if low is not None else ''}…{_number(high) if high is not None else ''}"
+            )
+        kind = "integer" if self.integer else "number"
+        return W.Text(placeholder=", ".join(hints) or kind, layout=W.Layout(width="200px"))
+
+    def get(self) -> Any:
+        text = self.control.value.strip()
+        if not text:
+            return UNSET
+        try:
+            number = float(text)
+        except ValueError:
+            kind = "an integer" if self.integer else "a number"
+            raise FieldInputError(self.loc, f"{text!r} is not {kind}") from None
+        if number.is_integer() and (self.integer or text.lstrip("+-").isdigit()):
+            return int(number)  # "1000" stays 1000, not 1000.0, in the call and its history
+        return number
 
     def set(self, value: Any) -> None:
-        self.control.value = float(value)
+        self.control.value = "" if value is None or value is UNSET else _number(value)
+
+    def prefill(self) -> None:
+        pass  # the default is the placeholder: left empty, the tool's default applies
+
+
+def _number(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+class IntegerField(NumberField):
+    integer = True
 
 
 class BooleanField(Field):
@@ -172,19 +219,31 @@ class BooleanField(Field):
 
 
 class EnumField(Field):
-    """``enum`` / ``Literal``: a dropdown of the allowed values."""
+    """``enum`` / ``Literal``: a dropdown of the allowed values. For an optional property
+    (:meth:`allow_unset`) the first choice is "default (X)": left there, the value is not sent
+    and the tool's default applies."""
 
     def build(self) -> W.Widget:
         self.choices = list(self.schema["enum"])
-        labels = [c if isinstance(c, str) else json.dumps(c) for c in self.choices]
+        labels = [_choice_label(c) for c in self.choices]
         return W.Dropdown(options=list(zip(labels, range(len(labels)), strict=True)), value=0)
 
+    def allow_unset(self) -> None:
+        default = self.schema.get("default", UNSET)
+        shown = "default" if default is UNSET else f"default ({_choice_label(default)})"
+        self.control.options = [(shown, -1), *self.control.options]
+        self.control.value = -1
+
     def get(self) -> Any:
-        return self.choices[self.control.value]
+        return UNSET if self.control.value == -1 else self.choices[self.control.value]
 
     def set(self, value: Any) -> None:
         if value in self.choices:
             self.control.value = self.choices.index(value)
+
+
+def _choice_label(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 class ConstField(Field):

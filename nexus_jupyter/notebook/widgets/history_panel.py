@@ -1,9 +1,15 @@
-"""Past calls of one tool (or all tools) with a Replay button, kept fresh from the shared
-:class:`~nexus_jupyter.notebook.history.CallHistory`."""
+"""Past calls of one tool (or all tools) with a Replay button each, kept fresh from the shared
+:class:`~nexus_jupyter.notebook.history.CallHistory`.
+
+Each call is a row in the notebook's own font (not a native ``<select>``, which browsers draw
+in the system font): number, time, arguments, outcome, duration, and its Replay button.
+"""
 
 from __future__ import annotations
 
+import html
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -11,30 +17,45 @@ import ipywidgets as W
 
 __all__ = ["HistoryPanel"]
 
+_SHOWN = 8  # newest calls listed; older ones stay in `%tool history`
+
 
 def _label(record: Any) -> str:
-    args = json.dumps(dict(record.arguments), default=str)
+    args = json.dumps(dict(record.arguments), default=str, ensure_ascii=False)
     if len(args) > 60:
         args = args[:57] + "..."
     outcome = f"{record.error_type or 'error'}" if record.error else "ok"
     return f"#{record.id} {record.tool}({args}) → {outcome} [{record.duration * 1000:.1f} ms]"
 
 
+def _row_html(record: Any) -> str:
+    args = json.dumps(dict(record.arguments), default=str, ensure_ascii=False)
+    color = "#c62828" if record.error else "#2e7d32"
+    outcome = html.escape(record.error_type or "error") if record.error else "ok"
+    return (
+        f"<div class='nexus-history-row' title='{html.escape(args)}' style='white-space:nowrap;"
+        "overflow:hidden;text-overflow:ellipsis'>"
+        f"<span style='color:#888'>#{record.id} {time.strftime('%H:%M:%S', time.localtime(record.at))}"
+        f"</span> <span style='color:{color}'>{outcome}</span> "
+        f"<span style='color:#888'>{record.duration * 1000:.1f} ms</span> "
+        f"<code>{html.escape(args)}</code></div>"
+    )
+
+
 class HistoryPanel(W.VBox):
-    """A list of calls, newest first; Replay calls ``on_replay(arguments)``."""
+    """The calls, newest first; a row's Replay calls ``on_replay(arguments)``."""
 
     def __init__(
         self, history: Any, tool: str | None, on_replay: Callable[[dict[str, Any]], Any]
     ) -> None:
         self.history, self.tool, self.on_replay = history, tool, on_replay
-        self.calls = W.Select(options=[], rows=4, layout=W.Layout(width="90%"))
-        self.replay_button = W.Button(description="Replay", icon="repeat", disabled=True)
-        self.replay_button.on_click(lambda _: self.replay())
-        self.calls.observe(lambda _: self._enable(), names="value")
+        self.rows = W.VBox()
+        self.replay_buttons: list[W.Button] = []
         self._unsubscribe = (
             history.subscribe(lambda _: self.refresh()) if history is not None else None
         )
-        super().__init__([W.HTML("<b>History</b>"), self.calls, self.replay_button])
+        super().__init__([W.HTML("<b>History</b>"), self.rows])
+        self.add_class("nexus-history")
         self.refresh()
 
     def records(self) -> list[Any]:
@@ -42,21 +63,34 @@ class HistoryPanel(W.VBox):
             return []
         return list(reversed(self.history.entries(self.tool)))
 
+    def labels(self) -> list[str]:
+        """One line per call shown, newest first (``#3 add({"a": 1}) → ok [0.1 ms]``)."""
+        return [_label(r) for r in self.records()[:_SHOWN]]
+
     def refresh(self) -> None:
-        records = self.records()
-        self.calls.options = [(_label(r), r.id) for r in records]
-        if self.calls.value is None and records:
-            self.calls.value = records[0].id  # the newest call, ready to replay
+        records = self.records()[:_SHOWN]
+        rows, buttons = [], []
+        for record in records:
+            button = W.Button(
+                description="Replay",
+                icon="repeat",
+                tooltip="Put these arguments back in the form and run again",
+                layout=W.Layout(width="90px", flex="0 0 auto"),
+            )
+            button.on_click(lambda _, rid=record.id: self.replay(rid))
+            label = W.HTML(_row_html(record), layout=W.Layout(flex="1 1 auto", min_width="0"))
+            rows.append(W.HBox([button, label], layout=W.Layout(align_items="center")))
+            buttons.append(button)
+        self.rows.children = rows
+        self.replay_buttons = buttons
         self.layout.display = None if records else "none"
-        self._enable()
 
-    def _enable(self) -> None:
-        self.replay_button.disabled = self.calls.value is None
-
-    def replay(self) -> Any:
-        if self.calls.value is None or self.history is None:
+    def replay(self, record_id: int | None = None) -> Any:
+        """Run a past call again (the newest when ``record_id`` is ``None``)."""
+        records = self.records()
+        if self.history is None or not records:
             return None
-        record = self.history.get(self.calls.value)
+        record = records[0] if record_id is None else self.history.get(record_id)
         return self.on_replay(dict(record.arguments))
 
     def close(self) -> None:

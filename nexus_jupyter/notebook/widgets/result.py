@@ -19,7 +19,7 @@ import ipywidgets as W
 
 from ...core.errors import NexusError, ToolValidationError
 from ...core.tools.context import NOTEBOOK_CALLER, CancellationToken, RequestInfo
-from ...render.results import json_tree_html
+from ...render.results import json_tree_html, text_html
 
 __all__ = ["ResultPane"]
 
@@ -38,13 +38,20 @@ class ResultPane(W.VBox):
             icon="stop",
             button_style="warning",
             disabled=True,
-            layout=W.Layout(width="100px"),
+            tooltip="Stop the running call",
+            layout=W.Layout(width="100px", display="none"),  # shown only while a call runs
         )
         self.cancel_button.on_click(lambda _: self.cancel())
         self.progress = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(display="none"))
         self.progress_label = W.Label("")
+        # hidden until a progress report arrives, so an idle form has no empty line
+        self.progress_row = W.HBox(
+            [self.progress, self.progress_label], layout=W.Layout(display="none")
+        )
         self.approval_area = W.VBox()
         self.output = W.VBox()
+        self.status.add_class("nexus-result-status")
+        self.output.add_class("nexus-result-output")
         self.result: Any = None
         self.error: str | None = None
         self._token: CancellationToken | None = None
@@ -54,7 +61,7 @@ class ResultPane(W.VBox):
         super().__init__(
             [
                 W.HBox([self.status, self.cancel_button]),
-                W.HBox([self.progress, self.progress_label]),
+                self.progress_row,
                 self.approval_area,
                 self.output,
             ],
@@ -92,9 +99,10 @@ class ResultPane(W.VBox):
         self.result, self.error = None, None
         self.output.children = []
         self.progress.layout.display = "none"
+        self.progress_row.layout.display = "none"
         self.progress_label.value = ""
         self.status.value = f"<i>running <code>{html.escape(name)}</code>…</i>"
-        self.cancel_button.disabled = False
+        self._set_running(True)
         register_prompt_area(request.request_id, self.approval_area)
         coro = registry.call(
             name, dict(arguments), request=request, cancellation=token, progress=self._on_progress
@@ -110,13 +118,17 @@ class ResultPane(W.VBox):
             try:
                 self._finished(f, arguments, history, on_invalid)
             finally:
-                self.cancel_button.disabled = True
+                self._set_running(False)
                 done.set()
                 if on_done is not None:
                     on_done()
 
         future.add_done_callback(finished)
         return future
+
+    def _set_running(self, running: bool) -> None:
+        self.cancel_button.disabled = not running
+        self.cancel_button.layout.display = None if running else "none"
 
     def cancel(self) -> None:
         """Stop the running call: the tool's cancel signal fires and its task is cancelled."""
@@ -128,6 +140,7 @@ class ResultPane(W.VBox):
             self._future.cancel()  # still waiting for approval: nothing runs yet
 
     def _on_progress(self, current: float, total: float | None, message: str | None) -> None:
+        self.progress_row.layout.display = None
         self.progress.layout.display = None
         if total:
             self.progress.max = float(total)
@@ -191,11 +204,7 @@ class ResultPane(W.VBox):
         if isinstance(structured, dict | list):
             parts.append(W.HTML(json_tree_html(structured)))
         elif structured is not None:
-            parts.append(
-                W.HTML(f"<pre style='white-space:pre-wrap'>{html.escape(str(structured))}</pre>")
-            )
+            parts.append(W.HTML(text_html(str(structured))))
         elif result.text:
-            parts.append(
-                W.HTML(f"<pre style='white-space:pre-wrap'>{html.escape(result.text)}</pre>")
-            )
+            parts.append(W.HTML(text_html(result.text)))
         self.output.children = parts

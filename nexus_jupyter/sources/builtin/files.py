@@ -9,7 +9,7 @@ from ...core.errors import PermissionDenied
 from ...core.tools.context import ToolContext
 from ...core.tools.decorator import tool
 from ...core.tools.tool import Tool
-from .paths import Workspace
+from .paths import SKIP_DIRS, Workspace
 
 __all__ = ["MAX_LINE_CHARS", "file_tools", "is_binary"]
 
@@ -154,7 +154,11 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         real = ws.resolve(path)
         if not real.is_dir():
             raise NotADirectoryError(f"{path!r} is not a folder of the workspace.")
-        return sorted(p.name + ("/" if p.is_dir() else "") for p in real.iterdir())
+        return sorted(
+            p.name + ("/" if p.is_dir() else "")
+            for p in real.iterdir()
+            if p.name != ".ipynb_checkpoints"  # Jupyter's autosaves, not the user's files
+        )
 
     @tool(permission="read_only", categories=["files"], capabilities=["find_files"], eager=True)
     def glob(pattern: str, path: str = ".") -> list[str]:
@@ -169,8 +173,13 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         if not base.is_dir():
             raise NotADirectoryError(f"{path!r} is not a folder of the workspace.")
         found: list[str] = []
+        # Skipped folders (.git, .venv, .ipynb_checkpoints, ...) only when the pattern does
+        # not name them itself.
+        skipped = {d for d in SKIP_DIRS if d not in pattern}
         for match in base.glob(pattern):
             if not ws.inside(match):  # a symlink inside pointing out
+                continue
+            if skipped.intersection(match.relative_to(base).parts):
                 continue
             found.append(
                 str(match.relative_to(ws.root))

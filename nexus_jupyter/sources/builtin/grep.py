@@ -12,12 +12,11 @@ from typing import Literal
 from ...core.tools.decorator import tool
 from ...core.tools.tool import Tool
 from .files import is_binary
-from .paths import Workspace
+from .paths import SKIP_DIRS, Workspace
 
 __all__ = ["grep_tool"]
 
 MAX_FILE_BYTES = 5_000_000
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache"}
 
 
 def _files(ws: Workspace, base: Path, glob: str | None) -> Iterator[Path]:

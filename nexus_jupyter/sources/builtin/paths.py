@@ -20,7 +20,20 @@ from pathlib import Path
 
 from ...core.errors import PermissionDenied
 
-__all__ = ["Workspace"]
+__all__ = ["SKIP_DIRS", "Workspace"]
+
+# Folders no search should wander into: version control, caches, environments and Jupyter's
+# autosaved copies (.ipynb_checkpoints), which would list every notebook twice.
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    ".mypy_cache",
+    ".ipynb_checkpoints",
+}
 
 
 class Workspace:
