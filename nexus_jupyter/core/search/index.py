@@ -18,20 +18,23 @@ queries ranked best first:
 - in both modes a tool that fits the request gains: one whose parameters take the values the
   query carries (a URL, a path, an id: :mod:`.search_slots`), and one that reads for a
   question or writes for a command (:mod:`.search_intent`);
-- a query no tool serves returns ``[]``, for either of two reasons. It names a service that
-  no indexed tool mentions ("create a card on our Trello board" without Trello tools:
-  :mod:`.search_scope`; :meth:`SearchIndex.unserved_services` says which). Or no result
-  reaches ``threshold`` on a confidence in [0, 1]: the share of the query's rare words a
-  tool contains in keyword mode, in hybrid mode the best cosine similarity of the query to
-  any view of any tool. :meth:`SearchIndex.suggest` offers near names.
+- every hit is confident on its own. Its ``score`` is a confidence in [0, 1] on one scale for
+  every query of a mode: in keyword mode the share of the query's IDF mass (its rare words
+  weigh most) that the tool's fields contain; in hybrid mode the cosine similarity of the
+  query to the tool's nearest embedded view (all-MiniLM-L6-v2: unrelated text sits near 0,
+  a paraphrase of the tool's purpose at 0.5 and above). A hit must reach ``threshold``
+  (:data:`DEFAULT_THRESHOLDS`: 0.1 keyword, 0.2 hybrid) and rank within :data:`MARGINS` of
+  the best confident hit, so a query one tool fits gets that tool alone. Scores never rise
+  down the list (each is capped by the one before), so a caller's own cut keeps a prefix;
+  an exact name scores 1.0;
+- a query no tool serves returns ``[]``: nothing reaches the threshold, or it names a
+  service no indexed tool mentions (:mod:`.scope`; :meth:`SearchIndex.unserved_services`
+  says which). :meth:`SearchIndex.suggest` offers near names.
 
-Measured on the toolret queries (``benchmarks/search_quality.py``, 90 servable and 10
-unservable): the named-service rule rejects 7 of the 10 unservable queries, which sit as close
-to real tools as servable queries do by every score (cosine, its z-score, the fused score,
-keyword coverage). The hybrid threshold 0.25 only has to catch requests far from every tool:
-it empties 1 of 90 servable queries (at 0.28, 3 of 90; from 0.15 to 0.25 the figures do not
-move), and on a second query set written for checking (60 servable, 20 unservable) it empties
-1 of 60 while 15 of the 20 unservable get no hits.
+Thresholds and margins were chosen on the toolret dev queries only
+(``benchmarks/search_quality.py``): per-hit hybrid 0.2 loses one servable query from the
+top five against checking the best hit alone; margins 0.5 (keyword, relative BM25 units) and
+3.0 (hybrid, standard deviations of cosine) cut the mean page from 9 hits to about 5.
 
 >>> from nexus_jupyter.core.tools.spec import ToolSpec
 >>> index = SearchIndex("keyword")
@@ -80,7 +83,11 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
 
 #: Default confidence each result must reach, per resolved mode (see the module docstring).
-DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.25}
+DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.2}
+#: How far below the best hit's ranking score a hit may fall and still be shown, per mode: in
+#: relative-BM25 units (keyword) and in standard deviations of cosine (hybrid). On the dev
+#: queries these keep every figure while the mean page falls from 9 hits to about 5.
+MARGINS: dict[str, float] = {"keyword": 0.5, "hybrid": 3.0}
 _REPORTED_FIELDS = tuple(field for field in FIELDS if field != "summary")
 _POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
 # (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
@@ -101,7 +108,8 @@ ACTION_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One result: higher ``score`` is better (comparable within one query only);
+    """One result. ``score`` is its confidence in [0, 1] on a scale shared by every query
+    of one mode (see the module docstring), never above the score of the hit before it;
     ``matched`` names the fields the query met (``"name"``, ``"description"``, ...,
     ``"semantic"`` for a match by meaning)."""
 
@@ -109,6 +117,16 @@ class SearchHit:
     score: float
     spec: ToolSpec
     matched: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A tool on its way to a hit: its ranking score, its confidence and what it matched."""
+
+    name: str
+    rank: float
+    confidence: float
+    matched: tuple[str, ...]
 
 
 def semantic_missing() -> str | None:
@@ -274,13 +292,32 @@ class SearchIndex:
             if self._unserved(query):
                 return [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact[:limit]]
             if self._dense is None:
-                hits = self._keyword_hits(query, limit + len(exact), keep, threshold)
+                ranked = self._keyword_candidates(query, limit + len(exact), keep)
             else:
-                hits = self._hybrid_hits(query, limit + len(exact), keep, threshold)
-            hits = [h for h in hits if h.name not in exact]
-            top = max([h.score for h in hits], default=0.0) + 1.0
-            first = [SearchHit(n, top, self._specs[n], ("name",)) for n in exact]
-            return (first + hits)[:limit]
+                ranked = self._hybrid_candidates(query, limit + len(exact), keep, threshold)
+            ranked = [c for c in ranked if c.name not in exact]
+            first = [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact]
+            return (first + self._confident(ranked, threshold))[:limit]
+
+    def _confident(self, ranked: list[_Candidate], threshold: float) -> list[SearchHit]:
+        """The candidates (best first) that are confident on their own: confidence at least
+        ``threshold``, and a ranking score within :data:`MARGINS` of the best such one. Each
+        hit's score is its confidence capped by the score of the hit before it, so a caller's
+        own cut keeps a prefix of the list."""
+        margin = MARGINS[self.mode]
+        hits: list[SearchHit] = []
+        best: float | None = None
+        ceiling = 1.0
+        for c in ranked:
+            if c.confidence < threshold:
+                continue
+            if best is None:
+                best = c.rank
+            elif c.rank < best - margin:
+                break
+            ceiling = min(ceiling, max(0.0, c.confidence))
+            hits.append(SearchHit(c.name, round(ceiling, 4), self._specs[c.name], c.matched))
+        return hits
 
     def unserved_services(self, query: str) -> list[str]:
         """Services ``query`` names that no indexed tool mentions (``["Trello"]`` for "add a
@@ -354,36 +391,30 @@ class SearchIndex:
         :func:`.search_slots.without_values`), or all of them when values are all it has."""
         return query_terms(without_values(query)) or query_terms(query)
 
-    def _keyword_hits(
-        self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
-    ) -> list[SearchHit]:
+    def _keyword_candidates(
+        self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None
+    ) -> list[_Candidate]:
+        """Keyword candidates best first; confidence = the share of the query's IDF mass
+        the tool's fields contain."""
         q_terms = self._query_terms(query)
         ranking = self._with_fit(
             query, self._keyword_ranking(q_terms, max(_POOL, limit), keep), "keyword"
         )
-        idf = self._keyword.idf(q_terms)
-        hits: list[SearchHit] = []
-        # Most queries fill the page from the head of the ranking; check it in small batches.
-        for start in range(0, len(ranking), limit):
-            batch = ranking[start : start + limit]
-            coverage = self._coverage([name for name, _ in batch], idf)
-            for name, score in batch:
-                share, matched = coverage.get(name, (0.0, ()))
-                if share >= threshold:
-                    hits.append(SearchHit(name, score, self._specs[name], matched))
-            if len(hits) >= limit:
-                break
-        return hits[:limit]
+        ranking = ranking[: max(_POOL, limit)]
+        coverage = self._coverage([name for name, _ in ranking], self._keyword.idf(q_terms))
+        return [_Candidate(name, score, *coverage.get(name, (0.0, ()))) for name, score in ranking]
 
-    def _hybrid_hits(
+    def _hybrid_candidates(
         self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
-    ) -> list[SearchHit]:
+    ) -> list[_Candidate]:
+        """Fused candidates best first; confidence = the cosine similarity of the query to
+        the tool's nearest view."""
         assert self._dense is not None
         pool = max(_FUSION_POOL, limit)
         sims = self._dense.similarities(query)
         dense = dense_ranking(sims, self._dense.names, pool, self._keep_name(keep))
         if not dense or dense[0][1] < threshold:
-            return []
+            return []  # no tool is that close, so none can be confident
         q_terms = self._query_terms(query)
         keyword = self._keyword_ranking(q_terms, pool, keep)
         feedback = self._feedback(q_terms, [name for name, _ in dense[:FEEDBACK_DOCS]], pool, keep)
@@ -396,16 +427,16 @@ class SearchIndex:
         for name, score in feedback:
             fused[name] = fused.get(name, 0.0) + FEEDBACK_WEIGHT * score
         fused = dict(self._with_fit(query, list(fused.items()), "hybrid"))
-        best_names = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
+        best_names = sorted(fused, key=lambda n: (-fused[n], n))[: max(_POOL, limit)]
         coverage = self._coverage(best_names, self._keyword.idf(q_terms))
         in_dense = {name for name, _ in dense}
-        hits = []
+        out = []
         for name in best_names:
             matched = coverage[name][1] if name in coverage else ()
             if name in in_dense:
                 matched += ("semantic",)
-            hits.append(SearchHit(name, fused[name], self._specs[name], matched))
-        return hits
+            out.append(_Candidate(name, fused[name], cosine.get(name, 0.0), matched))
+        return out
 
     def _with_fit(
         self, query: str, scored: list[tuple[str, float]], mode: str
