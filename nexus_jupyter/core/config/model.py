@@ -5,7 +5,12 @@ A full example (every key optional)::
     tools_dir: tools/dynamic
     grant: workspace_write              # or per client: {default: ..., rest: ..., mcp: ...}
     audit: ~/.nexus/audit.jsonl         # false to turn the audit log off
-    search: {mode: auto}
+    search:
+      mode: auto                        # keyword | hybrid | auto
+      signals: {intent: false}          # switch off abbreviations, slots, intent or services
+      services: [Acmeboard]             # more product names for the named-services signal
+      abbreviations: {kb: knowledge base}
+      model_path: ~/models/all-MiniLM-L6-v2   # where the sentence model's files are
     approvals:                          # shorthand: tool-name glob -> mode
       read: pre_approved
       "mcp__github__*": ask
@@ -183,9 +188,22 @@ class CliToolSettings(_Strict):
     timeout: float = 60.0
 
 
+class SearchSignals(_Strict):
+    """The optional stages of search, each on by default (see ``core/search/options.py``)."""
+
+    abbreviations: bool = True
+    slots: bool = True
+    intent: bool = True
+    services: bool = True
+
+
 class SearchSettings(_Strict):
     mode: Literal["auto", "keyword", "hybrid"] = "auto"
     threshold: float | None = None
+    signals: SearchSignals = Field(default_factory=SearchSignals)
+    services: list[str] = Field(default_factory=list)  # added to the shipped service names
+    abbreviations: dict[str, str] = Field(default_factory=dict)  # short form -> long form
+    model_path: str | None = None  # a folder with the sentence model's files
 
 
 class Settings(_Strict):

@@ -32,7 +32,7 @@ class RegistryReader:
     _index: SearchIndex | None
     _lock: threading.RLock
     credentials: Any
-    search_mode: str
+    search_mode: Any  # a mode name or search options (see Registry)
     search_threshold: float | None
 
     # -- reading --------------------------------------------------------------------------

@@ -48,13 +48,14 @@ class Registry(RegistryReader, CallRunner):
     snapshots); writes are serialized and swapped in atomically.
 
     ``search`` is ``"keyword"``, ``"hybrid"`` or ``"auto"`` (hybrid when the ``semantic``
-    extra is installed). ``policy``, ``credentials`` and ``audit`` are consulted on every call.
+    extra is installed), or search options (a ``SearchOptions`` or a mapping like the
+    ``search:`` section of ``nex.yaml``: mode, threshold, signals, services, abbreviations). ``policy``, ``credentials`` and ``audit`` are consulted on every call.
     """
 
     def __init__(
         self,
         *,
-        search: str = "auto",
+        search: Any = "auto",
         policy: Any = None,
         credentials: Any = None,
         audit: Any = None,

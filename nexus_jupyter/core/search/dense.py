@@ -1,6 +1,6 @@
 """The dense half of hybrid search: tool embeddings in numpy matrices, updated in place.
 
-Each tool is embedded as a few views (see :func:`~.search_text.embedding_texts`); its
+Each tool is embedded as a few views (see :func:`~.text.embedding_texts`); its
 similarity to a query is the best of them. Vectors come from the disk cache where possible
 and from :class:`~.embeddings.MiniLM` otherwise (see :mod:`.embeddings`).
 """
