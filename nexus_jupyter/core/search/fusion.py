@@ -80,13 +80,15 @@ def dense_ranking(
 
     ``sims`` is a numpy vector aligned with ``names``.
     """
+    import numpy as np
+
     out: list[tuple[str, float]] = []
     # A partial sort is enough unless a selective filter rejects most of the head.
-    for width in (pool * 4, len(sims)):
+    for width in (pool * 4 if keep is not None else pool, len(sims)):
         width = min(width, len(sims))
-        head = sims.argpartition(-width)[-width:] if width < len(sims) else range(len(sims))
+        head = sims.argpartition(-width)[-width:] if width < len(sims) else np.arange(len(sims))
         out = []
-        for i in sorted(head, key=lambda i: -sims[i]):
+        for i in head[np.argsort(-sims[head], kind="stable")].tolist():
             if keep is None or keep(names[i]):
                 out.append((names[i], float(sims[i])))
                 if len(out) >= pool:
