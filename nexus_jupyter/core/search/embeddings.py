@@ -173,6 +173,27 @@ def single_threaded_blas() -> Iterator[None]:
                 _blas_state.pop("limiter").restore_original_limits()
 
 
+def padded_batches(
+    tokenizer: Tokenizer, texts: list[str], batch_size: int
+) -> Iterator[tuple[list[int], np.ndarray, np.ndarray]]:
+    """``texts`` as word-piece ids in batches of similar length (little padding): per batch
+    the positions of its texts in ``texts``, the ids and the attention mask (int64)."""
+    if not texts:
+        return
+    encodings = tokenizer.encode_batch(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(len(encodings[i].ids) for i in idx)
+        ids = np.zeros((len(idx), width), dtype=np.int64)
+        mask = np.zeros((len(idx), width), dtype=np.int64)
+        for row, i in enumerate(idx):
+            seq = encodings[i].ids
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        yield idx, ids, mask
+
+
 class MiniLM:
     """all-MiniLM-L6-v2 sentence encoder; :meth:`encode` returns unit vectors (n, 384)."""
 
@@ -205,21 +226,9 @@ class MiniLM:
     def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
         """Unit-length sentence embeddings of ``texts``, shape ``(len(texts), 384)``."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         with self._lock, single_threaded_blas():
-            for start in range(0, len(order), batch_size):
-                idx = order[start : start + batch_size]
-                width = max(len(encodings[i].ids) for i in idx)
-                ids = np.zeros((len(idx), width), dtype=np.int64)
-                mask = np.zeros((len(idx), width), dtype=np.float32)
-                for row, i in enumerate(idx):
-                    seq = encodings[i].ids
-                    ids[row, : len(seq)] = seq
-                    mask[row, : len(seq)] = 1.0
-                out[idx] = self._forward(ids, mask)
+            for idx, ids, mask in padded_batches(self.tokenizer, texts, batch_size):
+                out[idx] = self._forward(ids, mask.astype(np.float32))
         return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
-from .embeddings import load_safetensors, model_cache_root
+from .embeddings import load_safetensors, model_cache_root, padded_batches
 
 __all__ = ["BUILDER_VERSION", "OnnxMiniLM", "build_graph", "onnx_missing"]
 
@@ -233,21 +233,9 @@ class OnnxMiniLM:
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Unit-length sentence embeddings of ``texts``, shape ``(len(texts), dim)``."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        session = self._single if len(texts) == 1 else self._session
         with self._lock:
-            for start in range(0, len(order), batch_size):
-                idx = order[start : start + batch_size]
-                width = max(len(encodings[i].ids) for i in idx)
-                ids = np.zeros((len(idx), width), dtype=np.int64)
-                mask = np.zeros((len(idx), width), dtype=np.int64)
-                for row, i in enumerate(idx):
-                    seq = encodings[i].ids
-                    ids[row, : len(seq)] = seq
-                    mask[row, : len(seq)] = 1
+            for idx, ids, mask in padded_batches(self.tokenizer, texts, batch_size):
                 feeds = {"input_ids": ids, "attention_mask": mask}
-                session = self._single if len(texts) == 1 else self._session
                 out[idx] = session.run(None, feeds)[0]
         return out
