@@ -10,7 +10,9 @@ tool serves it). By default the toolret dev queries (``dev``, for tuning) and, w
 ``benchmarks/data/toolret-heldout-queries.json`` (``held-out``: report only, never tune on it;
 ``--show-misses`` lists dev misses only). For every query set and mode it prints recall@1,
 recall@5 and MRR@10 over servable queries, the share of unservable queries that get no hits,
-the share of servable queries that wrongly get none, and the mean number of hits.
+the share of servable queries that wrongly get none, and the mean number of hits. A second
+catalogue shape follows (``--shapes both``, the default): the built-in tools plus 204
+generated notebook-style helpers with 132 generated queries (``notebook_catalog.py``).
 ``--split a|b`` keeps half of the queries (a stable hash of the text), to check that a
 setting chosen on one half carries over to the other.
 """
@@ -28,6 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from notebook_catalog import notebook_catalog
 
 from nexus_jupyter.core.search.index import SearchIndex
 from nexus_jupyter.core.tools.spec import ToolSpec
@@ -55,11 +60,7 @@ def load_catalog(path: Path) -> list[ToolSpec]:
 
 
 def load_queries(path: Path, split: str) -> list[dict]:
-    queries = json.loads(path.read_text())
-    if split == "all":
-        return queries
-    want = 0 if split == "a" else 1
-    return [q for q in queries if hashlib.sha256(q["query"].encode()).digest()[0] % 2 == want]
+    return [q for q in json.loads(path.read_text()) if keep_split(q, split)]
 
 
 def bm25_baseline(specs: list[ToolSpec]) -> Ranker:
@@ -151,23 +152,28 @@ def query_sets(given: list[str]) -> dict[str, Path]:
     return sets
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--catalog", type=Path, default=None)
-    ap.add_argument("--queries", action="append", default=[], metavar="[LABEL=]PATH")
-    ap.add_argument("--modes", default="keyword,hybrid")
-    ap.add_argument("--split", choices=["all", "a", "b"], default="all")
-    ap.add_argument("--threshold", type=float, default=None, help="default: the index's own")
-    ap.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (hybrid)")
-    ap.add_argument("--show-misses", action="store_true", help="dev sets only")
-    args = ap.parse_args(argv)
+def builtin_specs() -> list[ToolSpec]:
+    """The tools this project ships (built-ins, in a throwaway workspace)."""
+    import tempfile
 
-    catalog = args.catalog or toolret_dir() / "catalog.json"
-    specs = load_catalog(catalog)
-    sets = {
-        label: load_queries(path, args.split) for label, path in query_sets(args.queries).items()
-    }
-    print(f"catalog: {catalog} ({len(specs)} tools); split={args.split}")
+    from nexus_jupyter import Registry
+
+    with tempfile.TemporaryDirectory() as root:
+        reg = Registry.default(root=root, watch=False, mcp=False, search="keyword")
+        try:
+            return [entry.spec for entry in reg.entries()]
+        finally:
+            reg.close()
+
+
+def keep_split(query: dict, split: str) -> bool:
+    if split == "all":
+        return True
+    return hashlib.sha256(query["query"].encode()).digest()[0] % 2 == (0 if split == "a" else 1)
+
+
+def run_shape(specs: list[ToolSpec], sets: dict[str, list[dict]], args: argparse.Namespace) -> None:
+    """Every query set against rank_bm25 and each mode, on one catalogue."""
     for label, queries in sets.items():
         n_serv = sum(1 for q in queries if q["relevant"])
         print(
@@ -200,6 +206,37 @@ def main(argv: list[str] | None = None) -> int:
                 print("misses (top 5):", *misses(ours, queries), sep="\n")
         print(f"{'':10}index build ({mode}): {build:.2f}s")
         index.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--catalog", type=Path, default=None)
+    ap.add_argument("--queries", action="append", default=[], metavar="[LABEL=]PATH")
+    ap.add_argument("--modes", default="keyword,hybrid")
+    ap.add_argument("--split", choices=["all", "a", "b"], default="all")
+    ap.add_argument("--threshold", type=float, default=None, help="default: the index's own")
+    ap.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (hybrid)")
+    ap.add_argument("--show-misses", action="store_true", help="dev sets only")
+    ap.add_argument(
+        "--shapes", choices=["both", "toolret"], default="both", help="catalogue shapes to run"
+    )
+    args = ap.parse_args(argv)
+
+    catalog = args.catalog or toolret_dir() / "catalog.json"
+    toolret = load_catalog(catalog)
+    sets = {
+        label: load_queries(path, args.split) for label, path in query_sets(args.queries).items()
+    }
+    shapes = {f"toolret ({catalog})": (toolret, sets)}
+    if args.shapes == "both":
+        specs, queries = notebook_catalog(builtin_specs())
+        shapes["notebook (built-ins + generated helpers)"] = (
+            specs,
+            {"notebook": [q for q in queries if keep_split(q, args.split)]},
+        )
+    for shape, (specs, shape_sets) in shapes.items():
+        print(f"\ncatalog {shape}: {len(specs)} tools; split={args.split}")
+        run_shape(specs, shape_sets, args)
     return 0
 
 
