@@ -89,11 +89,11 @@ class DenseIndex:
         cached = self.cache.get_many(keys)
         return sorted({t for k, t in keys.items() if k not in cached})
 
-    def precompute(self, texts: list[str], batch: int = 32) -> None:
+    def precompute(self, texts: list[str], batch: int = 64) -> None:
         """Embed ``texts`` into the disk cache only. It touches no index state, so it runs
         without the index lock; the next :meth:`flush` then finds every vector cached. Texts
-        go in by length, so a batch pads little; small batches let a query's embedding slip
-        in between them."""
+        go in by length, so a batch pads little; chunks of a few model batches (the encoder
+        spreads them over the cores) let a query's embedding slip in between them."""
         texts = sorted(texts, key=len)
         for start in range(0, len(texts), batch):
             chunk = texts[start : start + batch]
