@@ -13,7 +13,7 @@ queries ranked best first. A query runs through named stages:
    form, applied to the query terms of stage 1), ``slots`` (:mod:`.slots`), ``intent``
    (:mod:`.intent`) and ``services`` (:mod:`.scope`);
 4. **confidence**: each candidate's confidence, the threshold and the margin
-   (:meth:`SearchIndex._confident`).
+   (:mod:`.confidence`).
 
 The word lists the signals read are data files (:mod:`.vocabulary`).
 
@@ -35,20 +35,15 @@ The word lists the signals read are data files (:mod:`.vocabulary`).
   weigh most) that the tool's fields contain; in hybrid mode the cosine similarity of the
   query to the tool's nearest embedded view (all-MiniLM-L6-v2: unrelated text sits near 0,
   a paraphrase of the tool's purpose at 0.5 and above). A hit must reach ``threshold``
-  (:data:`DEFAULT_THRESHOLDS`: 0.1 keyword, 0.2 hybrid) and rank within :data:`MARGINS` of
-  the best confident hit, so a query one tool fits gets that tool alone. Scores never rise
+  (:data:`~.confidence.DEFAULT_THRESHOLDS`: 0.1 keyword, 0.2 hybrid) and rank within
+  :data:`~.confidence.MARGINS` of the best candidate, so a query one tool fits gets that tool alone. Scores never rise
   down the list (each is capped by the one before), so a caller's own cut keeps a prefix;
   an exact name scores 1.0;
 - a query no tool serves returns ``[]``: nothing reaches the threshold. A query that names
   a service no indexed tool mentions (:mod:`.scope`; :meth:`SearchIndex.unserved_services`
-  says which) needs :data:`SERVICE_PENALTY` more confidence: a generic tool that fits the
-  rest of the request is scored down, not hidden. :meth:`SearchIndex.suggest` offers near
-  names.
-
-Thresholds and margins were chosen on the toolret dev queries only
-(``benchmarks/search_quality.py``): per-hit hybrid 0.2 loses one servable query from the
-top five against checking the best hit alone; margins 0.5 (keyword, relative BM25 units) and
-3.0 (hybrid, standard deviations of cosine) cut the mean page from 9 hits to about 5.
+  says which) needs :data:`~.confidence.SERVICE_PENALTY` more confidence: a generic tool
+  that fits the rest of the request is scored down, not hidden. :meth:`SearchIndex.suggest`
+  offers near names.
 
 >>> from nexus_jupyter.core.tools.spec import ToolSpec
 >>> index = SearchIndex("keyword")
@@ -69,6 +64,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..tools.spec import ToolSpec
+from .confidence import (
+    DEFAULT_THRESHOLDS,
+    MARGINS,
+    SERVICE_PENALTY,
+    Candidate,
+    confident,
+    scored_down,
+)
 from .filter import make_filter
 from .fts import KeywordEngine
 from .fusion import (
@@ -101,12 +104,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
 
-#: Default confidence each result must reach, per resolved mode (see the module docstring).
-DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.2}
-#: How far below the best hit's ranking score a hit may fall and still be shown, per mode: in
-#: relative-BM25 units (keyword) and in standard deviations of cosine (hybrid). On the dev
-#: queries these keep every figure while the mean page falls from 9 hits to about 5.
-MARGINS: dict[str, float] = {"keyword": 0.5, "hybrid": 3.0}
 _REPORTED_FIELDS = tuple(field for field in FIELDS if field != "summary")
 _POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
 # (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
@@ -123,12 +120,6 @@ NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of
 SLOT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 INTENT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 ACTION_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
-#: Confidence taken off every candidate of a query that names a service no tool mentions
-#: (see :meth:`SearchIndex._scored_down`).
-#: Chosen on the dev queries naming such a service (7): a hit then needs 0.3 keyword coverage
-#: or 0.45 cosine; 5 of the 7 get no hits in keyword mode, 6 in hybrid (the one left asks to
-#: pay an invoice, which the catalogue's invoice tool does elsewhere).
-SERVICE_PENALTY = {"keyword": 0.2, "hybrid": 0.25}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,16 +133,6 @@ class SearchHit:
     score: float
     spec: ToolSpec
     matched: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    """A tool on its way to a hit: its ranking score, its confidence and what it matched."""
-
-    name: str
-    rank: float
-    confidence: float
-    matched: tuple[str, ...]
 
 
 _fallback_said = False  # ``auto`` says once per process when it falls back to keyword
@@ -325,29 +306,13 @@ class SearchIndex:
                 ranked = self._hybrid_candidates(query, limit + len(exact), keep, threshold)
             ranked = [c for c in ranked if c.name not in exact]
             if self._unserved(query):
-                ranked = self._scored_down(ranked)
+                ranked = scored_down(ranked, SERVICE_PENALTY[self.mode])
             first = [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact]
-            return (first + self._confident(ranked, threshold))[:limit]
-
-    def _confident(self, ranked: list[_Candidate], threshold: float) -> list[SearchHit]:
-        """The candidates (best first) that are confident on their own: confidence at least
-        ``threshold``, and a ranking score within :data:`MARGINS` of the best such one. Each
-        hit's score is its confidence capped by the score of the hit before it, so a caller's
-        own cut keeps a prefix of the list."""
-        margin = MARGINS[self.mode]
-        hits: list[SearchHit] = []
-        if not ranked:
-            return hits
-        floor = ranked[0].rank - margin
-        ceiling = 1.0
-        for c in ranked:
-            if c.rank < floor:
-                break
-            if c.confidence < threshold:
-                continue
-            ceiling = min(ceiling, max(0.0, c.confidence))
-            hits.append(SearchHit(c.name, round(ceiling, 4), self._specs[c.name], c.matched))
-        return hits
+            hits = [
+                SearchHit(c.name, c.confidence, self._specs[c.name], c.matched)
+                for c in confident(ranked, threshold, MARGINS[self.mode])
+            ]
+            return (first + hits)[:limit]
 
     def unserved_services(self, query: str) -> list[str]:
         """Services ``query`` names that no indexed tool mentions (``["Trello"]`` for "add a
@@ -364,14 +329,6 @@ class SearchIndex:
             for name in mentioned_services(query, self.vocabulary)
             if not self._keyword.has_phrase(terms(name))
         ]
-
-    def _scored_down(self, ranked: list[_Candidate]) -> list[_Candidate]:
-        """Candidates for a query naming a service no tool mentions: none of them works with
-        it, so each needs :data:`SERVICE_PENALTY` more confidence to be shown. A generic tool
-        that fits the rest of the request well stays; near neighbours that only resemble it
-        drop."""
-        penalty = SERVICE_PENALTY[self.mode]
-        return [_Candidate(c.name, c.rank, c.confidence - penalty, c.matched) for c in ranked]
 
     def _exact(self, query: str, keep: Callable[[ToolSpec], bool] | None) -> list[str]:
         q = query.strip()
@@ -436,7 +393,7 @@ class SearchIndex:
 
     def _keyword_candidates(
         self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None
-    ) -> list[_Candidate]:
+    ) -> list[Candidate]:
         """Keyword candidates best first; confidence = the share of the query's IDF mass
         the tool's fields contain."""
         q_terms = self._query_terms(query)
@@ -445,11 +402,11 @@ class SearchIndex:
         )
         ranking = ranking[: max(_POOL, limit)]
         coverage = self._coverage([name for name, _ in ranking], self._keyword.idf(q_terms))
-        return [_Candidate(name, score, *coverage.get(name, (0.0, ()))) for name, score in ranking]
+        return [Candidate(name, score, *coverage.get(name, (0.0, ()))) for name, score in ranking]
 
     def _hybrid_candidates(
         self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
-    ) -> list[_Candidate]:
+    ) -> list[Candidate]:
         """Fused candidates best first; confidence = the cosine similarity of the query to
         the tool's nearest view."""
         assert self._dense is not None
@@ -478,7 +435,7 @@ class SearchIndex:
             matched = coverage[name][1] if name in coverage else ()
             if name in in_dense:
                 matched += ("semantic",)
-            out.append(_Candidate(name, fused[name], cosine.get(name, 0.0), matched))
+            out.append(Candidate(name, fused[name], cosine.get(name, 0.0), matched))
         return out
 
     def _with_fit(
