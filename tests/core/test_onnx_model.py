@@ -69,10 +69,17 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
 
 
 @needs_model
-def test_quantised_and_full_vectors_are_cached_apart(tmp_path: Path) -> None:
+def test_int8_is_opt_in_and_its_vectors_are_cached_apart(onnx_model: Any, tmp_path: Path) -> None:
     from nexus_jupyter.core.search.embeddings import EmbeddingCache
 
     assert EmbeddingCache(tmp_path, "int8").key("t") != EmbeddingCache(tmp_path, "fp32").key("t")
+    full = SearchIndex("hybrid", cache_dir=tmp_path / "a")
+    small = SearchIndex({"mode": "hybrid", "quantized": True}, cache_dir=tmp_path / "b")
+    assert full._dense is not None and small._dense is not None
+    assert (full._dense.cache.variant, small._dense.cache.variant) == ("fp32", "int8")
+    assert small._dense.model.variant == "int8"
+    full.close()
+    small.close()
 
 
 def _copy_model(folder: Path) -> Path:

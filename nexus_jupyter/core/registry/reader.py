@@ -155,6 +155,6 @@ class RegistryReader:
         return self.search_index.search(query, limit, filter=use, threshold=threshold)
 
     def unserved_services(self, query: str) -> builtins.list[str]:
-        """Services ``query`` names that no tool here works with (``["Trello"]`` for "add a
-        card to our Trello board" without Trello tools): why such a query has no hits."""
+        """Services ``query`` names that no tool here works with (``["Acmeboard"]`` for "add a
+        card to our Acmeboard board" when no tool mentions it): why its hits are few or none."""
         return self.search_index.unserved_services(query)

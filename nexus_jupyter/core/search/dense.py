@@ -37,10 +37,14 @@ class DenseIndex:
         cache_dir: str | Path | None = None,
         model: Any = None,
         model_path: str | Path | None = None,
+        quantized: bool = False,
     ) -> None:
         self._model = model
         self._model_path = model_path
-        variant = getattr(model, "variant", None) if model is not None else default_variant()
+        self._quantized = quantized
+        variant = (
+            getattr(model, "variant", None) if model is not None else default_variant(quantized)
+        )
         self.cache = EmbeddingCache(cache_dir, variant or "fp32")
         self._queries = QueryCache()
         self.dim = 384
@@ -54,7 +58,7 @@ class DenseIndex:
     @property
     def model(self) -> Any:
         if self._model is None:
-            self._model = shared_model(self._model_path)
+            self._model = shared_model(self._model_path, self._quantized)
         return self._model
 
     def upsert(self, name: str, texts: str | tuple[str, ...]) -> None:

@@ -3,13 +3,12 @@
 The weights are read straight from the model folder's ``model.safetensors`` (found by
 :mod:`.model_files`); the ``tokenizers`` package does the WordPiece split. No torch, no
 network. :func:`shared_model` runs them on ONNX Runtime (:mod:`.onnx_model`, the
-``semantic`` extra's ``onnxruntime`` and ``onnx``), int8-quantised per channel; without those
-packages it falls back to :class:`MiniLM`, the same plain BERT as a numpy forward pass
-(embeddings, 6 encoder layers, mean pooling over real tokens, L2 normalisation), about 10x
-slower to embed a catalogue cold.
-
-int8 against fp32: see :data:`QUANTIZED`. Vectors of the two differ (cosine 0.99 on average),
-so the disk cache keys them apart.
+``semantic`` extra's ``onnxruntime`` and ``onnx``), in full precision unless asked for int8
+(``search: {quantized: true}``, see :data:`INT8_NOTE`); without those packages it falls back
+to :class:`MiniLM`, the same plain BERT as a numpy forward pass (embeddings, 6 encoder
+layers, mean pooling over real tokens, L2 normalisation), 4-8x slower to embed a catalogue
+cold. Vectors of int8 and fp32 differ (cosine 0.995 on average), so the disk cache keys them
+apart.
 
 Texts are cut at 256 word pieces, as sentence-transformers does for this model. Cutting at
 128 (its training length) doubled encoding speed on long tool texts (13 -> 27 texts/s) but
@@ -55,12 +54,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-#: Whether the ONNX Runtime encoder runs the int8 per-channel quantised graph. On the toolret
-#: dev queries in hybrid mode it moved recall@1 0.800 -> 0.789 (one query of 90), recall@5 0.922
-#: -> 0.922 and MRR 0.849 -> 0.845, and embeds a catalogue cold 4-13x faster than numpy
-#: (``benchmarks/search_scale.py --hybrid``; the spread is the shared machine's load), where
-#: fp32 on ONNX Runtime was 2-8x.
-QUANTIZED = True
+#: Why int8 is opt-in: on the toolret dev queries in hybrid mode, fp32 gives recall@1 0.800,
+#: recall@5 0.922, MRR 0.849; int8 per channel (weights and activations of every MatMul)
+#: gave 0.778 / 0.911 / 0.836 with one text per run and 0.767 / 0.889 / 0.823 in batches of
+#: 32 (a batch shares one activation range), and int8 on the feed-forward MatMuls only
+#: 0.744 / 0.911 / 0.811: each more than a point below. It embeds about twice as fast as fp32
+#: (69-80 against 40 toolret tools/s, same run, load 4.5; numpy 9.5).
+INT8_NOTE = "int8 costs 1-6 points of dev recall@1 for about 2x cold embedding speed"
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
@@ -75,12 +75,12 @@ def model_dir(model_path: str | Path | None = None) -> Path:
     return found
 
 
-def default_variant() -> str:
-    """The vectors :func:`shared_model` makes: ``"int8"`` on ONNX Runtime when quantised,
-    else ``"fp32"`` (ONNX Runtime fp32 and numpy agree to 1e-6)."""
+def default_variant(quantized: bool = False) -> str:
+    """The vectors :func:`shared_model` makes: ``"int8"`` on ONNX Runtime when asked to
+    quantise, else ``"fp32"`` (ONNX Runtime fp32 and numpy agree to 1e-6)."""
     from .onnx_model import onnx_missing
 
-    return "int8" if QUANTIZED and onnx_missing() is None else "fp32"
+    return "int8" if quantized and onnx_missing() is None else "fp32"
 
 
 def model_cache_root() -> Path:
@@ -277,16 +277,16 @@ class MiniLM:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-_shared: dict[str | None, Any] = {}
+_shared: dict[tuple[str | None, bool], Any] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_model(model_path: str | Path | None = None) -> Any:
+def shared_model(model_path: str | Path | None = None, quantized: bool = False) -> Any:
     """One encoder per process and model folder, loaded on first use: ONNX Runtime when its
     packages are installed (the first run ever builds the graph, about 2 s; later ones load
     it in 0.1 s), else :class:`MiniLM`. Its ``encode(texts)`` returns unit vectors and its
     ``variant`` names the vectors (:func:`default_variant`)."""
-    key = str(model_path) if model_path else None
+    key = (str(model_path) if model_path else None, quantized)
     with _shared_lock:
         model = _shared.get(key)
         if model is None:
@@ -294,10 +294,10 @@ def shared_model(model_path: str | Path | None = None) -> Any:
 
             path = model_dir(model_path)
             if onnx_missing() is None:
-                model = OnnxMiniLM(path, quantized=QUANTIZED)
+                model = OnnxMiniLM(path, quantized=quantized)
             else:
                 log.warning(
-                    "Hybrid search embeds with numpy, about 10x slower than ONNX Runtime "
+                    "Hybrid search embeds with numpy, 4-8x slower than ONNX Runtime "
                     '(%s not installed): pip install "nexus-jupyter[semantic]"',
                     onnx_missing(),
                 )

@@ -195,7 +195,9 @@ class SearchIndex:
         if self.mode == "hybrid":
             from .dense import DenseIndex
 
-            self._dense = DenseIndex(cache_dir, model_path=options.model_path)
+            self._dense = DenseIndex(
+                cache_dir, model_path=options.model_path, quantized=options.quantized
+            )
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -315,9 +317,9 @@ class SearchIndex:
             return (first + hits)[:limit]
 
     def unserved_services(self, query: str) -> list[str]:
-        """Services ``query`` names that no indexed tool mentions (``["Trello"]`` for "add a
-        card to Trello" in a registry without Trello tools), as the query writes them; such a
-        query gets no hits. See :mod:`.scope`."""
+        """Services ``query`` names that no indexed tool mentions, as the query writes them
+        (``["Acmeboard"]`` for "add a card to our Acmeboard board" when no tool mentions
+        it); such a query's hits are scored down. See :mod:`.scope`."""
         with self._lock:
             return self._unserved(query)
 

@@ -235,9 +235,17 @@ class OnnxMiniLM:
         self.workers = max(1, min(os.cpu_count() or 1, 4))
         self._lock = threading.Lock()
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         """Unit-length sentence embeddings of ``texts``, shape ``(len(texts), dim)``; batches
-        run on up to :attr:`workers` threads."""
+        run on up to :attr:`workers` threads.
+
+        Texts run one at a time by default (``batch_size`` 1), over the worker threads:
+        without padding that was faster than batches of 32 sorted by length (fp32: 40 against
+        27-28 toolret tools/s, same run), and int8 activations are quantised over the whole
+        input, so in a batch a text's vector moved with its batch-mates.
+        """
+        if batch_size is None:
+            batch_size = 1
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batches = list(padded_batches(self.tokenizer, texts, batch_size))
 
