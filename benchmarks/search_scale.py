@@ -9,7 +9,7 @@ prints index build time, query p50/p95, one-tool update time (median of 500) and
 (RSS growth while building), with ratios against the peers, and for our index hit@10: how
 often the tool a query was generated from is in the top 10 (so a speed trick that loses
 results shows up; not for hybrid, whose reused vectors described below make it meaningless). Targets (keyword): p50 <= 1 ms at 10k and
-<= 10 ms at 100k, update <= 0.2 ms, <= 60 MB for 10k tools; hybrid: p50 <= 30 ms at 10k.
+<= 10 ms at 100k, update <= 0.2 ms, <= 60 MB for 10k tools; hybrid: p50 <= 10 ms at 10k.
 
 ``--hybrid`` also times hybrid queries with the real query encoder. Embedding every
 synthetic tool would take minutes on a laptop CPU, so tool vectors are real embeddings of
