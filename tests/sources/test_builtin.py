@@ -187,6 +187,9 @@ def test_tool_search_says_when_a_named_service_has_no_tool(reg: Any) -> None:
     assert "Trello" in found["note"]
     plain = ok(reg, "tool_search", query="read a file")
     assert plain["tools"] and "not_installed" not in plain
+    nothing = ok(reg, "tool_search", query="compute the area of a circle")
+    assert nothing["tools"] == [] and "not_installed" not in nothing
+    assert "confidently" in nothing["note"] and "select:NAME" in nothing["note"]
 
 
 def test_tool_search_keeps_a_generic_fit_and_names_the_service_it_lacks(ws: Path) -> None:

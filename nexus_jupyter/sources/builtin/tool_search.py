@@ -78,6 +78,12 @@ def tool_search_tool(registry: Any) -> Tool:
             "total_tools": len(registry),
         }
         unserved = registry.unserved_services(text)
+        if not hits and not unserved:
+            answer["note"] = (
+                "No tool fits this request confidently (every hit must reach confidence "
+                f"{registry.search_index.threshold:g}); describe the task in other words, "
+                "or ask 'select:NAME' for a tool you know."
+            )
         if unserved:
             answer["not_installed"] = unserved
             answer["note"] = f"No installed tool works with {', '.join(unserved)}; " + (
