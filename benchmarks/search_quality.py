@@ -1,12 +1,18 @@
 """Search quality on a labelled catalog, next to a plain rank_bm25 baseline in the same run.
 
-    python benchmarks/search_quality.py --catalog CATALOG.json --queries QUERIES.json \
-        [--mode keyword|hybrid] [--split all|a|b] [--threshold T] [--cache-dir DIR]
+    python benchmarks/search_quality.py [--catalog CATALOG.json] [--queries LABEL=QUERIES.json ...]
+        [--modes keyword,hybrid] [--split all|a|b] [--threshold T] [--cache-dir DIR]
 
-catalog = JSON list of ``{name, server, description, input_schema}``; queries = JSON list of
-``{query, relevant: [names]}`` (any listed tool counts; ``[]`` means no tool serves it).
-Prints recall@1, recall@5 and MRR@10 over servable queries, the share of unservable queries
-that get no hits at the threshold, and the share of servable queries that wrongly get none.
+catalog = JSON list of ``{name, server, description, input_schema}`` (default: the toolret
+catalogue in ``$TOOLRET_DIR``, else ``../shared/data/toolret`` next to the repository);
+queries = JSON list of ``{query, relevant: [names]}`` (any listed tool counts; ``[]`` means no
+tool serves it). By default the toolret dev queries (``dev``, for tuning) and, when present,
+``benchmarks/data/toolret-heldout-queries.json`` (``held-out``: report only, never tune on it;
+``--show-misses`` lists dev misses only). For every query set and mode it prints recall@1,
+recall@5 and MRR@10 over servable queries, the share of unservable queries that get no hits,
+the share of servable queries that wrongly get none, and the mean number of hits. A second
+catalogue shape follows (``--shapes both``, the default): the built-in tools plus 204
+generated notebook-style helpers with 132 generated queries (``notebook_catalog.py``).
 ``--split a|b`` keeps half of the queries (a stable hash of the text), to check that a
 setting chosen on one half carries over to the other.
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 import time
@@ -23,6 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from notebook_catalog import notebook_catalog
 
 from nexus_jupyter.core.search.index import SearchIndex
 from nexus_jupyter.core.tools.spec import ToolSpec
@@ -50,11 +60,7 @@ def load_catalog(path: Path) -> list[ToolSpec]:
 
 
 def load_queries(path: Path, split: str) -> list[dict]:
-    queries = json.loads(path.read_text())
-    if split == "all":
-        return queries
-    want = 0 if split == "a" else 1
-    return [q for q in queries if hashlib.sha256(q["query"].encode()).digest()[0] % 2 == want]
+    return [q for q in json.loads(path.read_text()) if keep_split(q, split)]
 
 
 def bm25_baseline(specs: list[ToolSpec]) -> Ranker:
@@ -86,8 +92,10 @@ def bm25_baseline(specs: list[ToolSpec]) -> Ranker:
 
 def evaluate(rank: Ranker, queries: list[dict]) -> dict[str, float]:
     r1 = r5 = rr = servable = no_hit_servable = unservable = no_hit_unservable = 0.0
+    shown = 0
     for q in queries:
         got = rank(q["query"])
+        shown += len(got)
         relevant = set(q["relevant"])
         if not relevant:
             unservable += 1
@@ -106,6 +114,7 @@ def evaluate(rank: Ranker, queries: list[dict]) -> dict[str, float]:
         "MRR": rr / max(servable, 1),
         "unservable_no_hits": no_hit_unservable / unservable if unservable else float("nan"),
         "servable_no_hits": no_hit_servable / max(servable, 1),
+        "hits": shown / max(len(queries), 1),
     }
 
 
@@ -120,49 +129,114 @@ def misses(rank: Ranker, queries: list[dict]) -> list[str]:
     return out
 
 
+REPO = Path(__file__).resolve().parents[1]
+HELD_OUT = REPO / "benchmarks" / "data" / "toolret-heldout-queries.json"
+COLS = ["recall@1", "recall@5", "MRR", "unservable_no_hits", "servable_no_hits", "hits"]
+
+
+def toolret_dir() -> Path:
+    env = os.environ.get("TOOLRET_DIR")
+    return Path(env) if env else REPO.parent / "shared" / "data" / "toolret"
+
+
+def query_sets(given: list[str]) -> dict[str, Path]:
+    if given:
+        out = {}
+        for item in given:
+            label, _, path = item.rpartition("=")
+            out[label or Path(path).stem] = Path(path)
+        return out
+    sets = {"dev": toolret_dir() / "queries-dev.json"}
+    if HELD_OUT.exists():
+        sets["held-out"] = HELD_OUT
+    return sets
+
+
+def builtin_specs() -> list[ToolSpec]:
+    """The tools this project ships (built-ins, in a throwaway workspace)."""
+    import tempfile
+
+    from nexus_jupyter import Registry
+
+    with tempfile.TemporaryDirectory() as root:
+        reg = Registry.default(root=root, watch=False, mcp=False, search="keyword")
+        try:
+            return [entry.spec for entry in reg.entries()]
+        finally:
+            reg.close()
+
+
+def keep_split(query: dict, split: str) -> bool:
+    if split == "all":
+        return True
+    return hashlib.sha256(query["query"].encode()).digest()[0] % 2 == (0 if split == "a" else 1)
+
+
+def run_shape(specs: list[ToolSpec], sets: dict[str, list[dict]], args: argparse.Namespace) -> None:
+    """Every query set against rank_bm25 and each mode, on one catalogue."""
+    for label, queries in sets.items():
+        n_serv = sum(1 for q in queries if q["relevant"])
+        print(
+            f"  {label}: {len(queries)} queries ({n_serv} servable, {len(queries) - n_serv} unservable)"
+        )
+    baseline = bm25_baseline(specs)
+    print(f"{'set':10}{'engine':24}" + "".join(f"{c:>20}" for c in COLS))
+    for label, queries in sets.items():
+        base = evaluate(baseline, queries)
+        print(f"{label:10}{'rank_bm25 baseline':24}" + "".join(f"{base[c]:>20.3f}" for c in COLS))
+    for mode in args.modes.split(","):
+        start = time.perf_counter()
+        index = SearchIndex(mode, threshold=args.threshold, cache_dir=args.cache_dir)
+        index.update(specs)
+        index.warm()
+        build = time.perf_counter() - start
+
+        def ours(query: str, index: SearchIndex = index) -> list[str]:
+            return [h.name for h in index.search(query, limit=10)]
+
+        for label, queries in sets.items():
+            res, base = evaluate(ours, queries), evaluate(baseline, queries)
+            name = f"nexus {index.mode} (t={index.threshold:g})"
+            print(f"{label:10}{name:24}" + "".join(f"{res[c]:>20.3f}" for c in COLS))
+            ratios = "".join(
+                f"{res[c] / base[c] if base[c] else float('nan'):>20.2f}" for c in COLS[:3]
+            )
+            print(f"{label:10}{'  ratio to rank_bm25':24}" + ratios)
+            if args.show_misses and label.startswith("dev"):
+                print("misses (top 5):", *misses(ours, queries), sep="\n")
+        print(f"{'':10}index build ({mode}): {build:.2f}s")
+        index.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--catalog", type=Path, required=True)
-    ap.add_argument("--queries", type=Path, required=True)
-    ap.add_argument("--mode", choices=["keyword", "hybrid"], default="keyword")
+    ap.add_argument("--catalog", type=Path, default=None)
+    ap.add_argument("--queries", action="append", default=[], metavar="[LABEL=]PATH")
+    ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--split", choices=["all", "a", "b"], default="all")
     ap.add_argument("--threshold", type=float, default=None, help="default: the index's own")
     ap.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (hybrid)")
-    ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--show-misses", action="store_true", help="dev sets only")
+    ap.add_argument(
+        "--shapes", choices=["both", "toolret"], default="both", help="catalogue shapes to run"
+    )
     args = ap.parse_args(argv)
 
-    specs = load_catalog(args.catalog)
-    queries = load_queries(args.queries, args.split)
-    start = time.perf_counter()
-    index = SearchIndex(args.mode, threshold=args.threshold, cache_dir=args.cache_dir)
-    index.update(specs)
-    index.warm()
-    build = time.perf_counter() - start
-
-    def ours(query: str) -> list[str]:
-        return [h.name for h in index.search(query, limit=10)]
-
-    results = {
-        f"nexus {index.mode} (t={index.threshold:g})": evaluate(ours, queries),
-        "rank_bm25 baseline": evaluate(bm25_baseline(specs), queries),
+    catalog = args.catalog or toolret_dir() / "catalog.json"
+    toolret = load_catalog(catalog)
+    sets = {
+        label: load_queries(path, args.split) for label, path in query_sets(args.queries).items()
     }
-    n_serv = sum(1 for q in queries if q["relevant"])
-    print(
-        f"catalog: {len(specs)} tools; queries: {len(queries)} ({n_serv} servable, "
-        f"{len(queries) - n_serv} unservable); split={args.split}; index build {build:.2f}s"
-    )
-    cols = ["recall@1", "recall@5", "MRR", "unservable_no_hits", "servable_no_hits"]
-    print(f"{'':28}" + "".join(f"{c:>20}" for c in cols))
-    for label, res in results.items():
-        print(f"{label:28}" + "".join(f"{res[c]:>20.3f}" for c in cols))
-    ours_res, base = results[next(iter(results))], results["rank_bm25 baseline"]
-    print(
-        f"{'ratio ours/baseline':28}"
-        + "".join(f"{ours_res[c] / base[c] if base[c] else float('nan'):>20.2f}" for c in cols[:3])
-    )
-    if args.show_misses:
-        print("misses (top 5):", *misses(ours, queries), sep="\n")
-    index.close()
+    shapes = {f"toolret ({catalog})": (toolret, sets)}
+    if args.shapes == "both":
+        specs, queries = notebook_catalog(builtin_specs())
+        shapes["notebook (built-ins + generated helpers)"] = (
+            specs,
+            {"notebook": [q for q in queries if keep_split(q, args.split)]},
+        )
+    for shape, (specs, shape_sets) in shapes.items():
+        print(f"\ncatalog {shape}: {len(specs)} tools; split={args.split}")
+        run_shape(specs, shape_sets, args)
     return 0
 
 

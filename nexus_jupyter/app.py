@@ -95,7 +95,9 @@ def configure_registry(
         kwargs["policy"] = policy
     if "audit" not in kwargs:
         kwargs["audit"] = _audit_log(settings, store)
-    kwargs.setdefault("search", settings.search.mode)
+    search = kwargs.get("search")
+    if search is None or isinstance(search, str):  # a mode name keeps the nex.yaml signals
+        kwargs["search"] = {**settings.search.model_dump(), "mode": search or settings.search.mode}
     kwargs.setdefault("search_threshold", settings.search.threshold)
     reg = cls(**kwargs)
     reg.settings = settings

@@ -18,7 +18,7 @@ from typing import Any
 from ..core.errors import ApprovalRequired, NexusError
 from ..core.tools.arguments import parse_call_arguments as parse_typed_arguments
 from ..core.tools.context import CLI_CALLER, RequestInfo
-from ..render.catalog import no_hits_text
+from ..render.catalog import no_hits_text, scored_down_text
 from ..render.results import content_text
 from .main import UsageProblem
 
@@ -150,6 +150,9 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
         print(no_hits_text(args.query, reg.unserved_services(args.query)), file=sys.stderr)
     else:
         _table(rows, ["name", "score", "summary"])
+        unserved = reg.unserved_services(args.query)
+        if unserved:
+            print(scored_down_text(unserved), file=sys.stderr)
     return 0
 
 

@@ -206,12 +206,19 @@ def no_hits_text(query: str, unserved: Sequence[str] = ()) -> str:
     return f"No tool matches {query!r}."
 
 
+def scored_down_text(unserved: Sequence[str]) -> str:
+    """Why hits for a query naming an unserved service are scored down."""
+    text = unserved_text(unserved)
+    return f"Note: {text}; these tools fit the rest of the request, scored down for that."
+
+
 def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     """Search hits (``SearchHit``: name, score, spec, matched) as a ranked table."""
     esc = html.escape
     if not hits:
         why = f": {esc(unserved_text(unserved))}" if unserved else ""
         return f"<p>No tool matches <code>{esc(query)}</code>{why}.</p>"
+    note = f"<p class='nexus-unserved'>{esc(scored_down_text(unserved))}</p>" if unserved else ""
     rows = "".join(
         f"<tr><td>{i}</td><td><code><b>{esc(h.name)}</b></code></td><td>{h.score:.2f}</td>"
         f"<td style='text-align:left'>{esc(h.spec.summary)}</td>"
@@ -224,7 +231,7 @@ def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     )
     return (
         f"<div class='nexus-search'><b>{len(hits)}</b> match(es) for <code>{esc(query)}"
-        f"</code>{table}</div>"
+        f"</code>{table}{note}</div>"
     )
 
 
@@ -232,10 +239,11 @@ def hits_text(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     if not hits:
         return no_hits_text(query, unserved)
     width = max(len(h.name) for h in hits)
-    return "\n".join(
+    lines = [
         f"{i:>2}. {h.name:<{width}}  {h.score:6.2f}  {h.spec.summary}"
         for i, h in enumerate(hits, 1)
-    )
+    ]
+    return "\n".join([*lines, scored_down_text(unserved)] if unserved else lines)
 
 
 def registry_html(entries: list[ToolEntry], sources: list[Any]) -> str:

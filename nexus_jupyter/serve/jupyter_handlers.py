@@ -162,7 +162,7 @@ class ToolsHandler(NexusHandler):
                 entry = reg.snapshot.entries.get(hit.name)
                 if entry is not None:
                     found += entry_rows(entry, round(float(hit.score), 4))
-            return found, [] if found else reg.unserved_services(query)
+            return found, reg.unserved_services(query)
 
         try:
             # Off the server's loop: a first hybrid search embeds the catalog (seconds), and

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,21 +16,31 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_minilm_matches_reference_embeddings() -> None:
+@pytest.mark.parametrize("backend", ["numpy", "onnx fp32", "onnx int8"])
+def test_minilm_matches_reference_embeddings(backend: str, tmp_path: Path) -> None:
     import numpy as np
 
-    from nexus_jupyter.core.search.embeddings import shared_model
+    from nexus_jupyter.core.search.embeddings import MiniLM, model_dir
 
+    if backend == "numpy":
+        model: Any = MiniLM(model_dir())
+    else:
+        onnx_model = pytest.importorskip("nexus_jupyter.core.search.onnx_model")
+        if onnx_model.onnx_missing():
+            pytest.skip(f"{onnx_model.onnx_missing()} not installed")
+        model = onnx_model.OnnxMiniLM(model_dir(), quantized="int8" in backend, cache_root=tmp_path)
+    # int8 weights and activations move each dimension by up to about 0.01.
+    atol = 0.02 if "int8" in backend else 1e-4
     # First dimensions of sentence-transformers' all-MiniLM-L6-v2 output for these texts.
     reference = {
         "List the files in a directory.": [0.02801, 0.07483, -0.10769, -0.00772, 0.09111],
         "Get current weather for a location.": [0.06016, 0.00127, 0.08934, 0.04406, 0.04098],
     }
-    vectors = shared_model().encode(list(reference))
+    vectors = model.encode(list(reference))
     assert vectors.shape == (2, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     for vec, expected in zip(vectors, reference.values(), strict=True):
-        assert np.allclose(vec[:5], expected, atol=1e-4)
+        assert np.allclose(vec[:5], expected, atol=atol)
 
 
 def test_paraphrases_are_closer_than_unrelated_text() -> None:

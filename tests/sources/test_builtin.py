@@ -202,6 +202,27 @@ def test_tool_search_says_when_a_named_service_has_no_tool(reg: Any) -> None:
     assert "Trello" in found["note"]
     plain = ok(reg, "tool_search", query="read a file")
     assert plain["tools"] and "not_installed" not in plain
+    nothing = ok(reg, "tool_search", query="compute the area of a circle")
+    assert nothing["tools"] == [] and "not_installed" not in nothing
+    assert "confidently" in nothing["note"] and "select:NAME" in nothing["note"]
+
+
+def test_tool_search_keeps_a_generic_fit_and_names_the_service_it_lacks(ws: Path) -> None:
+    registry = Registry(search={"mode": "keyword", "services": ["Acmeboard"]})
+    registry.add_source(BuiltinSource(root=ws, registry=registry))
+
+    def add_card(column: str, title: str) -> str:
+        """Add a card to a column of a board."""
+        return title
+
+    registry.add(add_card)
+    try:
+        found = ok(registry, "tool_search", query="add a card to a column of our Acmeboard board")
+        assert [t["name"] for t in found["tools"]] == ["add_card"]
+        assert found["not_installed"] == ["Acmeboard"]
+        assert "fit the rest of the request" in found["note"]
+    finally:
+        registry.close()
 
 
 def test_server_clients_cannot_write_code_into_a_watched_folder(tmp_path: Path) -> None:

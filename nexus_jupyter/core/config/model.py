@@ -5,7 +5,13 @@ A full example (every key optional)::
     tools_dir: tools/dynamic
     grant: workspace_write              # or per client: {default: ..., rest: ..., mcp: ...}
     audit: ~/.nexus/audit.jsonl         # false to turn the audit log off
-    search: {mode: auto}
+    search:
+      mode: auto                        # keyword | hybrid | auto
+      signals: {intent: false}          # switch off abbreviations, slots, intent or services
+      services: [Acmeboard]             # more product names for the named-services signal
+      abbreviations: {kb: knowledge base}
+      model_path: ~/models/all-MiniLM-L6-v2   # where the sentence model's files are
+      quantized: false                  # true: int8 embeddings, faster cold, a little less accurate
     approvals:                          # shorthand: tool-name glob -> mode
       read: pre_approved
       "mcp__github__*": ask
@@ -185,9 +191,23 @@ class CliToolSettings(_Strict):
     timeout: float = 60.0
 
 
+class SearchSignals(_Strict):
+    """The optional stages of search, each on by default (see ``core/search/options.py``)."""
+
+    abbreviations: bool = True
+    slots: bool = True
+    intent: bool = True
+    services: bool = True
+
+
 class SearchSettings(_Strict):
     mode: Literal["auto", "keyword", "hybrid"] = "auto"
     threshold: float | None = None
+    signals: SearchSignals = Field(default_factory=SearchSignals)
+    services: list[str] = Field(default_factory=list)  # added to the shipped service names
+    abbreviations: dict[str, str] = Field(default_factory=dict)  # short form -> long form
+    model_path: str | None = None  # a folder with the sentence model's files
+    quantized: bool = False  # int8 embeddings: about 2x faster to embed, a little less accurate
 
 
 class Settings(_Strict):

@@ -19,6 +19,7 @@ from .state import Snapshot, ToolEntry
 if TYPE_CHECKING:
     from ..policy.protocols import Credentials
     from ..search.index import SearchHit, SearchIndex
+    from ..search.options import SearchSetting
 
 __all__ = ["RegistryReader"]
 
@@ -30,13 +31,14 @@ class RegistryReader:
     (:class:`~nexus_jupyter.core.registry.writer.RegistryWriter` builds on this class).
 
     ``credentials`` decide live availability (a tool that needs a missing credential is listed
-    as unavailable); ``search`` and ``search_threshold`` configure the index built on first use.
+    as unavailable); ``search`` (a mode name or search options, see ``Registry``) and
+    ``search_threshold`` configure the index built on first use.
     """
 
     def __init__(
         self,
         *,
-        search: str = "auto",
+        search: SearchSetting = "auto",
         search_threshold: float | None = None,
         credentials: Credentials | None = None,
     ) -> None:
@@ -167,6 +169,6 @@ class RegistryReader:
         return self.search_index.search(query, limit, filter=use, threshold=threshold)
 
     def unserved_services(self, query: str) -> builtins.list[str]:
-        """Services ``query`` names that no tool here works with (``["Trello"]`` for "add a
-        card to our Trello board" without Trello tools): why such a query has no hits."""
+        """Services ``query`` names that no tool here works with (``["Acmeboard"]`` for "add a
+        card to our Acmeboard board" when no tool mentions it): why its hits are few or none."""
         return self.search_index.unserved_services(query)

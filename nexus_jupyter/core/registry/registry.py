@@ -36,6 +36,7 @@ from .writer import RegistryWriter
 
 if TYPE_CHECKING:
     from ..policy.protocols import Approver, AuditSink, CallPolicy, Credentials
+    from ..search.options import SearchSetting
     from ..tools.context import CancellationToken, ProgressCallback, RequestInfo
     from ..tools.result import ToolResult
 
@@ -52,15 +53,17 @@ class Registry(RegistryWriter):
     snapshots); writes are serialized and swapped in atomically.
 
     ``search`` is ``"keyword"``, ``"hybrid"`` or ``"auto"`` (hybrid when the ``semantic``
-    extra is installed). ``policy``, ``credentials`` and ``audit`` are consulted on every call
-    (any objects with the methods of :mod:`~nexus_jupyter.core.policy.protocols`), and so is
-    ``approver`` when the policy asks and someone can answer where the call was made.
+    extra is installed), or search options (a ``SearchOptions`` or a mapping like the
+    ``search:`` section of ``nex.yaml``: mode, threshold, signals, services, abbreviations).
+    ``policy``, ``credentials`` and ``audit`` are consulted on every call (any objects with
+    the methods of :mod:`~nexus_jupyter.core.policy.protocols`), and so is ``approver`` when the
+    policy asks and someone can answer where the call was made.
     """
 
     def __init__(
         self,
         *,
-        search: str = "auto",
+        search: SearchSetting = "auto",
         policy: CallPolicy | None = None,
         credentials: Credentials | None = None,
         audit: AuditSink | None = None,

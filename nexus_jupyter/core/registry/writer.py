@@ -23,6 +23,7 @@ from .state import RegistryChanged, SourceState
 
 if TYPE_CHECKING:
     from ..policy.protocols import Credentials
+    from ..search.options import SearchSetting
 
 __all__ = ["RegistryWriter"]
 
@@ -33,7 +34,7 @@ class RegistryWriter(RegistryReader):
     def __init__(
         self,
         *,
-        search: str = "auto",
+        search: SearchSetting = "auto",
         search_threshold: float | None = None,
         credentials: Credentials | None = None,
     ) -> None:

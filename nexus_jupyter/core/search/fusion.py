@@ -8,7 +8,7 @@ fusion throws away (Bruch et al., "An Analysis of Fusion Functions for Hybrid Re
 2023). The z-score puts cosines on a per-query scale: how far a tool stands out from the
 catalogue, not the raw value, which drifts with query length and wording.
 
-Measured on the toolret queries (both halves, see ``benchmarks/search_quality.py``):
+Measured on the toolret dev queries (both halves, see ``benchmarks/search_quality.py``):
 min-max blends and RRF (k = 10..60, weights 0.5..0.7) were 1-4 points of MRR below this;
 the weight 2 was the best of 1..4 on both halves.
 
@@ -26,7 +26,7 @@ unservable queries rejected); embedding the query without its argument values (i
 quoted text: 0.767-0.777); a read/write intent axis (the direction from write tools to
 read-only tools, by ``readOnlyHint``) matched against the query (0.755-0.780); z-scoring each
 view before the max (0.762). Most remaining misses need reasoning a 6-layer model does not
-do ("approve pull request 9" -> the review tool, "print config.py at HEAD~3" -> ``git_show``).
+do (a verb that names the outcome of a review rather than the review tool's own words).
 A query-side server-name match (the query names a tool's server) added nothing (0.802 with
 slots; the embedding already weighs the name).
 """
@@ -80,13 +80,15 @@ def dense_ranking(
 
     ``sims`` is a numpy vector aligned with ``names``.
     """
+    import numpy as np
+
     out: list[tuple[str, float]] = []
     # A partial sort is enough unless a selective filter rejects most of the head.
-    for width in (pool * 4, len(sims)):
+    for width in (pool * 4 if keep is not None else pool, len(sims)):
         width = min(width, len(sims))
-        head = sims.argpartition(-width)[-width:] if width < len(sims) else range(len(sims))
+        head = sims.argpartition(-width)[-width:] if width < len(sims) else np.arange(len(sims))
         out = []
-        for i in sorted(head, key=lambda i: -sims[i]):
+        for i in head[np.argsort(-sims[head], kind="stable")].tolist():
             if keep is None or keep(names[i]):
                 out.append((names[i], float(sims[i])))
                 if len(out) >= pool:

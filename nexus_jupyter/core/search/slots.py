@@ -1,22 +1,21 @@
 """Argument slots: the values a query already carries, matched to the parameters a tool takes.
 
-A request for a tool usually names some of its arguments: "show the diff of PR #512 in
-facebook/react" carries a number and an owner/repo, "open trace 4bf92f35..." a hex id, "grab
+A request for a tool usually names some of its arguments: "show the diff of change #512 in
+octo/widgets" carries a number and an owner/repo, "open span 9e107d9d..." a hex id, "save
 https://example.com as markdown" a URL. Among tools that read alike, the one whose parameters
-can take those values is the better answer (``get_tempo_trace(traceId)`` over
-``search_tempo_traces(query)``). :func:`query_slots` finds the kinds of value in a query;
+can take those values is the better answer (``get_span(spanId)`` over
+``search_spans(query)``). :func:`query_slots` finds the kinds of value in a query;
 :func:`slot_share` is the share of them that a tool has a parameter for, by its parameter
 names split into words.
 
 The value kinds and the parameter words that take them are generic API vocabulary, not
-tuned to any catalogue. Measured on the toolret queries (``benchmarks/search_quality.py``):
-hybrid MRR 0.781 -> 0.802 and recall@1 0.700 -> 0.733 at weight 0.75 (both halves gain; the
-weights 0.5-1.5 all land within 0.794-0.802), keyword MRR 0.725 -> 0.735 at 0.2; recall@5
-is unchanged in both modes.
+tuned to any catalogue. Measured on the toolret dev queries (``benchmarks/search_quality.py``)
+when added: hybrid MRR 0.781 -> 0.802 at weight 0.75 (0.5-1.5 all within 0.794-0.802),
+keyword MRR 0.725 -> 0.735 at 0.2; recall@5 unchanged in both modes.
 
->>> slot_names(query_slots("open trace 4bf92f3577b34da6 at 14:05"))
+>>> slot_names(query_slots("open span 9e107d9d372bb682 at 14:05"))
 ['time', 'hex id', 'number']
->>> slot_share(tool_slots({"properties": {"traceId": {}}}), query_slots("open trace 4bf92f35ab"))
+>>> slot_share(tool_slots({"properties": {"spanId": {}}}), query_slots("open span 9e107d9d1a"))
 1.0
 
 Both sides are bit masks over the kinds of value, so scoring a candidate is one ``&``.

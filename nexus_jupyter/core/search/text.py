@@ -149,8 +149,8 @@ def split_identifier(text: str) -> list[str]:
 def _camel_parts(word: str) -> list[str]:
     parts = [part.lower() for part in _CAMEL_RE.findall(word.replace("'", ""))]
     if len(parts) > 1 and not word.islower() and not word.isupper():
-        # Brand names in prose ("GitHub", "SQLite") also stay whole, so a query typed in
-        # lower case meets them.
+        # Names written in mixed case in prose ("DataBase" style) also stay whole, so a
+        # query typed in lower case meets them.
         whole = "".join(parts)
         if not whole.isdigit() and any(c.isalpha() for c in whole):
             parts = [*parts, whole]
@@ -165,47 +165,16 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return out
 
 
-# Short forms that software requests use for words tool names spell out ("show PR 9" ->
-# ``pull_request_read``, "the k8s pods" -> ``kubernetes``). General developer shorthand with
-# one reading; a query term gets its long form added, never replaced.
-ABBREVIATIONS: dict[str, tuple[str, ...]] = {
-    short: tuple(long.split())
-    for short, long in {
-        "pr": "pull request",
-        "prs": "pull requests",
-        "mr": "merge request",
-        "mrs": "merge requests",
-        "repo": "repository",
-        "repos": "repositories",
-        "k8s": "kubernetes",
-        "db": "database",
-        "dbs": "databases",
-        "dir": "directory",
-        "dirs": "directories",
-        "config": "configuration",
-        "env": "environment",
-        "envs": "environments",
-        "org": "organization",
-        "orgs": "organizations",
-        "auth": "authentication",
-        "docs": "documentation",
-        "msg": "message",
-        "msgs": "messages",
-        "pkg": "package",
-        "pkgs": "packages",
-        "deps": "dependencies",
-        "perms": "permissions",
-        "creds": "credentials",
-        "prod": "production",
-    }.items()
-}
-
-
-def query_terms(text: str) -> list[str]:
-    """:func:`terms` of a query, each abbreviation followed by its long form
-    (:data:`ABBREVIATIONS`) unless the query spells that out already."""
+def query_terms(text: str, abbreviations: Mapping[str, tuple[str, ...]] | None = None) -> list[str]:
+    """:func:`terms` of a query, each abbreviation followed by its long form unless the query
+    spells that out already (``abbreviations``: short -> long words, ``data/abbreviations.json``
+    by default, :mod:`.vocabulary`; ``{}`` turns expansion off)."""
     out = terms(text)
-    extra = [t for word in out for t in ABBREVIATIONS.get(word, ())]
+    if abbreviations is None:
+        from .vocabulary import default_vocabulary
+
+        abbreviations = default_vocabulary().abbreviations
+    extra = [t for word in out for t in abbreviations.get(word, ())]
     return out + [t for t in dict.fromkeys(extra) if t not in out]
 
 
@@ -225,7 +194,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _is_value(raw: str) -> bool:
-    """A long token mixing letters and digits is an id or a hash ("4bf92f3577b34da6",
+    """A long token mixing letters and digits is an id or a hash ("9e107d9d372bb682",
     "a1b2c3d4e5"), not words: split by camelCase it gave fragments ("bf", "da") that no
     tool has, whose high IDF then sank every tool below the confidence threshold. Short
     ones stay words ("s3", "ec2", "base64"), as do names with a version ("python3")."""

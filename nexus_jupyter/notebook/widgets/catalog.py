@@ -158,7 +158,7 @@ class Catalog(W.VBox):
         self.rows.children = rows
         more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
         query = self.search.value.strip()
-        unserved = self.registry.unserved_services(query) if query and not entries else []
+        unserved = self.registry.unserved_services(query) if query else []
         if unserved:
             more = f": {html.escape(unserved_text(unserved))}"
         self.count.value = f"<span style='color:#666'>{len(entries)} tools{more}</span>"

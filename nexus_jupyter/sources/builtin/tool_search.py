@@ -77,12 +77,19 @@ def tool_search_tool(registry: Any) -> Tool:
             "tools": [_brief(h.spec) for h in hits],
             "total_tools": len(registry),
         }
-        unserved = [] if hits else registry.unserved_services(text)
+        unserved = registry.unserved_services(text)
+        if not hits and not unserved:
+            answer["note"] = (
+                "No tool fits this request confidently (every hit must reach confidence "
+                f"{registry.search_index.threshold:g}); describe the task in other words, "
+                "or ask 'select:NAME' for a tool you know."
+            )
         if unserved:
             answer["not_installed"] = unserved
-            answer["note"] = (
-                f"No installed tool works with {', '.join(unserved)}; "
-                "the user would need to add a tool or MCP server for it."
+            answer["note"] = f"No installed tool works with {', '.join(unserved)}; " + (
+                "these tools fit the rest of the request but not that service."
+                if hits
+                else "the user would need to add a tool or MCP server for it."
             )
         return answer
 

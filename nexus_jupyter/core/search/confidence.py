@@ -1,0 +1,80 @@
+"""The last stage of search: which candidates are confident enough to be hits.
+
+Every candidate carries a ranking score (the order of the stages before) and a confidence in
+[0, 1] on one scale for every query of a mode: in keyword mode the share of the query's IDF
+mass its fields contain, in hybrid mode the cosine similarity of the query to its nearest
+embedded view. :func:`confident` keeps, in ranking order, the candidates whose confidence
+reaches the threshold and whose ranking score is within :data:`MARGINS` of the best
+candidate's, so a query one tool fits gets that tool alone; :func:`scored_down` lowers every
+confidence of a query that names a service no tool mentions (:data:`SERVICE_PENALTY`).
+
+Thresholds, margins and penalties were chosen on the toolret dev queries only
+(``benchmarks/search_quality.py``): a per-hit hybrid threshold of 0.2 loses one servable query
+from the top five against checking the best hit alone; the margins cut the mean page from 9
+hits to about 5 with no other change; the penalty leaves 5 (keyword) and 6 (hybrid) of the 7
+dev queries that name such a service with no hits (the one left in hybrid asks to pay an
+invoice, which the catalogue's invoice tool does elsewhere).
+
+>>> [c.name for c in confident([Candidate("a", 2.0, 0.6), Candidate("b", 1.8, 0.3)], 0.2, 1.0)]
+['a', 'b']
+>>> [c.confidence for c in confident([Candidate("a", 2, 0.6), Candidate("b", 1.8, 0.7)], 0.2, 1)]
+[0.6, 0.6]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_THRESHOLDS",
+    "MARGINS",
+    "SERVICE_PENALTY",
+    "Candidate",
+    "confident",
+    "scored_down",
+]
+
+#: Default confidence each result must reach, per resolved mode.
+DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.2}
+#: How far below the best candidate's ranking score a hit may fall, per mode: in relative-BM25
+#: units (keyword) and in standard deviations of cosine (hybrid).
+MARGINS: dict[str, float] = {"keyword": 0.5, "hybrid": 3.0}
+#: Confidence taken off every candidate of a query that names a service no tool mentions: a
+#: hit then needs 0.3 keyword coverage or 0.45 cosine with the default thresholds.
+SERVICE_PENALTY: dict[str, float] = {"keyword": 0.2, "hybrid": 0.25}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A tool on its way to a hit: its ranking score, its confidence and what it matched."""
+
+    name: str
+    rank: float
+    confidence: float
+    matched: tuple[str, ...] = ()
+
+
+def confident(ranked: list[Candidate], threshold: float, margin: float) -> list[Candidate]:
+    """The candidates of ``ranked`` (best first) that are confident on their own, each with
+    its confidence capped by the one before it: scores never rise down the list, so a
+    caller's own cut keeps a prefix."""
+    out: list[Candidate] = []
+    if not ranked:
+        return out
+    floor = ranked[0].rank - margin
+    ceiling = 1.0
+    for c in ranked:
+        if c.rank < floor:
+            break
+        if c.confidence < threshold:
+            continue
+        ceiling = min(ceiling, max(0.0, c.confidence))
+        out.append(Candidate(c.name, c.rank, round(ceiling, 4), c.matched))
+    return out
+
+
+def scored_down(ranked: list[Candidate], penalty: float) -> list[Candidate]:
+    """``ranked`` with ``penalty`` taken off every confidence: none of these tools works with
+    the service the query names, so each needs more confidence to be shown. A generic tool
+    that fits the rest of the request well stays; near neighbours that only resemble it drop."""
+    return [Candidate(c.name, c.rank, c.confidence - penalty, c.matched) for c in ranked]

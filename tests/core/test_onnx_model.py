@@ -1,0 +1,137 @@
+"""The ONNX Runtime encoder built from the packaged weights, and where the model is found."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexus_jupyter.core.errors import ConfigError
+from nexus_jupyter.core.search import index as search_index
+from nexus_jupyter.core.search.index import SearchIndex
+from nexus_jupyter.core.search.model_files import (
+    MODEL_COMMAND,
+    MODEL_FILES,
+    find_model,
+    semantic_missing,
+)
+
+needs_model = pytest.mark.skipif(
+    semantic_missing() is not None, reason=f"semantic extra missing ({semantic_missing()})"
+)
+
+
+def _packaged() -> Path:
+    found = find_model()
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def onnx_model() -> Any:
+    module = pytest.importorskip("nexus_jupyter.core.search.onnx_model")
+    if module.onnx_missing():
+        pytest.skip(f"{module.onnx_missing()} not installed")
+    return module
+
+
+@needs_model
+def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
+    onnx_model: Any, tmp_path: Path
+) -> None:
+    import numpy as np
+
+    from nexus_jupyter.core.search.embeddings import MiniLM
+
+    texts = [
+        "List the files and folders in a directory.",
+        "Convert an amount of money into another currency at today's rate.",
+        "x",
+        " ".join(["a long text that is cut at 256 word pieces"] * 40),
+    ]
+    reference = MiniLM(_packaged()).encode(texts)
+    fp32 = onnx_model.OnnxMiniLM(_packaged(), quantized=False, cache_root=tmp_path)
+    assert np.abs(fp32.encode(texts) - reference).max() < 1e-4
+    int8 = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
+    cosines = (int8.encode(texts) * reference).sum(axis=1)
+    assert cosines.min() > 0.97
+    assert int8.variant == "int8" and fp32.variant == "fp32"
+    # Both files are cached under the cache root and loaded, not rebuilt, next time.
+    files = sorted((tmp_path / "models").glob("*.onnx"))
+    assert [f.name.rsplit("-", 1)[-1] for f in files] == ["fp32.onnx", "int8.onnx"]
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
+    assert again.file == int8.file and [f.stat().st_mtime_ns for f in files] == stamps
+    assert not list((tmp_path / "models").glob("*.tmp"))
+
+
+@needs_model
+def test_int8_is_opt_in_and_its_vectors_are_cached_apart(onnx_model: Any, tmp_path: Path) -> None:
+    from nexus_jupyter.core.search.embeddings import EmbeddingCache
+
+    assert EmbeddingCache(tmp_path, "int8").key("t") != EmbeddingCache(tmp_path, "fp32").key("t")
+    full = SearchIndex("hybrid", cache_dir=tmp_path / "a")
+    small = SearchIndex({"mode": "hybrid", "quantized": True}, cache_dir=tmp_path / "b")
+    assert full._dense is not None and small._dense is not None
+    assert (full._dense.cache.variant, small._dense.cache.variant) == ("fp32", "int8")
+    assert small._dense.model.variant == "int8"
+    full.close()
+    small.close()
+
+
+def _copy_model(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    for name in MODEL_FILES:
+        os.symlink(_packaged() / name, folder / name)
+    return folder
+
+
+@needs_model
+def test_the_model_is_found_in_the_hugging_face_cache_and_at_a_configured_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hub = tmp_path / "hub"
+    snapshot = hub / "models--sentence-transformers--all-MiniLM-L6-v2" / "snapshots" / "abc123"
+    _copy_model(snapshot)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    assert find_model() == snapshot
+    own = _copy_model(tmp_path / "mine")
+    assert find_model(own) == own
+    idx = SearchIndex({"mode": "hybrid", "model_path": str(own)}, cache_dir=tmp_path / "emb")
+    assert idx.mode == "hybrid"
+    idx.close()
+
+
+def test_a_configured_path_without_the_files_is_named_in_one_message(tmp_path: Path) -> None:
+    empty = tmp_path / "nothing-here"
+    empty.mkdir()
+    reason = semantic_missing(empty)
+    assert reason is not None and str(empty) in reason and "model.safetensors" in reason
+    with pytest.raises(ConfigError, match="'hybrid' cannot run: the model folder"):
+        SearchIndex({"mode": "hybrid", "model_path": str(empty)})
+
+
+def test_no_model_anywhere_names_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("nexus_jupyter.core.search.model_files._PACKAGE", "no_such_model_package")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("SENTENCE_TRANSFORMERS_HOME", str(tmp_path / "st"))
+    monkeypatch.delenv("NEXUS_MODEL_PATH", raising=False)
+    reason = semantic_missing()
+    assert reason is not None and MODEL_COMMAND in reason and reason.count("`") == 2
+
+
+def test_auto_says_once_when_it_falls_back_to_keyword(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(search_index, "semantic_missing", lambda *_: "the model is missing")
+    monkeypatch.setattr(search_index, "_fallback_said", False)
+    with caplog.at_level(logging.WARNING, logger=search_index.__name__):
+        assert SearchIndex("auto").mode == "keyword"
+        assert SearchIndex("auto").mode == "keyword"
+    said = [r.getMessage() for r in caplog.records if "keyword mode" in r.getMessage()]
+    assert said == ["Search uses keyword mode: hybrid search cannot run (the model is missing)."]

@@ -1,0 +1,146 @@
+"""Each optional search signal, on constructed tools: what it changes, and that it switches off
+(through ``Registry(search=...)``, ``SearchIndex`` options and ``nex.yaml``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexus_jupyter import Registry
+from nexus_jupyter.core.errors import ConfigError
+from nexus_jupyter.core.search.index import SearchIndex, semantic_missing
+from nexus_jupyter.core.search.options import SearchOptions
+from nexus_jupyter.core.tools.spec import ToolSpec
+
+
+def _index(tools: list[ToolSpec], mode: str = "keyword", **options: Any) -> SearchIndex:
+    if mode == "hybrid" and semantic_missing():
+        pytest.skip(f"semantic extra missing ({semantic_missing()})")
+    idx = SearchIndex({"mode": mode, **options})
+    idx.update(tools)
+    return idx
+
+
+def _names(idx: SearchIndex, query: str) -> list[str]:
+    return [h.name for h in idx.search(query)]
+
+
+def test_abbreviations_search_their_long_form_and_switch_off() -> None:
+    tools = [
+        ToolSpec("list_merge_requests", "List the merge requests of a project."),
+        ToolSpec("search_knowledge_base", "Search articles in the knowledge base."),
+    ]
+    on = _index(tools, abbreviations={"kb": "knowledge base"})
+    assert _names(on, "show open MRs")[0] == "list_merge_requests"  # shipped: mrs
+    assert _names(on, "look it up in the kb") == ["search_knowledge_base"]  # from options
+    off = _index(tools, abbreviations={"kb": "knowledge base"}, signals={"abbreviations": False})
+    assert _names(off, "look it up in the kb") == []
+    assert "list_merge_requests" not in _names(off, "show open MRs")
+
+
+def test_slots_prefer_the_tool_whose_parameters_take_the_query_values() -> None:
+    text = "Get a page of the site as markdown."
+    tools = [
+        ToolSpec(
+            "page_by_title", text, input_schema={"type": "object", "properties": {"title": {}}}
+        ),
+        ToolSpec(
+            "page_by_address", text, input_schema={"type": "object", "properties": {"url": {}}}
+        ),
+    ]
+    query = "get https://example.com/about as markdown"
+    assert _names(_index(tools), query)[0] == "page_by_address"
+    # Without the signal the two tie and keep the order they were added in.
+    assert _names(_index(tools, signals={"slots": False}), query)[0] == "page_by_title"
+
+
+def test_intent_prefers_a_reader_for_a_question_and_switches_off() -> None:
+    text = "The entry stored under a key in the cache."
+    tools = [
+        ToolSpec("cache_put", text, annotations={"readOnlyHint": False}),
+        ToolSpec("cache_get", text, annotations={"readOnlyHint": True}),
+    ]
+    assert _names(_index(tools), "what entry is stored under key user:42 in the cache?")[0] == (
+        "cache_get"
+    )
+    off = _index(tools, signals={"intent": False})
+    assert _names(off, "what entry is stored under key user:42 in the cache?")[0] == "cache_put"
+
+
+def test_the_kind_of_change_picks_the_tool_and_switches_off_with_intent() -> None:
+    tools = [
+        ToolSpec("edit_note", "A note on a record.", annotations={"readOnlyHint": False}),
+        ToolSpec("add_note", "A note on a record.", annotations={"readOnlyHint": False}),
+    ]
+    assert _names(_index(tools), "post a note on record 7")[0] == "add_note"
+    assert _names(_index(tools, signals={"intent": False}), "post a note on record 7")[0] == (
+        "edit_note"
+    )
+
+
+BOARD = [
+    ToolSpec("add_card", "Add a card to a column of a board.", source="mcp:kanban"),
+    ToolSpec("create_invoice", "Create an invoice for a customer.", source="mcp:billing"),
+]
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_named_service_no_tool_mentions_is_reported_and_scores_hits_down(mode: str) -> None:
+    idx = _index(BOARD, mode, services=["Acmeboard"])
+    plain = idx.search("add a card to a column of our board")
+    named = idx.search("add a card to a column of our Acmeboard board")
+    assert idx.unserved_services("add a card to a column of our Acmeboard board") == ["Acmeboard"]
+    # The generic tool fits the rest of the request: ranked down, not hidden.
+    assert [h.name for h in named] == ["add_card"]
+    assert named[0].score < plain[0].score
+    # A request only the product could serve finds nothing.
+    assert idx.search("sync my Acmeboard workspace settings") == []
+    # Off, the name is neither reported nor held against the tools.
+    off = _index(BOARD, mode, services=["Acmeboard"], signals={"services": False})
+    assert off.unserved_services("add a card to a column of our Acmeboard board") == []
+    off_hits = off.search("add a card to a column of our Acmeboard board")
+    assert off_hits and off_hits[0].name == "add_card" and off_hits[0].score > named[0].score
+
+
+def test_a_tool_that_mentions_the_service_makes_it_served() -> None:
+    idx = _index(BOARD, services=["Acmeboard"])
+    query = "add a card to a column of our Acmeboard board"
+    scored_down = idx.search(query)[0].score
+    idx.update([ToolSpec("acme_card", "Add a card on an Acmeboard board.", source="mcp:acme")])
+    assert idx.unserved_services(query) == []
+    assert idx.search(query)[0].score > scored_down
+    assert _names(idx, "Acmeboard") == ["acme_card"]
+    idx.update(removals=["acme_card"])
+    assert idx.unserved_services(query) == ["Acmeboard"]
+
+
+def test_registry_takes_options_and_nex_yaml_sets_signals_and_words(tmp_path: Path) -> None:
+    reg = Registry(search={"mode": "keyword", "signals": {"intent": False}})
+    assert reg.search_index.signals.intent is False and reg.search_index.mode == "keyword"
+    reg.close()
+    reg = Registry(search=SearchOptions(mode="keyword", services=("Acmeboard",)))
+    assert reg.unserved_services("open our Acmeboard board") == ["Acmeboard"]
+    reg.close()
+    (tmp_path / "nex.yaml").write_text(
+        "search:\n  mode: keyword\n  signals: {slots: false}\n  services: [Acmeboard]\n"
+        "  abbreviations: {kb: knowledge base}\n"
+    )
+    reg = Registry.default(root=tmp_path, watch=False, mcp=False, builtins=False)
+    index = reg.search_index
+    assert index.mode == "keyword" and index.signals.slots is False and index.signals.intent
+    assert reg.unserved_services("open our Acmeboard board") == ["Acmeboard"]
+    assert index.vocabulary.abbreviations["kb"] == ("knowledge", "base")
+    reg.close()
+    # A mode given in code keeps the file's other search settings.
+    reg = Registry.default(root=tmp_path, watch=False, mcp=False, builtins=False, search="auto")
+    assert reg.search_index.signals.slots is False
+    reg.close()
+
+
+def test_unknown_signals_and_settings_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="signals are abbreviations, slots, intent, services"):
+        SearchIndex({"mode": "keyword", "signals": {"intnet": False}})
+    with pytest.raises(ConfigError, match="Unknown search setting"):
+        SearchIndex({"mode": "keyword", "treshold": 0.3})
