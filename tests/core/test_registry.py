@@ -168,15 +168,16 @@ def test_subscriber_exception_does_not_break_registry(reg: Registry, caplog: Any
         raise ValueError("subscriber bug")
 
     seen: list[RegistryChanged] = []
+    caplog.set_level("WARNING", logger="nexus_jupyter.core.registry.events")
     reg.subscribe(boom)
     reg.subscribe(seen.append)
     reg.add(add)
-    assert reg.wait_for_events()
+    assert reg.wait_for_events(30)
     assert seen and "subscriber bug" in caplog.text
     (failure,) = reg.status()["subscribers"]  # recorded where every face shows sources
     assert "boom" in failure["subscriber"] and "ValueError: subscriber bug" in failure["error"]
     reg.add(make("again", 2))
-    assert reg.wait_for_events()
+    assert reg.wait_for_events(30)
     assert len(seen) == 2 and reg.status()["subscribers"][0]["count"] == 2
 
 
