@@ -1,10 +1,10 @@
 """Every version a tool file goes through, kept content-addressed, with rollback.
 
-Where: ``<parent of the tools folder>/.nexus-versions/<tools folder name>/`` (for
-``tools/dynamic`` that is ``tools/.nexus-versions/dynamic/``), or
-``$NEXUS_VERSIONS_DIR/<folder name>-<hash of its path>/`` when that variable is set. It is a
-sibling of the tools folder, so the folder's watcher never sees it, and it travels with the
-project (add ``.nexus-versions/`` to ``.gitignore`` if it should not be committed).
+Where: ``<NEXUS_HOME>/versions/<tools folder name>-<hash of its path>/`` (``~/.nexus`` by
+default), or ``$NEXUS_VERSIONS_DIR/<folder name>-<hash of its path>/`` when that variable is
+set. It lives outside the workspace on purpose: the built-in ``write``/``edit`` tools cannot
+reach it, so an agent cannot plant code in an old version for a later ``rollback`` to
+import. A restore also checks each object against the hash it is named by.
 
 Layout: ``objects/<sha256>.py`` holds each distinct content once; ``<file stem>.jsonl`` logs,
 oldest first, every content the file went through (one JSON line per version: hash, time,
@@ -74,16 +74,13 @@ class Version:
 
 def versions_dir(tools_dir: str | Path) -> Path:
     """Where the versions of ``tools_dir``'s files are kept (see the module docstring)."""
-    folder = Path(tools_dir).expanduser().resolve()
-    env = os.environ.get("NEXUS_VERSIONS_DIR")
-    if env:
-        tag = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
-        return Path(env).expanduser() / f"{folder.name or 'root'}-{tag}"
-    if folder.parent == folder:  # a filesystem root has no sibling
-        from ..core.config.loading import nexus_home
+    from ..core.config.loading import nexus_home
 
-        return nexus_home() / "versions" / "root"
-    return folder.parent / ".nexus-versions" / folder.name
+    folder = Path(tools_dir).expanduser().resolve()
+    tag = hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+    env = os.environ.get("NEXUS_VERSIONS_DIR")
+    base = Path(env).expanduser() if env else nexus_home() / "versions"
+    return base / f"{folder.name or 'root'}-{tag}"
 
 
 def _lock_for(path: Path) -> threading.Lock:
@@ -117,11 +114,11 @@ class VersionStore:
             if last == digest:
                 return None
             obj = self._object(digest)
-            if not obj.exists():
+            if not self._intact(digest):  # missing, or changed behind our back: write it
                 from .tool_files import atomic_write
 
                 atomic_write(obj, text)
-            before = self.text(last) if last else ""
+            before = self.text(last) if last and self._intact(last) else ""
             added = removed = 0
             for line in difflib.ndiff(before.splitlines(), text.splitlines()):
                 added += line.startswith("+ ")
@@ -180,11 +177,27 @@ class VersionStore:
             for i, e in enumerate(self._read(stem), 1)
         ]
 
-    def text(self, digest: str) -> str:
+    def _intact(self, digest: str) -> bool:
         try:
-            return self._object(digest).read_text(encoding="utf-8")
+            return content_hash(self._object(digest).read_bytes()) == digest
+        except OSError:
+            return False
+
+    def text(self, digest: str) -> str:
+        """The content of version ``digest``, checked against that hash (a changed object is
+        refused, never restored)."""
+        try:
+            text = self._object(digest).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise SourceError(f"Version {digest[:10]!r} is missing from {self.root}.") from None
+        except UnicodeDecodeError:
+            text = None
+        if text is None or content_hash(text) != digest:
+            raise SourceError(
+                f"Version {digest[:10]!r} in {self.root} was changed after it was saved (its "
+                "content no longer matches its hash); it is not restored. Pick another version."
+            )
+        return text
 
     def find(self, stem: str, version: str | int | None, *, current: str | None) -> Version:
         """Version ``version`` (a number from :meth:`versions`, or a hash prefix) of

@@ -27,10 +27,14 @@ def reg() -> Iterator[Registry]:
     registry.close()
 
 
-def test_store_lives_beside_the_folder_and_outside_the_watch(
+def test_store_lives_under_the_nexus_home_outside_the_workspace(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert versions_dir(folder) == folder.parent / ".nexus-versions" / "dynamic"
+    home = folder.parent / "home"
+    monkeypatch.setenv("NEXUS_HOME", str(home))
+    chosen = versions_dir(folder)
+    assert chosen.parent == home / "versions" and chosen.name.startswith("dynamic-")
+    assert versions_dir(folder.parent / "other" / "dynamic") != chosen  # one per folder path
     monkeypatch.setenv("NEXUS_VERSIONS_DIR", str(folder.parent / "elsewhere"))
     assert versions_dir(folder).parent == folder.parent / "elsewhere"
 

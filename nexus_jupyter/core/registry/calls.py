@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ApprovalRequired, PermissionDenied, ToolNotFound, ToolUnavailable
+from ..policy.policy import how_to_allow
 from ..tools.context import CancellationToken, ProgressCallback, RequestInfo, ToolContext
 from ..tools.result import ToolResult
 
@@ -173,8 +174,12 @@ class CallRunner:
         if self.approver is None or request.client in ("rest", "mcp", "cli"):
             self._deny_audit(tool, request, "ask-denied", "no one to approve")
             raise ApprovalRequired(
-                f"{reason} and no one can approve it here. Pre-approve it in nex.yaml "
-                f"(approvals: {{{tool.spec.name}: pre_approved}}) or approve it in the notebook.",
+                f"{reason} and no one can approve it here. "
+                + how_to_allow(
+                    request,
+                    f"Pre-approve it in nex.yaml (approvals: {{{tool.spec.name}: pre_approved}}) "
+                    "or approve it in the notebook.",
+                ),
                 tool=tool.spec.name,
                 arguments=arguments,
             )

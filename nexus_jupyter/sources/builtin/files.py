@@ -10,6 +10,7 @@ from ...core.tools.context import ToolContext
 from ...core.tools.decorator import tool
 from ...core.tools.tool import Tool
 from .paths import Workspace
+from .protected import refuse_protected
 
 __all__ = ["MAX_LINE_CHARS", "file_tools", "is_binary"]
 
@@ -95,6 +96,7 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             content: The complete new content.
         """
         real = ws.resolve(path)
+        refuse_protected(real, registry, path)
         _refuse_watched_folder(registry, real, ctx)
         if real.is_dir():
             raise IsADirectoryError(f"{path!r} is a folder; give a file path.")
@@ -120,6 +122,7 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             replace_all: Replace every occurrence instead of exactly one.
         """
         real = ws.resolve(path)
+        refuse_protected(real, registry, path)
         _refuse_watched_folder(registry, real, ctx)
         if not real.is_file():
             raise FileNotFoundError(f"No file {path!r} in the workspace; create it with `write`.")
