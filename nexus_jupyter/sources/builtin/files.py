@@ -16,6 +16,7 @@ __all__ = ["MAX_LINE_CHARS", "file_tools", "is_binary"]
 
 MAX_LINE_CHARS = 2000
 MAX_GLOB_RESULTS = 1000
+MAX_GLOB_CHARS = 500
 
 
 def is_binary(data: bytes) -> bool:
@@ -23,6 +24,10 @@ def is_binary(data: bytes) -> bool:
 
 
 def _check_glob_pattern(pattern: str) -> None:
+    if len(pattern) > MAX_GLOB_CHARS:  # globs become regular expressions: keep them small
+        raise ValueError(
+            f"The glob pattern is {len(pattern)} characters long; the limit is {MAX_GLOB_CHARS}."
+        )
     if not pattern or "\x00" in pattern:
         raise ValueError(f"Invalid glob pattern {pattern!r}: give a pattern like '**/*.py'.")
     if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
