@@ -266,7 +266,8 @@ async def test_policy_refusals_are_tool_errors_with_the_reason(kernel_registry: 
         async with connect(handle.url, "legacy") as (client, _inbox):
             result = await client.call_tool("nuke", {})
             assert result.is_error and "needs approval" in text(result)
-            assert "pre_approved" in text(result)  # says how to allow it
+            # never tells the remote caller which nex.yaml line would let it in
+            assert "pre_approved" not in text(result) and "running this server" in text(result)
     finally:
         handle.stop()
 

@@ -21,6 +21,7 @@ from ..errors import ApprovalRequired, PermissionDenied, ToolNotFound, ToolUnava
 from ..policy.policy import how_to_allow
 from ..tools.context import CancellationToken, ProgressCallback, RequestInfo, ToolContext
 from ..tools.result import ToolResult
+from .pools import WorkerPool, WorkerPools
 
 if TYPE_CHECKING:
     from ..tools.tool import Tool
@@ -268,8 +269,8 @@ class CallRunner:
     async def _run_threaded(
         self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
     ) -> ToolResult:
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, self._run_inline, tool, kwargs, ctx)
+        # each source has its own pool: stuck calls of one cannot starve the others
+        future = self._worker_pool(tool).run(self._run_inline, tool, kwargs, ctx)
         try:
             if limit is None and ctx is None:
                 return await future
@@ -351,6 +352,12 @@ class CallRunner:
         return ToolResult.failure(tool.spec.name, message, type(exc).__name__)
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _worker_pool(self, tool: Tool) -> WorkerPool:
+        pools = self.__dict__.get("_worker_pools")
+        if pools is None:  # made on first use: Registry.__init__ stays as it is
+            pools = self.__dict__.setdefault("_worker_pools", WorkerPools())
+        return pools.for_source(tool.spec.source or "builtin")
 
     def _on_background_loop(self) -> bool:
         """Whether this call runs on the registry's own loop (watchers, MCP sessions, REST

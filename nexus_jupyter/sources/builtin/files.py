@@ -72,6 +72,8 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             raise IsADirectoryError(f"{path!r} is a folder; list it with the `ls` tool.")
         if not real.exists():
             raise FileNotFoundError(f"No file {path!r} in the workspace; check the name with `ls`.")
+        if not real.is_file():  # a FIFO or a device would block the reading thread
+            raise ValueError(f"{path!r} is not a regular file; read shows files only.")
         if offset < 1 or limit < 1:
             raise ValueError(f"offset and limit must be at least 1, got {offset!r} and {limit!r}.")
         data = ws.read_bytes(real)
