@@ -20,8 +20,9 @@ defined by two files is listed as unavailable with the reason
 Half-written saves never replace the last good version: the watcher (:mod:`.watcher`)
 waits ``step_ms`` of quiet after the last change (an editor's truncate-then-write lands in
 one batch); a file whose size or mtime changes while it is read is skipped until its next
-event; a file written moments ago that ends mid-line gets :data:`SETTLE_MS` to be finished;
-an empty file keeps its tools; and a partial file that does not parse keeps them too.
+event; a file still open for writing, or written moments ago and ending mid-line or not
+parsing, waits until it settles (:mod:`.settle`); an empty file keeps its tools; and a
+partial file that does not parse keeps them too.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..core.errors import SourceError
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 from .loader import content_hash, load_tool_text
+from .settle import mid_save_reason
 
 __all__ = ["DEFAULT_DEBOUNCE_MS", "DEFAULT_STEP_MS", "DirectorySource", "is_tool_file"]
 
@@ -51,8 +53,6 @@ DEFAULT_STEP_MS = 6
 #: The longest a stream of changes is grouped before it is reloaded anyway.
 DEFAULT_DEBOUNCE_MS = 400
 MAX_FILE_BYTES = 2_000_000
-#: A file saved moments ago that ends mid-line is given this long to be finished.
-SETTLE_MS = 40
 #: A file whose module body runs longer than this is reported as an error (see loader).
 LOAD_TIMEOUT_S = 10.0
 _TEMP_SUFFIXES = ("~", ".swp", ".swo", ".swx", ".tmp", ".bak", ".orig", ".part")
@@ -98,7 +98,8 @@ class DirectorySource:
     """Tool files in ``path``, hot-reloaded while the registry runs.
 
     ``recursive`` includes sub-folders. ``debounce_ms`` / ``step_ms`` tune the watcher.
-    ``versions`` keeps every content a file goes through (:mod:`.versions`); a file whose
+    ``versions`` keeps the contents a file loaded with (:mod:`.versions`; ``history``, a
+    :class:`~nexus_jupyter.core.config.model.HistorySettings`, bounds them); a file whose
     import runs longer than ``load_timeout`` seconds is reported as an error.
     """
 
@@ -111,6 +112,7 @@ class DirectorySource:
         step_ms: int = DEFAULT_STEP_MS,
         versions: bool = True,
         load_timeout: float = LOAD_TIMEOUT_S,
+        history: Any = None,
     ) -> None:
         self.path = Path(path).expanduser()
         self.root = self.path.resolve()
@@ -131,7 +133,12 @@ class DirectorySource:
         if versions:
             from .versions import VersionStore
 
-            self._store = VersionStore(self.root)
+            limits = (
+                {}
+                if history is None
+                else {"keep": history.keep, "max_age_days": history.max_age_days}
+            )
+            self._store = VersionStore(self.root, **limits)
 
     def __repr__(self) -> str:
         return f"<DirectorySource {str(self.path)!r} files={len(self._files)} errors={len(self.errors)}>"
@@ -262,13 +269,8 @@ class DirectorySource:
             return False  # vanished mid-read: the deletion event follows
         if (after.st_size, after.st_mtime_ns) != stat or len(raw) != before.st_size:
             return False  # still being written: its next event reloads it
-        if (
-            defer is not None
-            and raw
-            and not raw.endswith(b"\n")
-            and time.time_ns() - before.st_mtime_ns < SETTLE_MS * 1_000_000
-        ):
-            defer.add(path)
+        if defer is not None and mid_save_reason(path, raw, before.st_mtime_ns) is not None:
+            defer.add(path)  # a save in progress (see .settle): the watcher retries it
             return False
         digest = content_hash(raw)
         state = self._files.setdefault(path, _FileState(path))
@@ -300,7 +302,7 @@ class DirectorySource:
         else:
             state.error, state.line = result.error, result.line
             log.info("tool file %s failed to load: %s (line %s)", path, result.error, result.line)
-        if self._store is not None:
+        if self._store is not None and result.ok:  # history keeps versions that loaded
             self._unrecorded.append((path, text))
         return True
 

@@ -34,6 +34,9 @@ from .loader import content_hash
 
 __all__ = ["Version", "VersionStore", "resolve_tool_file", "rollback", "versions", "versions_dir"]
 
+DEFAULT_KEEP = 100
+DEFAULT_MAX_AGE_DAYS = 90.0
+
 _locks: dict[Path, threading.Lock] = {}
 _tails: dict[Path, tuple[int, str, int]] = {}  # log -> (its size, newest hash, count)
 _locks_guard = threading.Lock()
@@ -89,11 +92,20 @@ def _lock_for(path: Path) -> threading.Lock:
 
 
 class VersionStore:
-    """The versions of the files of one tools folder."""
+    """The versions of the files of one tools folder: at most ``keep`` per file, none older
+    than ``max_age_days`` (``history`` in nex.yaml); older ones are dropped as new ones come."""
 
-    def __init__(self, tools_dir: str | Path) -> None:
+    def __init__(
+        self,
+        tools_dir: str | Path,
+        *,
+        keep: int = DEFAULT_KEEP,
+        max_age_days: float = DEFAULT_MAX_AGE_DAYS,
+    ) -> None:
         self.tools_dir = Path(tools_dir).expanduser().resolve()
         self.root = versions_dir(self.tools_dir)
+        self.keep = keep
+        self.max_age_s = max_age_days * 86400
         self._lock = _lock_for(self.root)
 
     def _log(self, stem: str) -> Path:
@@ -135,7 +147,27 @@ class VersionStore:
             with open(log_path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
             _tails[log_path] = (log_path.stat().st_size, digest, count + 1)
+            if count + 1 >= self.keep + max(10, self.keep // 4):  # prune in batches: O(1) a save
+                self._prune(stem)
             return Version(count + 1, **entry)  # type: ignore[arg-type]
+
+    def _prune(self, stem: str) -> None:
+        """Keep the newest ``keep`` versions of ``stem`` younger than the age limit; delete
+        the objects no log refers to any more. Called with the lock held."""
+        from .tool_files import atomic_write
+
+        oldest = time.time() - self.max_age_s
+        history = self._read(stem)
+        kept = [e for e in history if e.get("time", 0) >= oldest][-self.keep :]
+        log_path = self._log(stem)
+        atomic_write(log_path, "".join(json.dumps(e) + "\n" for e in kept))
+        _tails.pop(log_path, None)
+        wanted = {e["hash"] for e in kept}
+        for other in self.root.glob("*.jsonl"):
+            if other != log_path:
+                wanted |= {e["hash"] for e in self._read(other.stem)}
+        for dropped in {e["hash"] for e in history} - wanted:
+            self._object(dropped).unlink(missing_ok=True)
 
     def _tail(self, stem: str) -> tuple[str, int]:
         """The newest hash and the number of versions of ``stem`` (cached while the log's
@@ -170,12 +202,12 @@ class VersionStore:
         return out
 
     def versions(self, stem: str) -> list[Version]:
-        """Every version of file ``<stem>.py``, oldest first."""
+        """The versions of file ``<stem>.py`` kept (within the count and age limits),
+        oldest first."""
         fields = ("hash", "time", "size", "added", "removed", "event")
-        return [
-            Version(i, **{k: e.get(k, 0) for k in fields})
-            for i, e in enumerate(self._read(stem), 1)
-        ]
+        oldest = time.time() - self.max_age_s
+        history = [e for e in self._read(stem) if e.get("time", 0) >= oldest][-self.keep :]
+        return [Version(i, **{k: e.get(k, 0) for k in fields}) for i, e in enumerate(history, 1)]
 
     def _intact(self, digest: str) -> bool:
         try:

@@ -6,6 +6,8 @@ A full example (every key optional)::
     grant: workspace_write              # or per client: {default: ..., rest: ..., mcp: ...}
     audit: ~/.nexus/audit.jsonl         # false to turn the audit log off
     search: {mode: auto}
+    history: {keep: 100, max_age_days: 90}   # versions kept per tool file
+    allow_overrides: []                 # built-in names a tool file may replace
     approvals:                          # shorthand: tool-name glob -> mode
       read: pre_approved
       "mcp__github__*": ask
@@ -40,6 +42,7 @@ __all__ = [
     "ArgumentMatcher",
     "CliToolSettings",
     "GrantSettings",
+    "HistorySettings",
     "McpServerSettings",
     "McpSettings",
     "PrincipalPolicy",
@@ -188,6 +191,13 @@ class SearchSettings(_Strict):
     threshold: float | None = None
 
 
+class HistorySettings(_Strict):
+    """How many versions of each tool file are kept, and for how long."""
+
+    keep: int = Field(default=100, ge=1)
+    max_age_days: float = Field(default=90.0, gt=0)
+
+
 class Settings(_Strict):
     """The merged configuration (user < project < runtime). See the module docs."""
 
@@ -195,6 +205,9 @@ class Settings(_Strict):
     grant: GrantSettings = Field(default_factory=GrantSettings)
     audit: str | bool = True  # True: <NEXUS_HOME>/audit.jsonl; a path; False: off
     search: SearchSettings = Field(default_factory=SearchSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
+    # names (globs) of built-in tools another source may replace (see Registry precedence)
+    allow_overrides: list[str] = Field(default_factory=list)
     approvals: dict[str, ApprovalMode] = Field(default_factory=dict)
     approval_rules: list[ApprovalRule] = Field(default_factory=list)
     policies: list[PrincipalPolicy] = Field(default_factory=list)
