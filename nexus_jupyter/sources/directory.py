@@ -257,6 +257,8 @@ class DirectorySource:
             before = os.stat(path)
         except OSError:  # deleted (or renamed away): its tools go
             return self._files.pop(path, None) is not None
+        if self.root not in Path(os.path.realpath(path)).parents:
+            return self._refuse_outside_link(path)
         # No shortcut on an unchanged (size, mtime): mtime ticks are coarse, and two saves of
         # the same size within one tick would look alike. Hashing a small file is cheaper.
         stat = (before.st_size, before.st_mtime_ns)
@@ -305,6 +307,17 @@ class DirectorySource:
         if self._store is not None and result.ok:  # history keeps versions that loaded
             self._unrecorded.append((path, text))
         return True
+
+    def _refuse_outside_link(self, path: Path) -> bool:
+        """A symlink to a file outside the folder: code nobody put in the folder would run."""
+        message = (
+            f"a symbolic link to {os.path.realpath(path)!r}, outside the tools folder; it is "
+            "not loaded. Copy the file into the folder instead."
+        )
+        state = self._files.setdefault(path, _FileState(path))
+        changed = bool(state.tools) or state.error != message
+        state.tools, state.error, state.line, state.hash = (), message, None, ""
+        return changed
 
     def _record_versions(self) -> None:
         """Keep the versions loaded since the last call. Runs after publishing, so the

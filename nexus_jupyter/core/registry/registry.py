@@ -315,13 +315,17 @@ class Registry(RegistryReader, CallRunner):
         self._drain()
         return change
 
+    def _allowed_overrides(self) -> list[str]:
+        """Names other sources may take from built-ins (``allow_overrides`` in nex.yaml)."""
+        return list(getattr(getattr(self, "settings", None), "allow_overrides", None) or ())
+
     def _rebuild(self, affected: set[str], sources: tuple[str, ...]) -> RegistryChanged:
         old = self._snapshot.entries
         entries = dict(old)
         added, removed, updated, versions = [], [], [], {}
         for tool_name in affected:
             providers = {n: st for n, st in self._states.items() if tool_name in st.tools}
-            entry = pick_entry(tool_name, providers)
+            entry = pick_entry(tool_name, providers, self._allowed_overrides())
             before = old.get(tool_name)
             if entry is None:
                 if before is not None:
