@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
 
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
-        # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0.
+        # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that
+        # takes longer than FORCED_EXIT_S, the process ends anyway (exit code 1).
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         if args.transport == "stdio":
@@ -151,8 +152,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: After SIGTERM, how long a clean stop may take before the process is ended regardless
+#: (a tool file's import stuck in a loop, a thread that never returns).
+FORCED_EXIT_S = 3.5
+_stopping = threading.Event()
+
+
 def _interrupt(signum: int, frame: Any) -> None:
+    if _stopping.is_set():  # a second SIGTERM: stop now
+        _force_exit()
+    _stopping.set()
+    timer = threading.Timer(FORCED_EXIT_S, _force_exit)
+    timer.daemon = True
+    timer.start()
     raise KeyboardInterrupt
+
+
+def _force_exit() -> None:
+    print(
+        f"nexus-tools serve: did not stop within {FORCED_EXIT_S:g} s of SIGTERM; ending now",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(1)
 
 
 def main(argv: list[str] | None = None) -> int:
