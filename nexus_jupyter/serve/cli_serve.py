@@ -82,6 +82,22 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="list only the eager tools plus tool_search (deferred loading)",
     )
+    parser.add_argument(
+        "--session-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="close an HTTP session idle this long (default: nex.yaml serve.session_idle_s, "
+        "else 600)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="refuse new HTTP sessions (503) while N are open (default: nex.yaml "
+        "serve.max_sessions, else 1000)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
 
 
@@ -121,6 +137,12 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    try:
+        limits = _session_limits(args, reg) if args.transport == "http" else {}
+    except ConfigError as exc:
+        reg.close()
+        print(f"nexus-tools serve: {exc}", file=sys.stderr)
+        return 2
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
         # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that
@@ -138,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
                     defer=args.defer,
                     started=announce,
                     allowed_hosts=args.allow_host,
+                    **limits,
                 )
             )
     except KeyboardInterrupt:
@@ -150,6 +173,21 @@ def run(args: argparse.Namespace) -> int:
     finally:
         reg.close()
     return 0
+
+
+def _session_limits(args: argparse.Namespace, reg: Any) -> dict[str, Any]:
+    """``--session-idle`` / ``--max-sessions``, else ``serve:`` in nex.yaml, else defaults."""
+    from .mcp_http import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
+
+    configured = dict(getattr(getattr(reg, "settings", None), "serve", None) or {})
+    idle = args.session_idle or configured.get("session_idle_s") or DEFAULT_SESSION_IDLE_S
+    cap = args.max_sessions or configured.get("max_sessions") or DEFAULT_MAX_SESSIONS
+    if float(idle) <= 0 or int(cap) <= 0:
+        raise ConfigError(
+            f"session_idle_s and max_sessions must be positive, got {idle!r} and {cap!r}; "
+            "check --session-idle / --max-sessions or serve: in nex.yaml."
+        )
+    return {"session_idle_s": float(idle), "max_sessions": int(cap)}
 
 
 #: After SIGTERM, how long a clean stop may take before the process is ended regardless
