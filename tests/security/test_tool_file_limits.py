@@ -8,6 +8,9 @@ Against a real ``nexus-tools serve``: the outside link is refused with a status,
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +81,30 @@ def test_names_are_matched_whole(name: str) -> None:
         validate_file_name(name)
     with pytest.raises(ToolDefinitionError):
         ToolSpec(name)
+
+
+def test_check_shows_per_file_errors_and_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "tools" / "dynamic"
+    folder.mkdir(parents=True)
+    (tmp_path / "nex.yaml").write_text("search: {mode: keyword}\n")
+    (folder / "fine.py").write_text(EVIL.format(name="fine"))
+    (folder / "bad.py").write_text("def broken(:\n")
+    (folder / "boom.py").write_text("raise RuntimeError('at import')\n")
+    env = {**os.environ, "NEXUS_HOME": str(tmp_path / "home")}
+    exe = str(Path(sys.executable).parent / "nexus-tools")
+    proc = subprocess.run(
+        [exe, "--root", str(tmp_path), "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "bad.py: SyntaxError" in proc.stdout and "(line 1)" in proc.stdout
+    assert "boom.py: RuntimeError: at import" in proc.stdout
+    (folder / "bad.py").unlink()
+    (folder / "boom.py").unlink()
+    fixed = subprocess.run(
+        [exe, "--root", str(tmp_path), "check"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert fixed.returncode == 0, fixed.stdout
