@@ -23,7 +23,7 @@ START_DEADLINE_S = 60.0
 class ServeProcess:
     proc: subprocess.Popen[str]
     url: str
-    stderr: list[str] = field(default_factory=list)
+    output: list[str] = field(default_factory=list)  # stdout and stderr, as they came
 
 
 @contextmanager
@@ -43,24 +43,25 @@ def serve_http(
             *extra,
         ],
         cwd=project,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,  # what tools print, with the log on stderr: one stream
+        stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         text=True,
         env={**os.environ, **(env or {})},
     )
-    assert proc.stderr is not None
+    assert proc.stdout is not None
     lines: list[str] = []
     url = None
     timer = threading.Timer(START_DEADLINE_S, proc.kill)
     timer.start()
-    for line in proc.stderr:
+    for line in proc.stdout:
         lines.append(line)
         if "Serving" in line:
             url = line.rsplit(" ", 1)[1].strip()
             break
     timer.cancel()
     assert url, "the server did not start:\n" + "".join(lines)
-    stream = proc.stderr
+    stream = proc.stdout
 
     def drain() -> None:
         for rest in stream:

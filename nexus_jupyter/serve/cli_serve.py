@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    _mask_output(reg, stdout=args.transport == "http")
     try:
         limits = _session_limits(args, reg) if args.transport == "http" else {}
     except ConfigError as exc:
@@ -173,6 +174,19 @@ def run(args: argparse.Namespace) -> int:
     finally:
         reg.close()
     return 0
+
+
+def _mask_output(reg: Any, *, stdout: bool) -> None:
+    """Mask stored secrets in what tools print: stderr always; stdout only over HTTP (over
+    stdio it is the protocol channel, which tools must not write to)."""
+    store = getattr(reg, "credentials", None)
+    if store is None:
+        return
+    from ..core.policy.masking import MaskingStream
+
+    sys.stderr = MaskingStream(sys.stderr, store.mask)
+    if stdout:
+        sys.stdout = MaskingStream(sys.stdout, store.mask)
 
 
 def _session_limits(args: argparse.Namespace, reg: Any) -> dict[str, Any]:

@@ -17,7 +17,13 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ApprovalRequired, PermissionDenied, ToolNotFound, ToolUnavailable
+from ..errors import (
+    ApprovalRequired,
+    PermissionDenied,
+    ToolNotFound,
+    ToolUnavailable,
+    ToolValidationError,
+)
 from ..policy.policy import how_to_allow
 from ..tools.context import CancellationToken, ProgressCallback, RequestInfo, ToolContext
 from ..tools.result import ToolResult
@@ -209,6 +215,7 @@ class CallRunner:
             kwargs = tool.validate(arguments)
         except Exception as exc:
             self._deny_audit(tool, request, "invalid", str(exc))
+            self._raise_masked(exc)
             raise
         return tool, kwargs
 
@@ -235,6 +242,7 @@ class CallRunner:
             kwargs = tool.validate(arguments)
         except Exception as exc:
             self._deny_audit(tool, request, "invalid", str(exc))
+            self._raise_masked(exc)
             raise
         ctx = None
         if tool.wants_context or progress is not None:
@@ -352,6 +360,13 @@ class CallRunner:
         return ToolResult.failure(tool.spec.name, message, type(exc).__name__)
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _raise_masked(self, exc: Exception) -> None:
+        """Re-raise a validation error with stored secrets masked (it quotes the values)."""
+        if isinstance(exc, ToolValidationError) and self.credentials is not None:
+            masked = exc.masked(self.credentials.mask)
+            if masked is not exc:
+                raise masked from None
 
     def _worker_pool(self, tool: Tool) -> WorkerPool:
         pools = self.__dict__.get("_worker_pools")
