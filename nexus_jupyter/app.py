@@ -100,7 +100,11 @@ def configure_registry(
 
         reg.add_source(BuiltinSource(root=base, registry=reg))
     if watch:
-        reg.watch(resolve_tools_dir(base, settings.tools_dir), history=settings.history)
+        reg.watch(
+            resolve_tools_dir(base, settings.tools_dir),
+            history=settings.history,
+            isolation=settings.isolation,
+        )
     if settings.cli_tools:
         from .sources.cli_tools import CliToolsSource
 

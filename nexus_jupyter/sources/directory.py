@@ -101,6 +101,7 @@ class DirectorySource:
     ``versions`` keeps the contents a file loaded with (:mod:`.versions`; ``history``, a
     :class:`~nexus_jupyter.core.config.model.HistorySettings`, bounds them); a file whose
     import runs longer than ``load_timeout`` seconds is reported as an error.
+    ``isolation="process"`` loads and runs the files in worker processes (:mod:`.isolation`).
     """
 
     def __init__(
@@ -113,6 +114,7 @@ class DirectorySource:
         versions: bool = True,
         load_timeout: float = LOAD_TIMEOUT_S,
         history: Any = None,
+        isolation: str = "thread",
     ) -> None:
         self.path = Path(path).expanduser()
         self.root = self.path.resolve()
@@ -130,6 +132,11 @@ class DirectorySource:
         self._started = threading.Event()  # set once start() has made the watcher
         self._store: Any = None
         self._unrecorded: list[tuple[Path, str]] = []  # versions to keep once published
+        self._isolation: Any = None
+        if isolation == "process":  # files load and run in worker processes (.isolation)
+            from .isolation import ProcessIsolation
+
+            self._isolation = ProcessIsolation(self.name)
         if versions:
             from .versions import VersionStore
 
@@ -176,6 +183,8 @@ class DirectorySource:
             self._started.clear()
         if watcher is not None:
             await watcher.stop()
+        if self._isolation is not None:
+            self._isolation.close()
 
     def wait_ready(self, timeout: float = 5.0) -> bool:
         """Block until the watcher is watching; ``False`` after ``timeout`` seconds (or when
@@ -298,7 +307,8 @@ class DirectorySource:
             return self._set_error(
                 path, f"the file is not UTF-8 (byte {exc.start}); save it as UTF-8", None, stat
             )
-        result = load_tool_text(text, path, source=self.name, timeout=self.load_timeout)
+        load = self._isolation.load if self._isolation is not None else load_tool_text
+        result = load(text, path, source=self.name, timeout=self.load_timeout)
         if result.ok:
             state.tools, state.error, state.line = result.tools, None, None
         else:

@@ -7,6 +7,7 @@ A full example (every key optional)::
     audit: ~/.nexus/audit.jsonl         # false to turn the audit log off
     search: {mode: auto}
     history: {keep: 100, max_age_days: 90}   # versions kept per tool file
+    isolation: thread                   # or process: tool files run in worker processes
     allow_overrides: []                 # built-in names a tool file may replace
     approvals:                          # shorthand: tool-name glob -> mode
       read: pre_approved
@@ -206,6 +207,9 @@ class Settings(_Strict):
     audit: str | bool = True  # True: <NEXUS_HOME>/audit.jsonl; a path; False: off
     search: SearchSettings = Field(default_factory=SearchSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
+    # where the tools folder's files load and run: "thread" (this process) or "process"
+    # (worker processes: a crash, os._exit or a hang costs one worker, which is replaced)
+    isolation: Literal["thread", "process"] = "thread"
     # names (globs) of built-in tools another source may replace (see Registry precedence)
     allow_overrides: list[str] = Field(default_factory=list)
     approvals: dict[str, ApprovalMode] = Field(default_factory=dict)
