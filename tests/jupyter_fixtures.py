@@ -50,6 +50,17 @@ from pytest_jupyter.pytest_tornasync import (
 )
 
 
+def nexus_server_config(factory: Callable[[str], Any]) -> dict[str, Any]:
+    """A ``jp_server_config`` that loads the extension with the registry ``factory(root)``
+    makes (a callable: config values are deep-copied, a registry holds locks and threads)."""
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"nexus_jupyter": True},
+            "tornado_settings": {"nexus_registry_factory": factory},
+        }
+    }
+
+
 def on_server_loop(test: Callable[..., Any]) -> Callable[..., Any]:
     """Run an async test on pytest-jupyter's loop, where the server and its client live."""
 

@@ -17,6 +17,17 @@ import mcp
 import mcp_types as types
 
 START_DEADLINE_S = 60.0
+#: An earlier-protocol ``initialize`` request (opens a stateful session).
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
 
 
 @dataclass
@@ -28,9 +39,11 @@ class ServeProcess:
 
 @contextmanager
 def serve_http(
-    project: Path, *extra: str, env: dict[str, str] | None = None
+    project: Path, *extra: str, env: dict[str, str] | None = None, clean_stop: bool = False
 ) -> Iterator[ServeProcess]:
-    """``python -m nexus_jupyter.serve.cli_serve --transport http --port 0`` in ``project``."""
+    """``python -m nexus_jupyter.serve.cli_serve --transport http --port 0`` in ``project``.
+    With ``clean_stop``, it is ended with SIGTERM and must exit with code 0 (it was still
+    alive, and shut down cleanly); otherwise it is killed."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -72,7 +85,10 @@ def serve_http(
     try:
         yield served
     finally:
-        if proc.poll() is None:
+        if clean_stop:
+            proc.terminate()
+            assert proc.wait(10) == 0, "".join(lines[-20:])
+        elif proc.poll() is None:
             proc.kill()
         proc.wait(10)
 

@@ -145,12 +145,7 @@ def jp_server_config(project_root: Path) -> dict[str, object]:
     def factory(root: str) -> Registry:
         return Registry.default(root=root, config=Path(root) / "settings" / "team.yaml")
 
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"nexus_jupyter": True},
-            "tornado_settings": {"nexus_registry_factory": factory},
-        }
-    }
+    return nexus_server_config(factory)
 
 
 @on_server_loop

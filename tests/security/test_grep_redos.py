@@ -79,14 +79,7 @@ async def test_catastrophic_patterns_answer_promptly_over_serve(
 @pytest.fixture
 def jp_server_config(jp_root_dir: Path) -> dict[str, object]:
     plant(Path(jp_root_dir))
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"nexus_jupyter": True},
-            "tornado_settings": {
-                "nexus_registry_factory": lambda root: Registry.default(root=root, mcp=False)
-            },
-        }
-    }
+    return nexus_server_config(lambda root: Registry.default(root=root, mcp=False))
 
 
 @on_server_loop

@@ -15,20 +15,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from serving import serve_http
+from serving import INIT, serve_http
 
 pytestmark = pytest.mark.e2e
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "idle", "version": "1"},
-    },
-}
 CAP = 20
 
 

@@ -113,14 +113,7 @@ async def test_serve_masks_validation_errors_prints_and_logs(tmp_path: Path) -> 
 def jp_server_config(jp_root_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
     plant(Path(jp_root_dir))
     monkeypatch.setenv("NEXUS_CRED_CANARY_TOKEN", CANARY)
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"nexus_jupyter": True},
-            "tornado_settings": {
-                "nexus_registry_factory": lambda root: Registry.default(root=root, mcp=False)
-            },
-        }
-    }
+    return nexus_server_config(lambda root: Registry.default(root=root, mcp=False))
 
 
 @on_server_loop

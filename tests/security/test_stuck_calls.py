@@ -91,14 +91,7 @@ async def test_stuck_calls_do_not_starve_the_server_over_mcp(tmp_path: Path) -> 
 @pytest.fixture
 def jp_server_config(jp_root_dir: Path) -> dict[str, object]:
     plant(Path(jp_root_dir))
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"nexus_jupyter": True},
-            "tornado_settings": {
-                "nexus_registry_factory": lambda root: Registry.default(root=root, mcp=False)
-            },
-        }
-    }
+    return nexus_server_config(lambda root: Registry.default(root=root, mcp=False))
 
 
 @on_server_loop
