@@ -28,6 +28,7 @@ __all__ = [
 
 ToolStatus = Literal["ok", "unavailable", "error"]
 _RANK = {kind: i for i, kind in enumerate(SOURCE_KINDS)}
+_PERSON_KINDS = frozenset({"notebook"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +147,11 @@ def pick_entry(
     """The entry for ``name`` given the sources that provide it (strongest kind wins;
     among equals, the source added first).
 
-    A tool never takes a name from a built-in, nor from a tool of a stricter permission
-    (a file tool ``bash`` declared ``read_only`` would run without approval), unless
-    ``allow_overrides`` (``allow_overrides`` in nex.yaml, name globs) lists the name; even
-    then, never a built-in's name with a laxer permission.
+    A tool of a file, a manifest, a toolset or an MCP server never takes a name from a
+    built-in, nor from a tool of a stricter permission (a file tool ``bash`` declared
+    ``read_only`` would run without approval), unless ``allow_overrides`` (in nex.yaml,
+    name globs) lists the name; even then, never a built-in's name with a laxer permission.
+    Notebook tools, defined by the person at the notebook, may take any name.
     """
     candidates = [(st, st.tools[name]) for st in providers.values() if name in st.tools]
     if not candidates:
@@ -195,6 +197,8 @@ def _blocks(
     """Whether ``other`` keeps ``candidate`` from taking the name (see :func:`pick_entry`)."""
     if other is candidate or _RANK.get(other[0].kind, 99) <= _RANK.get(candidate[0].kind, 99):
         return False  # only a tool the candidate would shadow can hold it back
+    if candidate[0].kind in _PERSON_KINDS:
+        return False  # the person at the notebook may redefine any name
     laxer = permission_rank(candidate[1].spec.permission) < permission_rank(
         other[1].spec.permission
     )
