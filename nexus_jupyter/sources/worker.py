@@ -53,7 +53,7 @@ def _spec_fields(tool: Any) -> dict[str, Any]:
 class _Worker:
     def __init__(self) -> None:
         self.files: dict[tuple[str, str], dict[str, Any]] = {}
-        self._credentials: Any = None
+        self.credentials: Any = None
 
     def load(self, path: str, text: str, source: str) -> tuple[Any, ...]:
         from .loader import load_tool_text
@@ -81,9 +81,9 @@ class _Worker:
         from ..core.policy.credentials import CredentialStore
         from ..core.tools.context import ToolContext
 
-        if self._credentials is None:
-            self._credentials = CredentialStore()
-        return ToolContext(tool_name=name, credentials=self._credentials.view())
+        if self.credentials is None:
+            self.credentials = CredentialStore()
+        return ToolContext(tool_name=name, credentials=self.credentials.view())
 
 
 async def _awaited(value: Any) -> Any:
@@ -91,9 +91,15 @@ async def _awaited(value: Any) -> Any:
 
 
 def main() -> None:
+    from ..core.policy.credentials import CredentialStore
+    from ..core.policy.masking import MaskingStream
+
     channel_in, channel_out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # prints of tools must not reach the channel
     worker = _Worker()
+    worker.credentials = CredentialStore()  # also masks this process's log records
+    # prints of tools must not reach the channel, nor show stored secrets
+    sys.stderr = MaskingStream(sys.stderr, worker.credentials.mask)
+    sys.stdout = sys.stderr
     while (message := read_message(channel_in)) is not None:
         kind, *args = message
         try:

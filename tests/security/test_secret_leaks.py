@@ -87,8 +87,13 @@ def plant(root: Path) -> None:
     (root / "nex.yaml").write_text("search: {mode: keyword}\n")
 
 
-async def test_serve_masks_validation_errors_prints_and_logs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+async def test_serve_masks_validation_errors_prints_and_logs(
+    tmp_path: Path, isolation: str
+) -> None:
     plant(tmp_path)
+    config = tmp_path / "nex.yaml"
+    config.write_text(config.read_text() + f"isolation: {isolation}\n")
     with serve_http(tmp_path, "--log-level", "INFO", env=ENV) as server:
         async with mcp_client(server.url) as client:
             is_error, _ = await call_text(client, "leak", {})
@@ -103,8 +108,8 @@ async def test_serve_masks_validation_errors_prints_and_logs(tmp_path: Path) -> 
     assert "printing" in stderr and "own logger" in stderr, stderr[-2000:]
     found = leaks(stderr)
     print(
-        f"\nserve: validation errors over MCP=3, stderr lines={len(stderr.splitlines())}, "
-        f"leaks={found}"
+        f"\nserve ({isolation}): validation errors over MCP=3, "
+        f"lines={len(stderr.splitlines())}, leaks={found}"
     )
     assert found == []
 
