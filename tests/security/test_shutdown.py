@@ -1,15 +1,22 @@
-"""Finding: with a call in flight, SIGTERM did not stop ``nexus-tools serve``.
+"""Finding: with a call in flight, SIGTERM stopped neither ``nexus-tools serve`` nor the
+Jupyter server.
 
-A real ``serve`` process with sync and async calls that never end in flight (and a client
-still connected) gets SIGTERM: it must exit within 5 s and free its port.
+A real ``serve`` process and a real Jupyter server with sync and async calls that never end
+in flight get SIGTERM: each must exit within 5 s and free its port.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import signal
 import socket
+import subprocess
+import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -91,5 +98,75 @@ async def test_sigterm_stops_serve_while_a_tool_file_import_spins(tmp_path: Path
         code = await asyncio.to_thread(server.proc.wait, STOP_S * 3)
         took = time.monotonic() - started
     print(f"\nSIGTERM while an import spins: exited in {took:.2f} s with code {code}")
+    assert took < STOP_S
+    assert port_is_free(port)
+
+
+def test_sigterm_stops_a_jupyter_server_with_calls_in_flight(tmp_path: Path) -> None:
+    folder = tmp_path / "root" / "tools" / "dynamic"
+    folder.mkdir(parents=True)
+    (folder / "hangers.py").write_text(HANGERS)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "NEXUS_HOME": str(tmp_path / "home"),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    base, token = f"http://127.0.0.1:{port}/", "sigterm-test"
+    with open(tmp_path / "jupyter.log", "w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                "--no-browser",
+                "--allow-root",
+                "--ip=127.0.0.1",
+                f"--port={port}",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={tmp_path / 'root'}",
+                "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}api/status?token={token}", timeout=1)
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no server"
+                time.sleep(0.25)  # polling a starting process, not waiting for a watcher
+
+        def call(name: str) -> None:
+            request = urllib.request.Request(
+                f"{base}nexus/api/tools/{name}/call?token={token}",
+                data=json.dumps({"arguments": {}}).encode(),
+                method="POST",
+                headers={"Content-Type": "application/json"},
+            )
+            try:
+                urllib.request.urlopen(request, timeout=30)
+            except OSError:
+                pass  # the server went away under the call: expected
+
+        for name in ("sync_hang", "sync_hang", "async_hang", "async_hang"):
+            threading.Thread(target=call, args=(name,), daemon=True).start()
+        time.sleep(1.5)  # the calls are running
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(STOP_S * 3)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    print(f"\nJupyter server, SIGTERM with 4 calls in flight: exited in {took:.2f} s, code {code}")
     assert took < STOP_S
     assert port_is_free(port)
