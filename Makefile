@@ -9,9 +9,9 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8888
 
-.PHONY: setup demo test lint typecheck bench clean npm-deps browser
+.PHONY: setup demo test lint typecheck bench clean npm-deps browser ripgrep
 
-setup: $(STAMP) npm-deps browser
+setup: $(STAMP) npm-deps browser ripgrep
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,16 @@ browser:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	      || echo "WARNING: could not install chromium; the browser test will be skipped loudly"; \
 	  else echo "WARNING: chromium absent and apt unavailable; the browser test will be skipped loudly"; fi; \
+	fi
+
+# Debian ripgrep: the built-in `grep` tool's linear-time engine (without it, google-re2).
+ripgrep:
+	@if ! command -v rg >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = "0" ]; then \
+	    echo "installing Debian ripgrep for the grep tool..."; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep >/dev/null) \
+	      || echo "WARNING: could not install ripgrep; grep falls back to google-re2"; \
+	  else echo "WARNING: ripgrep absent and apt unavailable; grep falls back to google-re2"; fi; \
 	fi
 
 test: setup

@@ -48,13 +48,13 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def measure_hot(folder: Path, saves: int) -> list[float]:
+def measure_hot(folder: Path, saves: int, isolation: str = "thread") -> list[float]:
     path = folder / "bench.py"
     path.write_text(TOOL.format(version=0))
     reg = Registry(search="keyword")
     changed = threading.Event()
     reg.subscribe(lambda change: changed.set())
-    source = reg.watch(folder)
+    source = reg.watch(folder, isolation=isolation)
     if not source.wait_ready(10):
         raise SystemExit("the watcher did not start")
     reg.call_sync("bench", {})  # warm the call path; timings are about reloading
@@ -93,16 +93,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--saves", type=int, default=60)
     parser.add_argument("--restarts", type=int, default=5)
+    parser.add_argument(
+        "--isolation",
+        choices=("thread", "process"),
+        default="thread",
+        help="load the file in this process (thread) or in worker processes (process)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "tools"
         folder.mkdir()
-        hot = measure_hot(folder, args.saves)
+        hot = measure_hot(folder, args.saves, args.isolation)
         restart = measure_restart(folder, args.restarts)
     p50, p95 = statistics.median(hot) * 1000, _percentile(hot, 0.95) * 1000
     restart_ms = statistics.median(restart) * 1000
     ratio = restart_ms / p50
-    print(f"hot reload, save -> new behaviour callable ({len(hot)} saves, real watcher):")
+    print(
+        f"hot reload, save -> new behaviour callable ({len(hot)} saves, real watcher, "
+        f"isolation: {args.isolation}):"
+    )
     print(
         f"  p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   min {min(hot) * 1000:6.1f} ms   "
         f"max {max(hot) * 1000:6.1f} ms"

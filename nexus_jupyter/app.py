@@ -101,13 +101,18 @@ def configure_registry(
     kwargs.setdefault("search_threshold", settings.search.threshold)
     reg = cls(**kwargs)
     reg.settings = settings
+    reg.allow_overrides = tuple(settings.allow_overrides)
     reg.root = base
     if builtins:
         from .sources.builtin import BuiltinSource
 
         reg.add_source(BuiltinSource(root=base, registry=reg))
     if watch:
-        reg.watch(resolve_tools_dir(base, settings.tools_dir))
+        reg.watch(
+            resolve_tools_dir(base, settings.tools_dir),
+            history=settings.history,
+            isolation=settings.isolation,
+        )
     if settings.cli_tools:
         from .sources.cli_tools import CliToolsSource
 

@@ -165,7 +165,7 @@ def test_check_and_call_through_a_real_mcp_server(env: dict[str, str], tmp_path:
         "headers: {Authorization: 'Bearer ${credentials:nokey/token}'}}\n"
     )
     report = run(env, tmp_path, "--wait", "60", "--json", "check")
-    assert report.returncode == 0, report.stderr
+    assert report.returncode == 1, report.stderr  # the dead server is a broken source
     data = json.loads(report.stdout)
     sources = {s["name"]: s for s in data["sources"]}
     assert sources["mcp:time"]["status"] == "ok" and sources["mcp:time"]["tools"] >= 1

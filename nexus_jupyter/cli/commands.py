@@ -231,7 +231,23 @@ def _result_text(result: Any) -> str:
 # -- check --------------------------------------------------------------------------------
 
 
+def _file_errors(details: Any) -> list[str]:
+    """``"file: message (line N)"`` for each file of a folder source that failed to load."""
+    files = details.get("files") if isinstance(details, dict) else None
+    return [
+        f"{name}: {f['message']}" + (f" (line {f['line']})" if f.get("line") else "")
+        for name, f in sorted((files or {}).items())
+        if isinstance(f, dict) and f.get("status") == "error"
+    ]
+
+
 def cmd_check(reg: Any, args: argparse.Namespace) -> int:
+    """Every source loaded now (a folder's per-file errors included); exit code 1 when a
+    source is broken."""
+    for state in reg.sources():
+        rescan = getattr(state.source, "rescan", None)
+        if callable(rescan):  # a folder publishes its per-file errors when scanned
+            rescan(registry=reg)
     tools = [_row(e) for e in reg.entries()]
     sources = [
         {
@@ -250,21 +266,30 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "credentials": reg.credentials.list() if reg.credentials is not None else {},
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
     }
+    broken = [s for s in sources if s["status"] == "error"]
     if args.json:
         _print_json(report)
-        return 0
+        return 1 if broken else 0
     print("Sources:")
     for s in sources:
         state = s["details"].get("state") if isinstance(s["details"], dict) else None
-        s["info"] = s["error"] or (f"{state}, " if state else "") + f"{s['tools']} tools"
+        count = (f"{state}, " if state else "") + f"{s['tools']} tools"
+        s["info"] = count + (" (errors below)" if _file_errors(s["details"]) else "")
+        if s["error"] and not _file_errors(s["details"]):
+            s["info"] = s["error"]
     _table(sources, ["name", "kind", "status", "info"])
+    for s in broken:
+        for line in _file_errors(s["details"]):
+            print(f"  {s['name']}: {line}")
     print("\nTools:")
     for t in tools:
         t["info"] = t["reason"] if t["status"] != "ok" else "available"
     _table(tools, ["name", "source", "status", "info"])
     bad = sum(1 for t in tools if t["status"] != "ok")
     print(f"\n{len(tools) - bad} of {len(tools)} tools available.")
-    return 0
+    if broken:
+        print(f"{len(broken)} source(s) broken; fix the errors above.")
+    return 1 if broken else 0
 
 
 # -- credentials --------------------------------------------------------------------------

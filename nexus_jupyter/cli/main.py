@@ -21,11 +21,12 @@ error, a policy refusal, a missing credential, a bad nex.yaml); 2 the command li
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib.util
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..core.errors import NexusError, ToolNotFound, ToolValidationError
@@ -187,9 +188,29 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             raise UsageProblem("credentials needs an action: set, list or delete.")
         return commands.credentials(args)
     handler = getattr(commands, f"cmd_{args.command}")
-    with commands.open_registry(args) as reg:
+    with commands.open_registry(args) as reg, _masked_output(reg):
         result: int = handler(reg, args)
         return result
+
+
+@contextlib.contextmanager
+def _masked_output(reg: Any) -> Iterator[None]:
+    """While a command runs, what it (and any tool it calls) prints has stored secrets
+    masked, like the results it shows."""
+    store = getattr(reg, "credentials", None)
+    if store is None:
+        yield
+        return
+    from ..core.policy.masking import MaskingStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = MaskingStream(out, store.mask), MaskingStream(err, store.mask)
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,7 +21,7 @@ Faces (magics, REST, MCP, CLI) turn these into their own error shape at the edge
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +98,14 @@ class FieldError:
         }
 
 
+def _masked_value(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    shown = repr(value)
+    hidden = mask(shown)
+    return value if hidden == shown else hidden
+
+
 def _jsonable_preview(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value if not isinstance(value, str) or len(value) <= 200 else value[:200] + "…"
@@ -128,6 +136,21 @@ class ToolValidationError(NexusError, ValueError):
 
     def to_dict(self) -> dict[str, Any]:
         return {"tool": self.tool, "errors": [e.to_dict() for e in self.errors]}
+
+    def masked(self, mask: Callable[[str], str]) -> ToolValidationError:
+        """This error with ``mask`` applied to every path, message and value it shows (an
+        argument may be a stored secret); itself when nothing changes."""
+        errors = [
+            FieldError(
+                tuple(mask(p) if isinstance(p, str) else p for p in e.loc),
+                mask(e.message),
+                _masked_value(e.value, mask),
+            )
+            for e in self.errors
+        ]
+        if errors == list(self.errors):
+            return self
+        return ToolValidationError(self.tool, errors)
 
 
 class ToolUnavailable(NexusError, RuntimeError):

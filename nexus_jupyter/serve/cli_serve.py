@@ -82,6 +82,22 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="list only the eager tools plus tool_search (deferred loading)",
     )
+    parser.add_argument(
+        "--session-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="close an HTTP session idle this long (default: nex.yaml serve.session_idle_s, "
+        "else 600)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="refuse new HTTP sessions (503) while N are open (default: nex.yaml "
+        "serve.max_sessions, else 1000)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
 
 
@@ -121,9 +137,17 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    _mask_output(reg, stdout=args.transport == "http")
+    try:
+        limits = _session_limits(args, reg) if args.transport == "http" else {}
+    except ConfigError as exc:
+        reg.close()
+        print(f"nexus-tools serve: {exc}", file=sys.stderr)
+        return 2
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
-        # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0.
+        # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that
+        # takes longer than FORCED_EXIT_S, the process ends anyway (exit code 1).
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         if args.transport == "stdio":
@@ -137,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
                     defer=args.defer,
                     started=announce,
                     allowed_hosts=args.allow_host,
+                    **limits,
                 )
             )
     except KeyboardInterrupt:
@@ -151,8 +176,57 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mask_output(reg: Any, *, stdout: bool) -> None:
+    """Mask stored secrets in what tools print: stderr always; stdout only over HTTP (over
+    stdio it is the protocol channel, which tools must not write to)."""
+    store = getattr(reg, "credentials", None)
+    if store is None:
+        return
+    from ..core.policy.masking import MaskingStream
+
+    sys.stderr = MaskingStream(sys.stderr, store.mask)
+    if stdout:
+        sys.stdout = MaskingStream(sys.stdout, store.mask)
+
+
+def _session_limits(args: argparse.Namespace, reg: Any) -> dict[str, Any]:
+    """``--session-idle`` / ``--max-sessions``, else ``serve:`` in nex.yaml, else defaults."""
+    from .mcp_http import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S
+
+    configured = dict(getattr(getattr(reg, "settings", None), "serve", None) or {})
+    idle = args.session_idle or configured.get("session_idle_s") or DEFAULT_SESSION_IDLE_S
+    cap = args.max_sessions or configured.get("max_sessions") or DEFAULT_MAX_SESSIONS
+    if float(idle) <= 0 or int(cap) <= 0:
+        raise ConfigError(
+            f"session_idle_s and max_sessions must be positive, got {idle!r} and {cap!r}; "
+            "check --session-idle / --max-sessions or serve: in nex.yaml."
+        )
+    return {"session_idle_s": float(idle), "max_sessions": int(cap)}
+
+
+#: After SIGTERM, how long a clean stop may take before the process is ended regardless
+#: (a tool file's import stuck in a loop, a thread that never returns).
+FORCED_EXIT_S = 3.5
+_stopping = threading.Event()
+
+
 def _interrupt(signum: int, frame: Any) -> None:
+    if _stopping.is_set():  # a second SIGTERM: stop now
+        _force_exit()
+    _stopping.set()
+    timer = threading.Timer(FORCED_EXIT_S, _force_exit)
+    timer.daemon = True
+    timer.start()
     raise KeyboardInterrupt
+
+
+def _force_exit() -> None:
+    print(
+        f"nexus-tools serve: did not stop within {FORCED_EXIT_S:g} s of SIGTERM; ending now",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -148,7 +148,23 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def build_app(server: Any, host: str, port: int, extra_names: Sequence[str] = ()) -> HostGuard:
+#: A stateful (earlier-protocol) session with no request for this long is closed and its
+#: memory freed; the client then initializes again.
+DEFAULT_SESSION_IDLE_S = 600.0
+#: While this many sessions are open, a new one is refused with 503 "Too many open
+#: sessions" until one ends or idles out (so the cap never locks clients out for good).
+DEFAULT_MAX_SESSIONS = 1000
+
+
+def build_app(
+    server: Any,
+    host: str,
+    port: int,
+    extra_names: Sequence[str] = (),
+    *,
+    session_idle_s: float = DEFAULT_SESSION_IDLE_S,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+) -> HostGuard:
     """The SDK's streamable-HTTP Starlette app for ``server``, behind :class:`HostGuard`."""
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -161,7 +177,12 @@ def build_app(server: Any, host: str, port: int, extra_names: Sequence[str] = ()
         allowed_origins=[f"{scheme}://{n}:*" for n in shown for scheme in ("http", "https")]
         + [f"{scheme}://{n}" for n in shown for scheme in ("http", "https")],
     )
-    app = server.streamable_http_app(transport_security=security, host=host)
+    app = server.streamable_http_app(
+        transport_security=security,
+        host=host,
+        session_idle_timeout=session_idle_s,
+        max_sessions=max_sessions,
+    )
     return HostGuard(app, host, port, extra_names)
 
 
@@ -173,6 +194,8 @@ async def run_uvicorn(
     started: Callable[[tuple[str, int]], Any] | None = None,
     closing: Callable[[], Any] | None = None,
     allowed_hosts: Sequence[str] = (),
+    session_idle_s: float = DEFAULT_SESSION_IDLE_S,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
 ) -> None:
     """Serve the SDK ``server`` over streamable HTTP until cancelled, then shut down cleanly.
 
@@ -186,7 +209,14 @@ async def run_uvicorn(
 
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
-    app = build_app(server, host, bound_port, allowed_hosts)
+    app = build_app(
+        server,
+        host,
+        bound_port,
+        allowed_hosts,
+        session_idle_s=session_idle_s,
+        max_sessions=max_sessions,
+    )
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -244,12 +244,14 @@ async def serve_http(
     defer: bool = False,
     started: Any = None,
     allowed_hosts: Sequence[str] = (),
+    **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
     ``started`` (optional) is called with the bound ``(host, port)`` once listening.
     Requests must name loopback, ``host`` or one of ``allowed_hosts`` in ``Host``/``Origin``
-    (DNS-rebinding protection)."""
+    (DNS-rebinding protection). ``session_idle_s`` and ``max_sessions`` bound the stateful
+    sessions (see :mod:`.mcp_http`)."""
     from .mcp_http import run_uvicorn
 
     app = RegistryServer(registry, defer=defer)
@@ -262,6 +264,7 @@ async def serve_http(
             started=started,
             closing=app.listen_handler.close,
             allowed_hosts=allowed_hosts,
+            **session_limits,
         )
     finally:
         app.detach()

@@ -21,8 +21,9 @@ defined by two files is listed as unavailable with the reason
 Half-written saves never replace the last good version: the watcher (:mod:`.watcher`)
 waits ``step_ms`` of quiet after the last change (an editor's truncate-then-write lands in
 one batch); a file whose size or mtime changes while it is read is skipped until its next
-event; a file written moments ago that ends mid-line gets :data:`SETTLE_MS` to be finished;
-an empty file keeps its tools; and a partial file that does not parse keeps them too.
+event; a file still open for writing, or written moments ago and ending mid-line or not
+parsing, waits until it settles (:mod:`.settle`); an empty file keeps its tools; and a
+partial file that does not parse keeps them too.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ..core.registry.publisher import SourcePublisher
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 from .loader import content_hash, load_tool_text
+from .settle import mid_save_reason
 
 __all__ = ["DEFAULT_DEBOUNCE_MS", "DEFAULT_STEP_MS", "DirectorySource", "is_tool_file"]
 
@@ -53,8 +55,6 @@ DEFAULT_STEP_MS = 6
 #: The longest a stream of changes is grouped before it is reloaded anyway.
 DEFAULT_DEBOUNCE_MS = 400
 MAX_FILE_BYTES = 2_000_000
-#: A file saved moments ago that ends mid-line is given this long to be finished.
-SETTLE_MS = 40
 #: A file whose module body runs longer than this is reported as an error (see loader).
 LOAD_TIMEOUT_S = 10.0
 _TEMP_SUFFIXES = ("~", ".swp", ".swo", ".swx", ".tmp", ".bak", ".orig", ".part")
@@ -100,8 +100,10 @@ class DirectorySource:
     """Tool files in ``path``, hot-reloaded while the registry runs.
 
     ``recursive`` includes sub-folders. ``debounce_ms`` / ``step_ms`` tune the watcher.
-    ``versions`` keeps every content a file goes through (:mod:`.versions`); a file whose
+    ``versions`` keeps the contents a file loaded with (:mod:`.versions`; ``history``, a
+    :class:`~nexus_jupyter.core.config.model.HistorySettings`, bounds them); a file whose
     import runs longer than ``load_timeout`` seconds is reported as an error.
+    ``isolation="process"`` loads and runs the files in worker processes (:mod:`.isolation`).
     """
 
     def __init__(
@@ -113,6 +115,8 @@ class DirectorySource:
         step_ms: int = DEFAULT_STEP_MS,
         versions: bool = True,
         load_timeout: float = LOAD_TIMEOUT_S,
+        history: Any = None,
+        isolation: str = "thread",
     ) -> None:
         self.path = Path(path).expanduser()
         self.root = self.path.resolve()
@@ -133,10 +137,20 @@ class DirectorySource:
         self._started = threading.Event()  # set once start() has made the watcher
         self._store: Any = None
         self._unrecorded: list[tuple[Path, str]] = []  # versions to keep once published
+        self._isolation: Any = None
+        if isolation == "process":  # files load and run in worker processes (.isolation)
+            from .isolation import ProcessIsolation
+
+            self._isolation = ProcessIsolation(self.name)
         if versions:
             from .versions import VersionStore
 
-            self._store = VersionStore(self.root)
+            limits = (
+                {}
+                if history is None
+                else {"keep": history.keep, "max_age_days": history.max_age_days}
+            )
+            self._store = VersionStore(self.root, **limits)
 
     def __repr__(self) -> str:
         return f"<DirectorySource {str(self.path)!r} files={len(self._files)} errors={len(self.errors)}>"
@@ -174,6 +188,8 @@ class DirectorySource:
             self._started.clear()
         if watcher is not None:
             await watcher.stop()
+        if self._isolation is not None:
+            self._isolation.close()
 
     def wait_ready(self, timeout: float = 5.0) -> bool:
         """Block until the watcher is watching; ``False`` after ``timeout`` seconds (or when
@@ -261,6 +277,8 @@ class DirectorySource:
             self._failing.discard(path)
             del self._files[path]
             return True
+        if self.root not in Path(os.path.realpath(path)).parents:
+            return self._refuse_outside_link(path)
         # No shortcut on an unchanged (size, mtime): mtime ticks are coarse, and two saves of
         # the same size within one tick would look alike. Hashing a small file is cheaper.
         stat = (before.st_size, before.st_mtime_ns)
@@ -273,13 +291,8 @@ class DirectorySource:
             return False  # vanished mid-read: the deletion event follows
         if (after.st_size, after.st_mtime_ns) != stat or len(raw) != before.st_size:
             return False  # still being written: its next event reloads it
-        if (
-            defer is not None
-            and raw
-            and not raw.endswith(b"\n")
-            and time.time_ns() - before.st_mtime_ns < SETTLE_MS * 1_000_000
-        ):
-            defer.add(path)
+        if defer is not None and mid_save_reason(path, raw, before.st_mtime_ns) is not None:
+            defer.add(path)  # a save in progress (see .settle): the watcher retries it
             return False
         digest = content_hash(raw)
         state = self._files.setdefault(path, _FileState(path))
@@ -306,7 +319,8 @@ class DirectorySource:
             return self._set_error(
                 path, f"the file is not UTF-8 (byte {exc.start}); save it as UTF-8", None, stat
             )
-        result = load_tool_text(text, path, source=self.name, timeout=self.load_timeout)
+        load = self._isolation.load if self._isolation is not None else load_tool_text
+        result = load(text, path, source=self.name, timeout=self.load_timeout)
         if result.ok:
             self._set_tools(path, result.tools)
             state.error, state.line = None, None
@@ -315,9 +329,22 @@ class DirectorySource:
             self._failing.add(path)
             state.error, state.line = result.error, result.line
             log.info("tool file %s failed to load: %s (line %s)", path, result.error, result.line)
-        if self._store is not None:
+        if self._store is not None and result.ok:  # history keeps versions that loaded
             self._unrecorded.append((path, text))
         return True
+
+    def _refuse_outside_link(self, path: Path) -> bool:
+        """A symlink to a file outside the folder: code nobody put in the folder would run."""
+        message = (
+            f"a symbolic link to {os.path.realpath(path)!r}, outside the tools folder; it is "
+            "not loaded. Copy the file into the folder instead."
+        )
+        state = self._files.setdefault(path, _FileState(path))
+        changed = bool(state.tools) or state.error != message
+        self._set_tools(path, ())
+        self._failing.add(path)
+        state.error, state.line, state.hash = message, None, ""
+        return changed
 
     def _record_versions(self) -> None:
         """Keep the versions loaded since the last call. Runs after publishing, so the

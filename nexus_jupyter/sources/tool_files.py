@@ -40,7 +40,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 STAMP = "# nexus-export:"
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
 def _current_umask() -> int:
@@ -63,7 +63,7 @@ _STAMP_RE = re.compile(r"^# nexus-export: sha256=([0-9a-f]{16})\s*$")
 
 def validate_file_name(name: str) -> str:
     """Check a tool file name (without ``.py``); raises :class:`ExportError`."""
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ExportError(
             f"Invalid tool file name {name!r}: use letters, digits, '_' and '-', start with a "
             "letter or '_', at most 64 characters (it becomes <tools dir>/<name>.py)."

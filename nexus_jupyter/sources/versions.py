@@ -1,10 +1,10 @@
 """Every version a tool file goes through, kept content-addressed, with rollback.
 
-Where: ``<parent of the tools folder>/.nexus-versions/<tools folder name>/`` (for
-``tools/dynamic`` that is ``tools/.nexus-versions/dynamic/``), or
-``$NEXUS_VERSIONS_DIR/<folder name>-<hash of its path>/`` when that variable is set. It is a
-sibling of the tools folder, so the folder's watcher never sees it, and it travels with the
-project (add ``.nexus-versions/`` to ``.gitignore`` if it should not be committed).
+Where: ``<NEXUS_HOME>/versions/<tools folder name>-<hash of its path>/`` (``~/.nexus`` by
+default), or ``$NEXUS_VERSIONS_DIR/<folder name>-<hash of its path>/`` when that variable is
+set. It lives outside the workspace on purpose: the built-in ``write``/``edit`` tools cannot
+reach it, so an agent cannot plant code in an old version for a later ``rollback`` to
+import. A restore also checks each object against the hash it is named by.
 
 Layout: ``objects/<sha256>.py`` holds each distinct content once; ``<file stem>.jsonl`` logs,
 oldest first, every content the file went through (one JSON line per version: hash, time,
@@ -33,6 +33,9 @@ from ..core.errors import SourceError
 from .loader import content_hash
 
 __all__ = ["Version", "VersionStore", "resolve_tool_file", "rollback", "versions", "versions_dir"]
+
+DEFAULT_KEEP = 100
+DEFAULT_MAX_AGE_DAYS = 90.0
 
 _locks: dict[Path, threading.Lock] = {}
 _tails: dict[Path, tuple[int, str, int]] = {}  # log -> (its size, newest hash, count)
@@ -74,16 +77,13 @@ class Version:
 
 def versions_dir(tools_dir: str | Path) -> Path:
     """Where the versions of ``tools_dir``'s files are kept (see the module docstring)."""
-    folder = Path(tools_dir).expanduser().resolve()
-    env = os.environ.get("NEXUS_VERSIONS_DIR")
-    if env:
-        tag = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
-        return Path(env).expanduser() / f"{folder.name or 'root'}-{tag}"
-    if folder.parent == folder:  # a filesystem root has no sibling
-        from ..core.config.loading import nexus_home
+    from ..core.config.loading import nexus_home
 
-        return nexus_home() / "versions" / "root"
-    return folder.parent / ".nexus-versions" / folder.name
+    folder = Path(tools_dir).expanduser().resolve()
+    tag = hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+    env = os.environ.get("NEXUS_VERSIONS_DIR")
+    base = Path(env).expanduser() if env else nexus_home() / "versions"
+    return base / f"{folder.name or 'root'}-{tag}"
 
 
 def _lock_for(path: Path) -> threading.Lock:
@@ -92,11 +92,20 @@ def _lock_for(path: Path) -> threading.Lock:
 
 
 class VersionStore:
-    """The versions of the files of one tools folder."""
+    """The versions of the files of one tools folder: at most ``keep`` per file, none older
+    than ``max_age_days`` (``history`` in nex.yaml); older ones are dropped as new ones come."""
 
-    def __init__(self, tools_dir: str | Path) -> None:
+    def __init__(
+        self,
+        tools_dir: str | Path,
+        *,
+        keep: int = DEFAULT_KEEP,
+        max_age_days: float = DEFAULT_MAX_AGE_DAYS,
+    ) -> None:
         self.tools_dir = Path(tools_dir).expanduser().resolve()
         self.root = versions_dir(self.tools_dir)
+        self.keep = keep
+        self.max_age_s = max_age_days * 86400
         self._lock = _lock_for(self.root)
 
     def _log(self, stem: str) -> Path:
@@ -117,11 +126,11 @@ class VersionStore:
             if last == digest:
                 return None
             obj = self._object(digest)
-            if not obj.exists():
+            if not self._intact(digest):  # missing, or changed behind our back: write it
                 from .tool_files import atomic_write
 
                 atomic_write(obj, text)
-            before = self.text(last) if last else ""
+            before = self.text(last) if last and self._intact(last) else ""
             added = removed = 0
             for line in difflib.ndiff(before.splitlines(), text.splitlines()):
                 added += line.startswith("+ ")
@@ -138,7 +147,27 @@ class VersionStore:
             with open(log_path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
             _tails[log_path] = (log_path.stat().st_size, digest, count + 1)
+            if count + 1 >= self.keep + max(10, self.keep // 4):  # prune in batches: O(1) a save
+                self._prune(stem)
             return Version(count + 1, **entry)  # type: ignore[arg-type]
+
+    def _prune(self, stem: str) -> None:
+        """Keep the newest ``keep`` versions of ``stem`` younger than the age limit; delete
+        the objects no log refers to any more. Called with the lock held."""
+        from .tool_files import atomic_write
+
+        oldest = time.time() - self.max_age_s
+        history = self._read(stem)
+        kept = [e for e in history if e.get("time", 0) >= oldest][-self.keep :]
+        log_path = self._log(stem)
+        atomic_write(log_path, "".join(json.dumps(e) + "\n" for e in kept))
+        _tails.pop(log_path, None)
+        wanted = {e["hash"] for e in kept}
+        for other in self.root.glob("*.jsonl"):
+            if other != log_path:
+                wanted |= {e["hash"] for e in self._read(other.stem)}
+        for dropped in {e["hash"] for e in history} - wanted:
+            self._object(dropped).unlink(missing_ok=True)
 
     def _tail(self, stem: str) -> tuple[str, int]:
         """The newest hash and the number of versions of ``stem`` (cached while the log's
@@ -173,18 +202,34 @@ class VersionStore:
         return out
 
     def versions(self, stem: str) -> list[Version]:
-        """Every version of file ``<stem>.py``, oldest first."""
+        """The versions of file ``<stem>.py`` kept (within the count and age limits),
+        oldest first."""
         fields = ("hash", "time", "size", "added", "removed", "event")
-        return [
-            Version(i, **{k: e.get(k, 0) for k in fields})
-            for i, e in enumerate(self._read(stem), 1)
-        ]
+        oldest = time.time() - self.max_age_s
+        history = [e for e in self._read(stem) if e.get("time", 0) >= oldest][-self.keep :]
+        return [Version(i, **{k: e.get(k, 0) for k in fields}) for i, e in enumerate(history, 1)]
+
+    def _intact(self, digest: str) -> bool:
+        try:
+            return content_hash(self._object(digest).read_bytes()) == digest
+        except OSError:
+            return False
 
     def text(self, digest: str) -> str:
+        """The content of version ``digest``, checked against that hash (a changed object is
+        refused, never restored)."""
         try:
-            return self._object(digest).read_text(encoding="utf-8")
+            text = self._object(digest).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise SourceError(f"Version {digest[:10]!r} is missing from {self.root}.") from None
+        except UnicodeDecodeError:
+            text = None
+        if text is None or content_hash(text) != digest:
+            raise SourceError(
+                f"Version {digest[:10]!r} in {self.root} was changed after it was saved (its "
+                "content no longer matches its hash); it is not restored. Pick another version."
+            )
+        return text
 
     def find(self, stem: str, version: str | int | None, *, current: str | None) -> Version:
         """Version ``version`` (a number from :meth:`versions`, or a hash prefix) of

@@ -3,7 +3,8 @@
 ``watchfiles.awatch`` yields a batch once ``step_ms`` pass with no new change (and at the
 latest after ``debounce_ms`` of continuous changes); each batch goes to
 ``DirectorySource.apply_changes`` on a worker thread, so a slow tool file never stalls the
-registry's loop (MCP sessions live there too).
+registry's loop (MCP sessions live there too). Files that look like a save in progress
+(:mod:`.settle`) are retried every ``SETTLE_MS`` by a second task until they settle.
 
 A folder that does not exist yet is waited for (checked twice a second) and watched once
 it appears; a folder that disappears is waited for again.
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from typing import Any
 
 __all__ = ["FolderWatcher"]
@@ -33,6 +35,8 @@ class FolderWatcher:
         self.ready = threading.Event()
         self.batches = 0
         self._task: asyncio.Task[None] | None = None
+        self._settler: asyncio.Task[None] | None = None
+        self._unsettled: dict[Any, float] = {}  # path -> when it was first found mid-save
         self._stop: Any = None
 
     def start(self) -> None:
@@ -46,11 +50,12 @@ class FolderWatcher:
     async def stop(self) -> None:
         if self._stop is not None:
             self._stop.set()
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        for task in (self._task, self._settler):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._task = self._settler = None
         self.ready.clear()
 
     async def _run(self) -> None:
@@ -122,18 +127,37 @@ class FolderWatcher:
                 await changes_iter.aclose()
 
     async def _apply(self, paths: set[Any]) -> None:
-        """Reload ``paths``; files that look mid-save are retried once they settle."""
-        from .directory import SETTLE_MS
+        """Reload ``paths``; files that look mid-save (see :mod:`.settle`) are retried by
+        :meth:`_settle` once they settle, without holding up the next batches."""
+        deferred: set[Any] = set()
+        await asyncio.to_thread(self.source.apply_changes, paths, deferred)
+        if not deferred:
+            return
+        now = time.monotonic()
+        for path in deferred:
+            self._unsettled.setdefault(path, now)  # the first wait counts toward the limit
+        if self._settler is None or self._settler.done():
+            self._settler = asyncio.get_running_loop().create_task(self._settle())
 
-        for _attempt in range(3):
+    async def _settle(self) -> None:
+        from .settle import MAX_SETTLE_S, SETTLE_MS
+
+        while self._unsettled:
+            await asyncio.sleep(SETTLE_MS / 1000)
+            now = time.monotonic()
+            tried = set(self._unsettled)  # _apply may add more while this retry runs
+            overdue = {p for p in tried if now - self._unsettled[p] > MAX_SETTLE_S}
             deferred: set[Any] = set()
-            await asyncio.to_thread(self.source.apply_changes, paths, deferred)
-            if not deferred:
-                return
-            await asyncio.sleep(SETTLE_MS / 1000)  # a save in progress gets time to finish
-            paths = deferred
-        # still ending mid-line after three waits: it is simply saved that way; load it
-        await asyncio.to_thread(self.source.apply_changes, paths)
+            try:
+                await asyncio.to_thread(self.source.apply_changes, tried - overdue, deferred)
+                if overdue:  # still unsettled after the limit: load it as it is
+                    await asyncio.to_thread(self.source.apply_changes, overdue)
+            except Exception as exc:  # a bug in reloading must not end the retries
+                log.exception("reloading %s failed", self.source.root)
+                self._status(f"reloading failed: {type(exc).__name__}: {exc}")
+                deferred = set()
+            for settled in tried - deferred:
+                self._unsettled.pop(settled, None)
 
     def _status(self, error: str) -> None:
         publisher = self.source._publisher

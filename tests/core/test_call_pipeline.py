@@ -128,7 +128,7 @@ def test_an_approver_answers_on_both_paths(call: Any, reg: Registry) -> None:
     ("caller", "advice"),
     [
         (CLI_CALLER, "Pass --yes"),
-        (MCP_CALLER, "ask the user to pre-approve"),
+        (MCP_CALLER, "only the person running this server"),
         (REST_CALLER, "sidebar"),
         (NOTEBOOK_CALLER, "%tool try wipe"),
         (LOCAL_CALLER, "approved=True"),

@@ -220,7 +220,11 @@ async def test_changed_definition_needs_approval_again(reg: Any) -> None:
 async def test_remote_clients_cannot_be_asked_even_with_an_approver(reg: Any) -> None:
     reg.approver = lambda *a: True
     reg.policy = Policy(grant="danger_full_access")
-    with pytest.raises(ApprovalRequired, match="pre_approved"):
+    # the remote caller is not told which nex.yaml line would let it in
+    with pytest.raises(ApprovalRequired, match="person running this server") as info:
         await reg.call("t_danger_full_access", {}, request=RequestInfo(client="rest"))
+    assert "nex.yaml" not in str(info.value)
     with pytest.raises(ApprovalRequired):
         await reg.call("t_danger_full_access", {}, request=RequestInfo(client="mcp"))
+    with pytest.raises(ApprovalRequired, match="pre_approved"):  # a person at the CLI is
+        await reg.call("t_danger_full_access", {}, request=RequestInfo(client="cli"))

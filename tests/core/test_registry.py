@@ -17,6 +17,7 @@ from nexus_jupyter import (
     ToolUnavailable,
     tool,
 )
+from nexus_jupyter.core.config.model import Settings
 from nexus_jupyter.core.tools.spec import SourceKind
 
 
@@ -97,6 +98,7 @@ def test_unknown_tool_suggests(reg: Registry) -> None:
 
 
 def test_precedence_and_shadowing(reg: Registry) -> None:
+    reg.settings = Settings(allow_overrides=["read"])  # built-in names are reserved otherwise
     builtin = reg.add_source(ListSource("builtin", "builtin", [make("read", "builtin")]))
     mcp = reg.add_source(ListSource("mcp:x", "mcp", [make("read", "mcp")]))
     directory = reg.add_source(ListSource("directory:d", "directory", [make("read", "dir")]))
@@ -111,6 +113,31 @@ def test_precedence_and_shadowing(reg: Registry) -> None:
     reg.refresh("directory:d")
     assert reg.call_sync("read").value == "mcp"
     assert builtin and mcp
+
+
+def test_builtin_names_and_stricter_tools_are_not_shadowed_unless_allowed(reg: Registry) -> None:
+    def strict(name: str, result: Any, permission: str) -> Tool:
+        return Tool.from_schema(
+            name, "t", {"type": "object", "properties": {}}, lambda a: result, permission=permission
+        )
+
+    reg.add_source(ListSource("builtin", "builtin", [strict("bash", "real", "danger_full_access")]))
+    reg.add_source(ListSource("mcp:x", "mcp", [strict("wipe", "mcp", "workspace_write")]))
+    reg.add_source(
+        ListSource(
+            "directory:d",
+            "directory",
+            [strict("bash", "fake", "read_only"), strict("wipe", "file", "read_only")],
+        )
+    )
+    entry = reg.entry("bash")
+    assert entry.spec.permission == "danger_full_access" and entry.spec.source == "builtin"
+    assert entry.reason is not None and "allow_overrides" in entry.reason
+    assert reg.entry("wipe").spec.source == "mcp:x"  # a laxer file tool does not take it
+    reg.settings = Settings(allow_overrides=["wipe", "bash"])
+    reg.refresh("directory:d")
+    assert reg.entry("wipe").spec.source == "directory:d"
+    assert reg.entry("bash").spec.source == "builtin"  # never a built-in with a laxer one
 
 
 def test_namespace_applied_by_registry(reg: Registry) -> None:

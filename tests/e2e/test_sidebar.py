@@ -164,7 +164,8 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     (tools_dir / "greet_tool.py").write_text(GREET)
     (tools_dir / "glob_tool.py").write_text(GLOB)  # shadows the built-in glob
     (tools_dir / "nap_tool.py").write_text(NAP)
-    (root / "nex.yaml").write_text("approvals:\n  greet: ask\n")
+    # the folder's glob may replace the built-in one (built-in names are reserved otherwise)
+    (root / "nex.yaml").write_text("approvals:\n  greet: ask\nallow_overrides: [glob]\n")
     shutil.copytree(REPO / "notebooks", root / "notebooks")
     # Serve the extension from this checkout's build, whatever is installed in the env.
     labext = tmp_path / "labextensions"

@@ -58,7 +58,8 @@ async def test_the_mcp_face_calls_as_a_remote_agent(reg: Registry) -> None:
     assert result.structured_content == {"face": "mcp", "principal": "unknown"}
     refused = await mcp_call(reg, "wipe")  # an approver exists, but no one answers over MCP
     assert refused.is_error
-    assert "ask the user to pre-approve it" in refused.content[0].text
+    assert "only the person running this server can allow it" in refused.content[0].text
+    assert "nex.yaml" not in refused.content[0].text  # an agent is not told how to raise its rights
     assert isinstance(reg.audit, AuditLog)
     lines = reg.audit.read()
     assert [(line["client"], line["decision"]) for line in lines] == [

@@ -1,80 +1,23 @@
 """The Jupyter server extension on a real Jupyter server (pytest-jupyter): every route, auth,
 XSRF, search and filters, calls, per-field errors, policy, and live events."""
 
-# ruff: noqa: F811 -- tests take the imported pytest-jupyter fixtures as parameters
+# ruff: noqa: F403, F405 -- tests take the star-imported pytest-jupyter fixtures
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import threading
 from pathlib import Path
 
 import pytest
-from jupyter_core.utils import ensure_event_loop
+from jupyter_fixtures import *  # pytest-jupyter's fixtures, for this module only
 from pydantic import BaseModel
-
-# pytest-jupyter's fixtures, imported instead of registered with ``pytest_plugins``: as a
-# plugin its autouse fixtures (a thread event loop closed after each test, a ServerApp
-# cleanup) would run around every test of the suite; imported, they serve this module only.
-from pytest_jupyter.jupyter_core import (  # noqa: F401
-    echo_kernel_spec,
-    jp_asyncio_loop,
-    jp_config_dir,
-    jp_data_dir,
-    jp_env_config_path,
-    jp_env_jupyter_path,
-    jp_environ,
-    jp_home_dir,
-    jp_kernel_dir,
-    jp_runtime_dir,
-    jp_system_config_path,
-    jp_system_jupyter_path,
-)
-from pytest_jupyter.jupyter_server import (  # noqa: F401
-    jp_argv,
-    jp_auth_header,
-    jp_base_url,
-    jp_configurable_serverapp,
-    jp_extension_environ,
-    jp_fetch,
-    jp_http_port,
-    jp_logging_stream,
-    jp_nbconvert_templates,
-    jp_root_dir,
-    jp_server_cleanup,
-    jp_serverapp,
-    jp_template_dir,
-    jp_web_app,
-    jp_ws_fetch,
-)
-from pytest_jupyter.pytest_tornasync import (  # noqa: F401
-    http_server,
-    http_server_client,
-    http_server_port,
-    io_loop,
-)
 from tornado.httpclient import HTTPClientError
 
 from nexus_jupyter import Registry, Tool, ToolContext, tool
 from nexus_jupyter.core.policy.policy import Policy
 
 EVENT_DEADLINE_S = 10.0
-
-
-def on_server_loop(test):
-    """Run an async test on pytest-jupyter's loop, where the server and its client live.
-
-    With ``asyncio_mode = "auto"`` pytest-asyncio would run the coroutine on a loop of its own,
-    and every request to the server (bound to the thread's loop) would hang. A plain function
-    is left alone by pytest-asyncio; ``functools.wraps`` keeps the fixtures and marks.
-    """
-
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        ensure_event_loop(prefer_selector_loop=True).run_until_complete(test(*args, **kwargs))
-
-    return run
 
 
 # -- a registry with known tools and the real policy ----------------------------------------

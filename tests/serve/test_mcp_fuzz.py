@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
-import threading
 from collections import Counter
 from collections.abc import Iterator
 
 import mcp
 import mcp_types as types
 import pytest
+from serving import INIT, serve_http  # tests/ is on sys.path (rootdir conftest)
 
 pytestmark = pytest.mark.e2e
 
@@ -26,16 +24,6 @@ def echo(text: str) -> str:
     return text
 '''
 MODERN = "2026-07-28"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "fuzz", "version": "1"},
-    },
-}
 
 
 @pytest.fixture(scope="module")
@@ -43,33 +31,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
     project = tmp_path_factory.mktemp("fuzz")
     (project / "tools" / "dynamic").mkdir(parents=True)
     (project / "tools" / "dynamic" / "echo.py").write_text(TOOL)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nexus_jupyter.serve.cli_serve",
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--dir",
-            "tools/dynamic",
-        ],
-        cwd=project,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    url = next((line.rsplit(" ", 1)[1].strip() for line in proc.stderr if "Serving" in line), None)
-    assert url, "the server did not start"
-    threading.Thread(target=proc.stderr.read, daemon=True).start()
-    port = int(url.rsplit(":", 1)[1].split("/")[0])
-    try:
-        yield url, port
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0  # it was still alive, and shut down cleanly
+    with serve_http(project, "--dir", "tools/dynamic", clean_stop=True) as served:
+        yield served.url, int(served.url.rsplit(":", 1)[1].split("/")[0])
 
 
 async def raw_post(

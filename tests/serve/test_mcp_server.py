@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import threading
 import time
@@ -17,6 +16,7 @@ import mcp
 import mcp_types as types
 import pytest
 from mcp.client.stdio import StdioServerParameters
+from serving import serve_http  # tests/ is on sys.path (rootdir conftest)
 
 from nexus_jupyter import Registry, ToolContext, tool
 from nexus_jupyter.core.policy.policy import Policy
@@ -83,36 +83,8 @@ def stdio_params(project: Path, *extra: str) -> StdioServerParameters:
 @pytest.fixture
 def http_server(project: Path) -> Iterator[str]:
     """``nexus-tools serve --transport http --port 0`` as a real process; yields its URL."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nexus_jupyter.serve.cli_serve",
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--dir",
-            "tools/dynamic",
-        ],
-        cwd=project,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    url = None
-    for line in proc.stderr:
-        if "Serving" in line:
-            url = line.rsplit(" ", 1)[1].strip()
-            break
-    assert url, "the server did not start"
-    threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0
+    with serve_http(project, "--dir", "tools/dynamic", clean_stop=True) as served:
+        yield served.url
 
 
 @asynccontextmanager
@@ -269,7 +241,8 @@ async def test_policy_refusals_are_tool_errors_with_the_reason(kernel_registry: 
         async with connect(handle.url, "legacy") as (client, _inbox):
             result = await client.call_tool("nuke", {})
             assert result.is_error and "needs approval" in text(result)
-            assert "pre_approved" in text(result)  # says how to allow it
+            # never tells the remote caller which nex.yaml line would let it in
+            assert "pre_approved" not in text(result) and "running this server" in text(result)
     finally:
         handle.stop()
 

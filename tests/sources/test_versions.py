@@ -27,10 +27,14 @@ def reg() -> Iterator[Registry]:
     registry.close()
 
 
-def test_store_lives_beside_the_folder_and_outside_the_watch(
+def test_store_lives_under_the_nexus_home_outside_the_workspace(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert versions_dir(folder) == folder.parent / ".nexus-versions" / "dynamic"
+    home = folder.parent / "home"
+    monkeypatch.setenv("NEXUS_HOME", str(home))
+    chosen = versions_dir(folder)
+    assert chosen.parent == home / "versions" and chosen.name.startswith("dynamic-")
+    assert versions_dir(folder.parent / "other" / "dynamic") != chosen  # one per folder path
     monkeypatch.setenv("NEXUS_VERSIONS_DIR", str(folder.parent / "elsewhere"))
     assert versions_dir(folder).parent == folder.parent / "elsewhere"
 
@@ -41,18 +45,30 @@ def test_every_loaded_version_is_kept_with_a_diff_summary(reg: Registry, folder:
     source = reg.watch(folder)
     path.write_text(TOOL.format(expr="a - b") + "# one more line\n")
     source.reload_file(path, registry=reg)
-    path.write_text("def broken(:\n")  # broken versions are history too
+    path.write_text("def broken(:\n")  # a version that fails to load is not history
     source.reload_file(path, registry=reg)
-    path.write_text(TOOL.format(expr="a - b") + "# one more line\n")
+    path.write_text(TOOL.format(expr="a + b"))
     source.reload_file(path, registry=reg)
     history = versions("add", registry=reg)
-    assert [v.number for v in history] == [1, 2, 3, 4]
+    assert [v.number for v in history] == [1, 2, 3]
     assert history[1].summary == "+2 -1 lines"
     assert history[0].event == "load" and history[0].size == len(TOOL.format(expr="a + b"))
-    assert history[1].hash == history[3].hash  # content-addressed: one object
+    assert history[0].hash == history[2].hash  # content-addressed: one object
     objects = list((versions_dir(folder) / "objects").iterdir())
-    assert len(objects) == 3
+    assert len(objects) == 2
     assert not any(p.name.startswith(".nexus") for p in folder.iterdir())
+
+
+def test_history_is_bounded_by_count_and_age(folder: Path) -> None:
+    store = VersionStore(folder, keep=5)
+    path = folder / "add.py"
+    for n in range(40):
+        store.record(path, TOOL.format(expr=f"a + {n}"))
+    kept = store.versions("add")
+    assert 5 <= len(kept) < 40 and kept[-1].hash == store.versions("add")[-1].hash
+    objects = list((store.root / "objects").iterdir())
+    assert len(objects) < 40  # the dropped versions' objects are deleted
+    assert VersionStore(folder, keep=5, max_age_days=1e-9).versions("add") == []
 
 
 def test_rollback_defaults_to_the_previous_version_and_is_live(reg: Registry, folder: Path) -> None:

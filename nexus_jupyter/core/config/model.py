@@ -12,6 +12,9 @@ A full example (every key optional)::
       abbreviations: {kb: knowledge base}
       model_path: ~/models/all-MiniLM-L6-v2   # where the sentence model's files are
       quantized: false                  # true: int8 embeddings, faster cold, a little less accurate
+    history: {keep: 100, max_age_days: 90}   # versions kept per tool file
+    isolation: thread                   # or process: tool files run in worker processes
+    allow_overrides: []                 # built-in names a tool file may replace
     approvals:                          # shorthand: tool-name glob -> mode
       read: pre_approved
       "mcp__github__*": ask
@@ -49,6 +52,7 @@ __all__ = [
     "ArgumentMatcher",
     "CliToolSettings",
     "GrantSettings",
+    "HistorySettings",
     "McpServerSettings",
     "McpSettings",
     "PrincipalPolicy",
@@ -210,6 +214,13 @@ class SearchSettings(_Strict):
     quantized: bool = False  # int8 embeddings: about 2x faster to embed, a little less accurate
 
 
+class HistorySettings(_Strict):
+    """How many versions of each tool file are kept, and for how long."""
+
+    keep: int = Field(default=100, ge=1)
+    max_age_days: float = Field(default=90.0, gt=0)
+
+
 class Settings(_Strict):
     """The merged configuration (user < project < runtime). See the module docs."""
 
@@ -217,6 +228,12 @@ class Settings(_Strict):
     grant: GrantSettings = Field(default_factory=GrantSettings)
     audit: str | bool = True  # True: <NEXUS_HOME>/audit.jsonl; a path; False: off
     search: SearchSettings = Field(default_factory=SearchSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
+    # where the tools folder's files load and run: "thread" (this process) or "process"
+    # (worker processes: a crash, os._exit or a hang costs one worker, which is replaced)
+    isolation: Literal["thread", "process"] = "thread"
+    # names (globs) of built-in tools another source may replace (see Registry precedence)
+    allow_overrides: list[str] = Field(default_factory=list)
     approvals: dict[str, ApprovalMode] = Field(default_factory=dict)
     approval_rules: list[ApprovalRule] = Field(default_factory=list)
     policies: list[PrincipalPolicy] = Field(default_factory=list)

@@ -87,7 +87,9 @@ def how_to_approve(face: Face, tool: str) -> str:
         "python": f"Code cannot approve it: pass approved=True once a person has, or {rule}.",
         "notebook": f"Approve it in its form (`%tool try {tool}`, then Run), or {rule}.",
         "cli": f"Pass --yes to approve it, or {rule}.",
-        "mcp": f"No one can approve it over MCP: ask the user to {rule}.",
+        # an agent is not told which line of nex.yaml would raise its own rights
+        "mcp": "No one can approve it over MCP; only the person running this server can "
+        "allow it, so ask the user.",
         "rest": (
             f'Approve it in the sidebar (over the REST API, resend with "approved": true), '
             f"or {rule}."

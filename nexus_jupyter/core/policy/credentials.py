@@ -9,8 +9,9 @@ Lookup order: environment (``NEXUS_CRED_<SERVICE>_<KEY>``) > system keyring (whe
 
 A ``requires_credentials`` entry is ``"service"`` (any key of it) or ``"service/key"``.
 Every value a store knows is replaced by ``***`` by :meth:`CredentialStore.mask`, which the
-registry runs over tool errors and audit lines; records of the ``nexus_jupyter`` loggers
-(tool loggers included) are masked the same way. Values shorter than
+registry runs over tool errors and audit lines, in every form :mod:`.masking` knows (other
+case, base64, hex, URL-encoded, split across lines); every log record is masked the same
+way. Values shorter than
 :data:`MIN_MASKED_LENGTH` characters are not masked (they would blank ordinary words).
 """
 
@@ -28,6 +29,7 @@ from typing import Any
 from ..config.loading import nexus_home
 from ..errors import MissingCredential, NexusError
 from ..tools.spec import ToolSpec
+from .masking import mask_text
 from .providers import (
     CredentialFileError,
     EnvProvider,
@@ -46,7 +48,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 MIN_MASKED_LENGTH = 4
-MASK = "***"
 
 
 def parse_requirement(entry: str) -> tuple[str, str | None]:
@@ -287,13 +288,7 @@ def count_secret(text: str, secret: str) -> int:
 
 
 def _mask_with(text: str, secrets: set[str]) -> str:
-    # longest first, so a secret containing another is masked whole; escaped forms too
-    # (a value echoed inside a repr or a JSON document)
-    for secret in sorted(secrets, key=len, reverse=True):
-        for form in {secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]}:
-            if form in text:
-                text = text.replace(form, MASK)
-    return text
+    return mask_text(text, secrets)  # every form a secret leaks in: see .masking
 
 
 # -- log masking --------------------------------------------------------------------------
@@ -311,10 +306,11 @@ def _all_secrets() -> set[str]:
 
 
 def _install_log_masking() -> None:
-    """Mask records of the ``nexus_jupyter`` loggers as they are made (once per process).
+    """Mask every log record as it is made (once per process).
 
     A record factory rather than a handler filter: it covers every handler, including ones
-    added later (pytest's caplog, a notebook's), and tool loggers under ``nexus_jupyter.tool``.
+    added later (pytest's caplog, a notebook's), and every logger: a tool's ``ctx.log`` and
+    the loggers a tool file makes itself (``logging.getLogger(__name__)``).
     """
     global _installed
     with _install_lock:
@@ -324,7 +320,7 @@ def _install_log_masking() -> None:
 
         def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
             record = previous(*args, **kwargs)
-            if _STORES and record.name.startswith("nexus_jupyter"):
+            if _STORES:
                 try:
                     _mask_record(record)
                 except Exception:  # masking must never break logging itself

@@ -38,12 +38,21 @@ from ..tools.spec import PERMISSIONS, Permission, ToolSpec, permission_rank
 from .approvals import pick_rule
 from .protocols import Decision
 
-__all__ = ["Decision", "Policy", "effective_principal"]
+__all__ = ["Decision", "Policy", "effective_principal", "how_to_allow"]
 
 
 def effective_principal(request: RequestInfo) -> str:
     """``request.principal``, else ``local`` or ``unknown`` (whether its caller is remote)."""
     return request.principal_name
+
+
+def how_to_allow(request: RequestInfo | None, fix: str) -> str:
+    """``fix`` (how to change nex.yaml to allow a call) for a person at this machine; for a
+    remote caller, only that the person running the server decides. A remote caller that
+    is told which line to add is being told how to raise its own rights."""
+    if request is None or not request.caller.remote:
+        return fix
+    return "Only the person running this server can allow it."
 
 
 class Policy:
@@ -88,7 +97,7 @@ class Policy:
             for i, p in enumerate(self.policies)
             if fnmatch.fnmatchcase(principal, p.principal)
         ]
-        denied = self._acl_denial(name, principal, acls)
+        denied = self._acl_denial(name, principal, acls, request)
         if denied is not None:
             return denied
         grant, grant_from = self._grant(request, acls)
@@ -96,8 +105,12 @@ class Policy:
             return Decision(
                 "deny",
                 f"Tool {name!r} needs permission {spec.permission!r}, above the level granted "
-                f"to {grant_from} ({grant!r}). To allow it, raise the grant in nex.yaml "
-                f"(grant: {spec.permission}) or call it from a session granted that level.",
+                f"to {grant_from} ({grant!r}). "
+                + how_to_allow(
+                    request,
+                    f"To allow it, raise the grant in nex.yaml (grant: {spec.permission}) "
+                    "or call it from a session granted that level.",
+                ),
                 "grant",
             )
         rule = pick_rule(self.rules, name, arguments if isinstance(arguments, Mapping) else {})
@@ -105,8 +118,8 @@ class Policy:
             if rule.action == "blocked":
                 return Decision(
                     "deny",
-                    f"Tool {name!r} is blocked by {rule.label} in nex.yaml; "
-                    "change that rule to allow it.",
+                    f"Tool {name!r} is blocked by {rule.label} in nex.yaml. "
+                    + how_to_allow(request, "Change that rule to allow it."),
                     rule.label,
                 )
             if rule.action == "pre_approved":
@@ -117,7 +130,11 @@ class Policy:
         return Decision("allow", f"{spec.permission} is within the grant ({grant})", None)
 
     def _acl_denial(
-        self, name: str, principal: str, acls: list[tuple[int, PrincipalPolicy]]
+        self,
+        name: str,
+        principal: str,
+        acls: list[tuple[int, PrincipalPolicy]],
+        request: RequestInfo,
     ) -> Decision | None:
         for i, acl in acls:
             label = f"policies[{i}] (principal {acl.principal!r})"
@@ -133,7 +150,8 @@ class Policy:
                 return Decision(
                     "deny",
                     f"Tool {name!r} is not in the allow list of {label} for "
-                    f"principal {principal!r}; add it to `allow` in nex.yaml.",
+                    f"principal {principal!r}. "
+                    + how_to_allow(request, "Add it to `allow` in nex.yaml."),
                     f"policies[{i}]",
                 )
         return None

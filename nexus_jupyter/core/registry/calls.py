@@ -20,7 +20,13 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ApprovalRequired, PermissionDenied, ToolNotFound, ToolUnavailable
+from ..errors import (
+    ApprovalRequired,
+    PermissionDenied,
+    ToolNotFound,
+    ToolUnavailable,
+    ToolValidationError,
+)
 from ..policy.approvals import how_to_approve
 from ..tools.context import CancellationToken, ProgressCallback, RequestInfo, ToolContext
 from ..tools.result import ToolResult
@@ -211,6 +217,10 @@ class CallPipeline:
             kwargs = tool.validate(arguments)
         except Exception as exc:
             self._audit_refusal(tool, request, "invalid", str(exc))
+            if isinstance(exc, ToolValidationError) and credentials is not None:
+                masked = exc.masked(credentials.mask)  # it quotes the values it refused
+                if masked is not exc:
+                    raise masked from None
             raise
         if not (tool.wants_context or cancellation is not None or progress is not None):
             return kwargs, None

@@ -9,7 +9,7 @@ hands over a complete set (and even then only dictionary lookups per tool).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ..tools.tool import Tool
@@ -82,8 +82,10 @@ def rebuild(
     states: Mapping[str, SourceState],
     affected: Iterable[str],
     sources: tuple[str, ...],
+    allow_overrides: Collection[str] = (),
 ) -> tuple[Snapshot, RegistryChanged]:
-    """The snapshot after ``affected`` names changed, and the event that says so."""
+    """The snapshot after ``affected`` names changed, and the event that says so.
+    ``allow_overrides`` are the names other sources may take from built-ins (nex.yaml)."""
     old = snapshot.entries
     entries: dict[str, ToolEntry] | None = None
     added: list[str] = []
@@ -92,7 +94,7 @@ def rebuild(
     versions: dict[str, str] = {}
     for name in affected:
         providers = {n: st for n, st in states.items() if name in st.tools}
-        entry = pick_entry(name, providers)
+        entry = pick_entry(name, providers, allow_overrides)
         before = old.get(name)
         if entry is None and before is None:
             continue

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools.context import ToolContext
 from ..tools.result import ToolResult
+from .pools import WorkerPools
 
 if TYPE_CHECKING:
     from ..policy.protocols import Credentials
@@ -32,10 +33,12 @@ class HasCredentials(Protocol):
 class ToolRunner:
     """Runs tools for ``host`` (the registry)."""
 
-    __slots__ = ("host",)
+    __slots__ = ("host", "pools")
 
     def __init__(self, host: HasCredentials) -> None:
         self.host = host
+        #: One bounded pool of threads per source: stuck calls of one cannot starve the rest.
+        self.pools = WorkerPools()
 
     def inline(self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
         """Run a sync tool right here, timing it (its timings pick the inline path later)."""
@@ -51,9 +54,10 @@ class ToolRunner:
     async def threaded(
         self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
     ) -> ToolResult:
-        """Run a sync tool in a worker thread, so the event loop stays free."""
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, self.inline, tool, kwargs, ctx)
+        """Run a sync tool in a worker thread of its source's pool, so the event loop stays
+        free (see :mod:`.pools`)."""
+        pool = self.pools.for_source(tool.spec.source or "builtin")
+        future = pool.run(self.inline, tool, kwargs, ctx)
         try:
             if limit is None and ctx is None:
                 return await future

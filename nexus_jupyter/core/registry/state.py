@@ -7,14 +7,15 @@ reader therefore sees the old set or the new one, never a mix.
 
 from __future__ import annotations
 
+import fnmatch
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..tools.spec import SOURCE_KINDS, SourceKind
+from ..tools.spec import SOURCE_KINDS, SourceKind, permission_rank
 from ..tools.tool import Tool
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
 
 ToolStatus = Literal["ok", "unavailable", "error"]
 _RANK = {kind: i for i, kind in enumerate(SOURCE_KINDS)}
+_PERSON_KINDS = frozenset({"notebook"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,14 +156,35 @@ class Snapshot:
         self.generation = generation
 
 
-def pick_entry(name: str, providers: Mapping[str, SourceState]) -> ToolEntry | None:
+def pick_entry(
+    name: str, providers: Mapping[str, SourceState], allow_overrides: Collection[str] = ()
+) -> ToolEntry | None:
     """The entry for ``name`` given the sources that provide it (strongest kind wins;
-    among equals, the source added first)."""
+    among equals, the source added first).
+
+    A tool of a file, a manifest, a toolset or an MCP server never takes a name from a
+    built-in, nor from a tool of a stricter permission (a file tool ``bash`` declared
+    ``read_only`` would run without approval), unless ``allow_overrides`` (in nex.yaml,
+    name globs) lists the name; even then, never a built-in's name with a laxer permission.
+    Notebook tools, defined by the person at the notebook, may take any name.
+    """
     candidates = [(st, st.tools[name]) for st in providers.values() if name in st.tools]
     if not candidates:
         return None
     candidates.sort(key=lambda pair: _RANK.get(pair[0].kind, 99))
-    (winner_state, winner), rest = candidates[0], candidates[1:]
+    allowed = any(fnmatch.fnmatchcase(name, glob) for glob in allow_overrides)
+    passed: tuple[SourceState, Tool] | None = None
+    chosen = candidates[0]
+    for candidate in candidates:
+        blocker = next((other for other in candidates if _blocks(other, candidate, allowed)), None)
+        if blocker is None:
+            chosen = candidate
+            break
+        passed = passed or candidate
+    else:  # every candidate is blocked by another: the strictest one is the safe choice
+        chosen = max(candidates, key=lambda pair: permission_rank(pair[1].spec.permission))
+    winner_state, winner = chosen
+    rest = [pair for pair in candidates if pair is not chosen]
     status: ToolStatus = "ok"
     reason = winner_state.unavailable.get(name)
     if reason is not None:
@@ -174,4 +197,26 @@ def pick_entry(name: str, providers: Mapping[str, SourceState]) -> ToolEntry | N
                 "rename one of them"
             ),
         )
+    elif passed is not None:
+        reason = (
+            f"{name!r} of {passed[0].name} ({passed[1].spec.permission}) is not used: it "
+            f"would replace the {winner.spec.permission} tool of {winner_state.name}. List "
+            "the name under allow_overrides in nex.yaml to let it."
+        )
     return ToolEntry(tool=winner, status=status, reason=reason, shadowed=tuple(t for _, t in rest))
+
+
+def _blocks(
+    other: tuple[SourceState, Tool], candidate: tuple[SourceState, Tool], allowed: bool
+) -> bool:
+    """Whether ``other`` keeps ``candidate`` from taking the name (see :func:`pick_entry`)."""
+    if other is candidate or _RANK.get(other[0].kind, 99) <= _RANK.get(candidate[0].kind, 99):
+        return False  # only a tool the candidate would shadow can hold it back
+    if candidate[0].kind in _PERSON_KINDS:
+        return False  # the person at the notebook may redefine any name
+    laxer = permission_rank(candidate[1].spec.permission) < permission_rank(
+        other[1].spec.permission
+    )
+    if other[0].kind == "builtin":
+        return not allowed or laxer
+    return laxer and not allowed

@@ -41,6 +41,8 @@ class RegistryWriter(RegistryReader):
         super().__init__(search=search, search_threshold=search_threshold, credentials=credentials)
         self._states: dict[str, SourceState] = {}
         self._events = EventHub()
+        #: Built-in names (globs) other sources may take; ``allow_overrides`` in nex.yaml.
+        self.allow_overrides: tuple[str, ...] = ()
 
     def sources(self) -> list[SourceState]:
         return list(self._states.values())
@@ -147,7 +149,9 @@ class RegistryWriter(RegistryReader):
         subscribers' queues hold changes in the order the snapshots were swapped)."""
         state.updated_at = time.time()
         sources = (state.name,) if status_changed else ()
-        snapshot, change = rebuild(self._snapshot, self._states, affected, sources)
+        snapshot, change = rebuild(
+            self._snapshot, self._states, affected, sources, self.allow_overrides
+        )
         self._snapshot = snapshot
         if self._index is not None and change.tools_changed:
             entries = snapshot.entries

@@ -197,8 +197,10 @@ class ToolResult:
 def _mask_json(value: Any, mask: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return mask(value)
-    if isinstance(value, dict):
-        return {k: _mask_json(v, mask) for k, v in value.items()}
+    if isinstance(value, dict):  # keys too: a secret can be a key of a structured result
+        return {
+            (mask(k) if isinstance(k, str) else k): _mask_json(v, mask) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_mask_json(v, mask) for v in value]
     return value

@@ -34,7 +34,7 @@ SourceKind = Literal["notebook", "directory", "mcp", "builtin", "config"]
 #: Precedence on a name clash, strongest first: the winner is listed, the rest are shadowed.
 SOURCE_KINDS: tuple[SourceKind, ...] = ("notebook", "directory", "mcp", "config", "builtin")
 
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")
 
 
 def permission_rank(permission: str) -> int:
@@ -51,7 +51,7 @@ def validate_permission(permission: str) -> Permission:
 
 
 def validate_tool_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ToolDefinitionError(
             f"Invalid tool name {name!r}: use letters, digits, '_', '-' or '.', start with a "
             "letter or '_', at most 128 characters."

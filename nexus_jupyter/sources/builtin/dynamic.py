@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import keyword
+import os
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +35,7 @@ from ..tool_files import (
     validate_file_name,
     write_tool_file,
 )
+from .protected import refuse_protected
 
 __all__ = ["build_tool_module", "create_dynamic_tool_tool", "schema_to_signature"]
 
@@ -200,6 +202,7 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
         """
         folder = default_tools_dir(registry, root=base)
         path = target_path(folder, name)
+        refuse_protected(Path(os.path.realpath(path)), registry, str(path))
         if path.exists() and not overwrite:
             raise ExportError(
                 f"A tool file {path.name!r} already exists; pass overwrite=true "

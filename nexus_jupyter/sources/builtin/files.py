@@ -10,11 +10,13 @@ from ...core.tools.context import ToolContext
 from ...core.tools.decorator import tool
 from ...core.tools.tool import Tool
 from .paths import SKIP_DIRS, Workspace
+from .protected import refuse_protected
 
 __all__ = ["MAX_LINE_CHARS", "file_tools", "is_binary"]
 
 MAX_LINE_CHARS = 2000
 MAX_GLOB_RESULTS = 1000
+MAX_GLOB_CHARS = 500
 
 
 def is_binary(data: bytes) -> bool:
@@ -22,6 +24,10 @@ def is_binary(data: bytes) -> bool:
 
 
 def _check_glob_pattern(pattern: str) -> None:
+    if len(pattern) > MAX_GLOB_CHARS:  # globs become regular expressions: keep them small
+        raise ValueError(
+            f"The glob pattern is {len(pattern)} characters long; the limit is {MAX_GLOB_CHARS}."
+        )
     if not pattern or "\x00" in pattern:
         raise ValueError(f"Invalid glob pattern {pattern!r}: give a pattern like '**/*.py'.")
     if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
@@ -66,6 +72,8 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             raise IsADirectoryError(f"{path!r} is a folder; list it with the `ls` tool.")
         if not real.exists():
             raise FileNotFoundError(f"No file {path!r} in the workspace; check the name with `ls`.")
+        if not real.is_file():  # a FIFO or a device would block the reading thread
+            raise ValueError(f"{path!r} is not a regular file; read shows files only.")
         if offset < 1 or limit < 1:
             raise ValueError(f"offset and limit must be at least 1, got {offset!r} and {limit!r}.")
         data = ws.read_bytes(real)
@@ -95,6 +103,7 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             content: The complete new content.
         """
         real = ws.resolve(path)
+        refuse_protected(real, registry, path)
         _refuse_watched_folder(registry, real, ctx)
         if real.is_dir():
             raise IsADirectoryError(f"{path!r} is a folder; give a file path.")
@@ -120,6 +129,7 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             replace_all: Replace every occurrence instead of exactly one.
         """
         real = ws.resolve(path)
+        refuse_protected(real, registry, path)
         _refuse_watched_folder(registry, real, ctx)
         if not real.is_file():
             raise FileNotFoundError(f"No file {path!r} in the workspace; create it with `write`.")

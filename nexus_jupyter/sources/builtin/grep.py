@@ -1,37 +1,24 @@
-"""``grep``: search file contents of the workspace by regular expression."""
+"""``grep``: search file contents of the workspace by regular expression.
+
+Matching runs on a linear-time engine (:mod:`.grep_engines`: ripgrep, else google-re2), with
+a time cap and a cap on results, so a pattern such as ``(a+)+$`` answers at once instead of
+holding the server.
+"""
 
 from __future__ import annotations
 
-import fnmatch
-import os
-import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Literal
 
+from ...core.tools.context import ToolContext
 from ...core.tools.decorator import tool
 from ...core.tools.tool import Tool
-from .files import is_binary
-from .paths import SKIP_DIRS, Workspace
+from .files import MAX_LINE_CHARS
+from .grep_engines import SEARCH_TIMEOUT_S, SearchRequest, check_pattern, search_files
+from .paths import Workspace
 
-__all__ = ["grep_tool"]
+__all__ = ["MAX_HEAD_LIMIT", "grep_tool"]
 
-MAX_FILE_BYTES = 5_000_000
-
-
-def _files(ws: Workspace, base: Path, glob: str | None) -> Iterator[Path]:
-    if base.is_file():
-        yield base
-        return
-    for folder, dirs, names in os.walk(base, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in sorted(names):
-            path = Path(folder) / name
-            rel = path.relative_to(base).as_posix()
-            if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
-                continue
-            if ws.inside(path) and path.is_file():  # a symlink pointing out is skipped
-                yield path
+MAX_HEAD_LIMIT = 5000
 
 
 def grep_tool(ws: Workspace) -> Tool:
@@ -51,8 +38,11 @@ def grep_tool(ws: Workspace) -> Tool:
         context: int = 0,
         case_insensitive: bool = False,
         head_limit: int = 200,
+        *,
+        ctx: ToolContext,
     ) -> str | list[str] | dict[str, int]:
-        """Search file contents of the workspace with a regular expression (Python syntax).
+        """Search file contents of the workspace with a regular expression (RE2 syntax: like
+        Python's, without backreferences and lookaround).
 
         Args:
             pattern: Regular expression to look for, line by line.
@@ -62,59 +52,60 @@ def grep_tool(ws: Workspace) -> Tool:
                 (file paths) or 'count' (matches per file).
             context: Lines of context before and after each match ('content' mode).
             case_insensitive: Ignore case.
-            head_limit: Maximum number of lines, files or counts returned.
+            head_limit: Maximum number of lines, files or counts returned (at most 5000).
         """
-        try:
-            regex = re.compile(pattern, re.IGNORECASE if case_insensitive else 0)
-        except re.error as exc:
-            raise ValueError(f"Invalid regular expression {pattern!r}: {exc}.") from None
-        if context < 0 or head_limit < 1:
+        check_pattern(pattern)
+        if glob is not None:
+            check_pattern(glob, "glob")
+        if not 0 <= context <= 100 or not 1 <= head_limit <= MAX_HEAD_LIMIT:
             raise ValueError(
-                f"context must be >= 0 and head_limit >= 1, got {context!r}, {head_limit!r}."
+                f"context must be 0 to 100 and head_limit 1 to {MAX_HEAD_LIMIT}, "
+                f"got {context!r}, {head_limit!r}."
             )
         base = ws.resolve(path)
         if not base.exists():
             raise FileNotFoundError(f"No file or folder {path!r} in the workspace.")
+        request = SearchRequest(
+            pattern,
+            base,
+            glob=glob,
+            case_insensitive=case_insensitive,
+            context=context if output_mode == "content" else 0,
+            on_cancel=ctx.cancellation.on_cancel,
+        )
         lines_out: list[str] = []
         files_out: list[str] = []
         counts: dict[str, int] = {}
-        for file in _files(ws, base, glob):
-            try:
-                if file.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                data = ws.read_bytes(file)
-            except OSError:
-                continue
-            if is_binary(data):
-                continue
-            rel = ws.relative(file)
-            lines = data.decode("utf-8", errors="replace").splitlines()
-            hits = [i for i, line in enumerate(lines) if regex.search(line)]
-            if not hits:
-                continue
-            if output_mode == "files_with_matches":
-                files_out.append(rel)
-                if len(files_out) >= head_limit:
-                    break
-            elif output_mode == "count":
-                counts[rel] = len(hits)
-                if len(counts) >= head_limit:
-                    break
-            else:
-                shown: set[int] = set()
-                hit_set = set(hits)
-                for i in hits:
-                    for j in range(max(0, i - context), min(len(lines), i + context + 1)):
-                        if j not in shown:
-                            shown.add(j)
-                            sep = ":" if j in hit_set else "-"
-                            lines_out.append(f"{rel}{sep}{j + 1}{sep}{lines[j]}")
-                if len(lines_out) >= head_limit:
-                    break
+        found = search_files(ws, request)
+        try:
+            for hits in found:
+                if output_mode == "files_with_matches":
+                    files_out.append(hits.rel)
+                    if len(files_out) >= head_limit:
+                        break
+                elif output_mode == "count":
+                    counts[hits.rel] = sum(1 for _, _, is_match in hits.lines if is_match)
+                    if len(counts) >= head_limit:
+                        break
+                else:
+                    for number, text, is_match in hits.lines:
+                        if len(text) > MAX_LINE_CHARS:
+                            text = text[:MAX_LINE_CHARS] + "… [line truncated]"
+                        sep = ":" if is_match else "-"
+                        lines_out.append(f"{hits.rel}{sep}{number}{sep}{text}")
+                    if len(lines_out) >= head_limit:
+                        break
+        finally:
+            found.close()  # stops the engine (kills ripgrep) when enough was read
+        stopped = (
+            [f"… [search stopped after {SEARCH_TIMEOUT_S:g} s; narrow `path` or `glob`]"]
+            if request.timed_out
+            else []
+        )
         if output_mode == "content":
-            return "\n".join(lines_out[:head_limit])
+            return "\n".join(lines_out[:head_limit] + stopped)
         if output_mode == "count":
             return counts
-        return files_out
+        return files_out + stopped
 
     return Tool.from_function(grep, source="builtin", source_kind="builtin")
