@@ -101,7 +101,6 @@ def configure_registry(
     kwargs.setdefault("search_threshold", settings.search.threshold)
     reg = cls(**kwargs)
     reg.settings = settings
-    reg.allow_overrides = tuple(settings.allow_overrides)
     reg.root = base
     if builtins:
         from .sources.builtin import BuiltinSource

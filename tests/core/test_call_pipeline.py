@@ -141,7 +141,8 @@ def test_approval_advice_is_worded_for_the_face(
     reg.add(wipe)
     with pytest.raises(ApprovalRequired, match=advice) as raised:
         call("wipe", request=RequestInfo(caller=caller))
-    assert "pre_approved" in str(raised.value)
+    # only an agent is not told which nex.yaml line would raise its own rights
+    assert ("pre_approved" in str(raised.value)) == (caller is not MCP_CALLER)
 
 
 def test_decisions_follow_the_callers_fields_not_its_name(call: Any, reg: Registry) -> None:

@@ -220,11 +220,12 @@ async def test_changed_definition_needs_approval_again(reg: Any) -> None:
 async def test_remote_clients_cannot_be_asked_even_with_an_approver(reg: Any) -> None:
     reg.approver = lambda *a: True
     reg.policy = Policy(grant="danger_full_access")
-    # the remote caller is not told which nex.yaml line would let it in
+    # an agent is not told which nex.yaml line would let it in
     with pytest.raises(ApprovalRequired, match="person running this server") as info:
-        await reg.call("t_danger_full_access", {}, request=RequestInfo(client="rest"))
-    assert "nex.yaml" not in str(info.value)
-    with pytest.raises(ApprovalRequired):
         await reg.call("t_danger_full_access", {}, request=RequestInfo(client="mcp"))
+    assert "nex.yaml" not in str(info.value)
+    # the sidebar's user is the Jupyter server's own (authenticated) user: told both ways
+    with pytest.raises(ApprovalRequired, match="sidebar"):
+        await reg.call("t_danger_full_access", {}, request=RequestInfo(client="rest"))
     with pytest.raises(ApprovalRequired, match="pre_approved"):  # a person at the CLI is
         await reg.call("t_danger_full_access", {}, request=RequestInfo(client="cli"))

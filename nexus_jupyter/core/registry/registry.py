@@ -74,12 +74,23 @@ class Registry(RegistryWriter):
         self.audit = audit
         self.approver: Approver | None = None
         self._calls = CallPipeline(self)
-        self.settings: Any = None  # the merged configuration, when built by Registry.default
+        self._settings: Any = None
         self.root: Path | None = None  # the project root, when built by Registry.default
         self._bg: BackgroundLoop | None = None
         self._closed = False
         self._notebook = MutableSource("notebook", "notebook")
         self.add_source(self._notebook)
+
+    @property
+    def settings(self) -> Any:
+        """The merged configuration (``Registry.default`` sets it); setting it applies its
+        ``allow_overrides``."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Any) -> None:
+        self._settings = value
+        self.allow_overrides = tuple(getattr(value, "allow_overrides", None) or ())
 
     @classmethod
     def default(

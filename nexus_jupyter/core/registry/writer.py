@@ -41,8 +41,7 @@ class RegistryWriter(RegistryReader):
         super().__init__(search=search, search_threshold=search_threshold, credentials=credentials)
         self._states: dict[str, SourceState] = {}
         self._events = EventHub()
-        #: Built-in names (globs) other sources may take; ``allow_overrides`` in nex.yaml.
-        self.allow_overrides: tuple[str, ...] = ()
+        self._allow_overrides: tuple[str, ...] = ()
 
     def sources(self) -> list[SourceState]:
         return list(self._states.values())
@@ -136,6 +135,28 @@ class RegistryWriter(RegistryReader):
                 state.details_source = details
             return self._commit(state, set(), True)
 
+    @property
+    def allow_overrides(self) -> tuple[str, ...]:
+        """Built-in names (globs) other sources may take (``allow_overrides`` in nex.yaml)."""
+        return self._allow_overrides
+
+    @allow_overrides.setter
+    def allow_overrides(self, names: Iterable[str]) -> None:
+        # Re-decide every name two sources provide: who wins may have changed.
+        with self._lock:
+            self._allow_overrides = tuple(names)
+            seen: set[str] = set()
+            contested: set[str] = set()
+            for state in self._states.values():
+                contested |= seen & state.tools.keys()
+                seen |= state.tools.keys()
+            snapshot, change = rebuild(
+                self._snapshot, self._states, contested, (), self._allow_overrides
+            )
+            self._snapshot = snapshot
+            self._index_changes(change)
+            self._events.publish(change)
+
     def _state(self, name: str) -> SourceState:
         state = self._states.get(name)
         if state is None:
@@ -150,17 +171,20 @@ class RegistryWriter(RegistryReader):
         state.updated_at = time.time()
         sources = (state.name,) if status_changed else ()
         snapshot, change = rebuild(
-            self._snapshot, self._states, affected, sources, self.allow_overrides
+            self._snapshot, self._states, affected, sources, self._allow_overrides
         )
         self._snapshot = snapshot
+        self._index_changes(change)
+        self._events.publish(change)
+        return change
+
+    def _index_changes(self, change: RegistryChanged) -> None:
         if self._index is not None and change.tools_changed:
-            entries = snapshot.entries
+            entries = self._snapshot.entries
             self._index.update(
                 upserts=[entries[n].tool.spec for n in (*change.added, *change.updated)],
                 removals=change.removed,
             )
-        self._events.publish(change)
-        return change
 
     # -- events ---------------------------------------------------------------------------
 
