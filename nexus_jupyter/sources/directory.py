@@ -33,7 +33,6 @@ import os
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from ..core.errors import SourceError
 from ..core.registry.publisher import SourcePublisher
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
+from .folder_files import FolderFiles
 from .loader import content_hash, load_tool_text
 from .settle import mid_save_reason
 
@@ -76,26 +76,6 @@ def is_tool_file(path: Path, root: Path, *, recursive: bool = False) -> bool:
     return name.endswith(".py") and not name.endswith(_TEMP_SUFFIXES)
 
 
-@dataclass(slots=True)
-class _FileState:
-    path: Path
-    stat: tuple[int, int] | None = None  # (size, mtime_ns) of the content last read
-    hash: str = ""  # of the content last read
-    tools: tuple[Tool, ...] = ()  # the last good set
-    error: str | None = None
-    line: int | None = None
-
-    def to_dict(self, rel: str) -> dict[str, Any]:
-        return {
-            "file": rel,
-            "status": "error" if self.error else "ok",
-            "message": self.error,
-            "line": self.line,
-            "tools": [t.name for t in self.tools],
-            "hash": self.hash[:12],
-        }
-
-
 class DirectorySource:
     """Tool files in ``path``, hot-reloaded while the registry runs.
 
@@ -127,10 +107,8 @@ class DirectorySource:
         self.kind: SourceKind = "directory"
         self.namespace: str | None = None
         self.name = f"directory:{_display(self.root)}"
-        self._files: dict[Path, _FileState] = {}
-        self._owners: dict[str, set[Path]] = {}  # tool name -> the files defining it
-        self._failing: set[Path] = set()  # files whose last load failed
-        self._touched: set[str] = set()  # tool names changed since the last publish
+        self._book = FolderFiles(self.root)
+        self._files = self._book.files  # path -> FileState (the book's own dict)
         self._lock = threading.RLock()
         self._publisher: SourcePublisher | None = None
         self._watcher: Any = None
@@ -161,7 +139,8 @@ class DirectorySource:
         """Scan the whole folder (loading changed files) and return its tools."""
         with self._lock:
             self._rescan_locked()
-            tools, _ = self._current()
+            tools, _ = self._book.current()
+            self._book.take_touched()  # the registry takes this complete set instead
             self._record_versions()
             return tools
 
@@ -271,12 +250,7 @@ class DirectorySource:
         try:
             before = os.stat(path)
         except OSError:  # deleted (or renamed away): its tools go
-            if path not in self._files:
-                return False
-            self._set_tools(path, ())
-            self._failing.discard(path)
-            del self._files[path]
-            return True
+            return self._book.drop(path)
         if self.root not in Path(os.path.realpath(path)).parents:
             return self._refuse_outside_link(path)
         # No shortcut on an unchanged (size, mtime): mtime ticks are coarse, and two saves of
@@ -295,7 +269,7 @@ class DirectorySource:
             defer.add(path)  # a save in progress (see .settle): the watcher retries it
             return False
         digest = content_hash(raw)
-        state = self._files.setdefault(path, _FileState(path))
+        state = self._book.state(path)
         state.stat = stat
         if digest == state.hash:
             return False
@@ -310,8 +284,7 @@ class DirectorySource:
                     stat,
                 )
             changed = state.error is not None
-            state.error = state.line = None
-            self._failing.discard(path)
+            self._book.set_ok(path)
             return changed
         try:
             text = raw.decode("utf-8")
@@ -322,12 +295,10 @@ class DirectorySource:
         load = self._isolation.load if self._isolation is not None else load_tool_text
         result = load(text, path, source=self.name, timeout=self.load_timeout)
         if result.ok:
-            self._set_tools(path, result.tools)
-            state.error, state.line = None, None
-            self._failing.discard(path)
+            self._book.set_tools(path, result.tools)
+            self._book.set_ok(path)
         else:
-            self._failing.add(path)
-            state.error, state.line = result.error, result.line
+            self._book.set_error(path, result.error or "failed to load", result.line)
             log.info("tool file %s failed to load: %s (line %s)", path, result.error, result.line)
         if self._store is not None and result.ok:  # history keeps versions that loaded
             self._unrecorded.append((path, text))
@@ -339,11 +310,11 @@ class DirectorySource:
             f"a symbolic link to {os.path.realpath(path)!r}, outside the tools folder; it is "
             "not loaded. Copy the file into the folder instead."
         )
-        state = self._files.setdefault(path, _FileState(path))
+        state = self._book.state(path)
         changed = bool(state.tools) or state.error != message
-        self._set_tools(path, ())
-        self._failing.add(path)
-        state.error, state.line, state.hash = message, None, ""
+        self._book.set_tools(path, ())
+        self._book.set_error(path, message, None)
+        state.hash = ""
         return changed
 
     def _record_versions(self) -> None:
@@ -356,68 +327,15 @@ class DirectorySource:
             except OSError as exc:  # history is a convenience: never fail a reload over it
                 log.warning("could not record a version of %s: %s", path, exc)
 
-    def _set_tools(self, path: Path, tools: tuple[Tool, ...] | list[Tool]) -> None:
-        """Record ``path``'s tools and which names that touches (for the next delta)."""
-        state = self._files.setdefault(path, _FileState(path))
-        before = {t.name for t in state.tools}
-        state.tools = tuple(tools)
-        after = {t.name for t in state.tools}
-        for name in before - after:
-            owners = self._owners.get(name)
-            if owners is not None:
-                owners.discard(path)
-                if not owners:
-                    del self._owners[name]
-        for name in after:
-            self._owners.setdefault(name, set()).add(path)
-        self._touched |= before | after
-
     def _set_error(self, path: Path, message: str, line: int | None, stat: tuple[int, int]) -> bool:
-        self._failing.add(path)
-        state = self._files.setdefault(path, _FileState(path))
-        changed = state.error != message
-        state.error, state.line, state.stat = message, line, stat
+        changed = self._book.set_error(path, message, line)
+        self._book.state(path).stat = stat
         return changed
 
     # -- publishing -----------------------------------------------------------------------
 
     def _rel(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.root))
-        except ValueError:
-            return str(path)
-
-    def _winner(self, name: str) -> tuple[Tool | None, str | None]:
-        """The tool that ``name`` means in this folder (the first file, by path, wins) and
-        the conflict reason when several files define it."""
-        owners = sorted(self._owners.get(name, ()))
-        if not owners:
-            return None, None
-        tool = next(t for t in self._files[owners[0]].tools if t.name == name)
-        if len(owners) == 1:
-            return tool, None
-        files = " and ".join(self._rel(p) for p in owners)
-        return tool, f"conflict: defined in {files}; rename one of them"
-
-    def _current(self) -> tuple[list[Tool], dict[str, str]]:
-        """The folder's tools (first file wins a name) and the names in conflict."""
-        tools: list[Tool] = []
-        conflicts: dict[str, str] = {}
-        for name in self._owners:
-            tool, conflict = self._winner(name)
-            if tool is not None:
-                tools.append(tool)
-            if conflict is not None:
-                conflicts[name] = conflict
-        return tools, conflicts
-
-    def _error_summary(self) -> str | None:
-        if not self._failing:
-            return None
-        errors = self.errors
-        return f"{len(errors)} file(s) failed to load: " + "; ".join(
-            f"{f}: {m}" for f, m in sorted(errors.items())
-        )
+        return self._book.rel(path)
 
     def _publisher_for(self, registry: Any) -> SourcePublisher | None:
         if registry is not None:
@@ -430,12 +348,12 @@ class DirectorySource:
         if publisher is None:
             return
         with self._lock:
-            tools, conflicts = self._current()
-            self._touched.clear()
+            tools, conflicts = self._book.current()
+            self._book.take_touched()
             try:
                 publisher.replace(
                     tools,
-                    error=self._error_summary(),
+                    error=self._book.error_summary(),
                     details=self._details_now,
                     unavailable=conflicts,
                 )
@@ -444,14 +362,14 @@ class DirectorySource:
 
     def _publish_touched(self, publisher: SourcePublisher | None) -> None:
         """Hand the registry only the tools whose names the last reloads touched."""
-        touched, self._touched = self._touched, set()
+        touched = self._book.take_touched()
         if publisher is None:
             return
         upserts: list[Tool] = []
         removals: list[str] = []
         unavailable: dict[str, str | None] = {}
         for name in touched:
-            tool, conflict = self._winner(name)
+            tool, conflict = self._book.winner(name)
             if tool is None:
                 removals.append(name)
             else:
@@ -462,7 +380,7 @@ class DirectorySource:
                 upserts=upserts,
                 removals=removals,
                 unavailable=unavailable,
-                error=self._error_summary(),
+                error=self._book.error_summary(),
                 details=self._details_now,
             )
         except SourceError:
@@ -470,10 +388,10 @@ class DirectorySource:
 
     def _details_now(self) -> dict[str, Any]:
         with self._lock:
-            return self._details(self._current()[1])
+            return self._details(self._book.current()[1])
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
-        files = {self._rel(p): s.to_dict(self._rel(p)) for p, s in sorted(self._files.items())}
+        files = self._book.per_file()
         watcher = self._watcher
         return {
             "path": str(self.root),
@@ -489,25 +407,18 @@ class DirectorySource:
     def status(self) -> dict[str, Any]:
         """The folder's status: ``{"path", "files": {rel: {...}}, "conflicts", "watching"}``."""
         with self._lock:
-            return self._details(self._current()[1])
+            return self._details(self._book.current()[1])
 
     @property
     def errors(self) -> dict[str, str]:
         """Files that failed to load: relative path -> ``"message (line N)"``."""
         with self._lock:
-            return {
-                self._rel(p): s.error + (f" (line {s.line})" if s.line else "")
-                for p, s in sorted(self._files.items())
-                if s.error
-            }
+            return self._book.errors()
 
     def file_of(self, tool_name: str) -> Path | None:
         """The file that defines ``tool_name`` (the first, if several do)."""
         with self._lock:
-            for path in sorted(self._files):
-                if any(t.name == tool_name for t in self._files[path].tools):
-                    return path
-        return None
+            return self._book.file_of(tool_name)
 
 
 def _display(root: Path) -> str:

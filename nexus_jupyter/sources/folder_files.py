@@ -1,0 +1,152 @@
+"""What a folder's tool files define, kept up to date one file at a time.
+
+:class:`FolderFiles` is the bookkeeping behind
+:class:`~nexus_jupyter.sources.directory.DirectorySource`: each file's state (its last good
+tools, its error), which files define each tool name, which files fail, and the names touched
+since the source last published. With it a save costs what the saved file defines: the
+source hands the registry only the touched names (:meth:`FolderFiles.take_touched`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.tools.tool import Tool
+
+__all__ = ["FileState", "FolderFiles"]
+
+
+@dataclass(slots=True)
+class FileState:
+    path: Path
+    stat: tuple[int, int] | None = None  # (size, mtime_ns) of the content last read
+    hash: str = ""  # of the content last read
+    tools: tuple[Tool, ...] = ()  # the last good set
+    error: str | None = None
+    line: int | None = None
+
+    def to_dict(self, rel: str) -> dict[str, Any]:
+        return {
+            "file": rel,
+            "status": "error" if self.error else "ok",
+            "message": self.error,
+            "line": self.line,
+            "tools": [t.name for t in self.tools],
+            "hash": self.hash[:12],
+        }
+
+
+class FolderFiles:
+    """Per-file state of one folder (callers hold the source's lock)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[Path, FileState] = {}
+        self._owners: dict[str, set[Path]] = {}  # tool name -> the files defining it
+        self._failing: set[Path] = set()  # files whose last load failed
+        self._touched: set[str] = set()  # tool names changed since the last publish
+
+    def state(self, path: Path) -> FileState:
+        return self.files.setdefault(path, FileState(path))
+
+    def set_tools(self, path: Path, tools: Iterable[Tool]) -> None:
+        """Record ``path``'s tools, and which names that touches."""
+        state = self.state(path)
+        before = {t.name for t in state.tools}
+        state.tools = tuple(tools)
+        after = {t.name for t in state.tools}
+        for name in before - after:
+            owners = self._owners.get(name)
+            if owners is not None:
+                owners.discard(path)
+                if not owners:
+                    del self._owners[name]
+        for name in after:
+            self._owners.setdefault(name, set()).add(path)
+        self._touched |= before | after
+
+    def set_ok(self, path: Path) -> None:
+        state = self.state(path)
+        state.error = state.line = None
+        self._failing.discard(path)
+
+    def set_error(self, path: Path, message: str, line: int | None) -> bool:
+        """Record a failure (the last good tools stay); returns whether the message changed."""
+        self._failing.add(path)
+        state = self.state(path)
+        changed = state.error != message
+        state.error, state.line = message, line
+        return changed
+
+    def drop(self, path: Path) -> bool:
+        """Forget a deleted file (its tools go); returns whether it was known."""
+        if path not in self.files:
+            return False
+        self.set_tools(path, ())
+        self._failing.discard(path)
+        del self.files[path]
+        return True
+
+    def take_touched(self) -> set[str]:
+        touched, self._touched = self._touched, set()
+        return touched
+
+    # -- reading --------------------------------------------------------------------------
+
+    def rel(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def winner(self, name: str) -> tuple[Tool | None, str | None]:
+        """The tool that ``name`` means in this folder (the first file, by path, wins) and
+        the conflict reason when several files define it."""
+        owners = sorted(self._owners.get(name, ()))
+        if not owners:
+            return None, None
+        tool = next(t for t in self.files[owners[0]].tools if t.name == name)
+        if len(owners) == 1:
+            return tool, None
+        files = " and ".join(self.rel(p) for p in owners)
+        return tool, f"conflict: defined in {files}; rename one of them"
+
+    def current(self) -> tuple[list[Tool], dict[str, str]]:
+        """The folder's tools (first file wins a name) and the names in conflict."""
+        tools: list[Tool] = []
+        conflicts: dict[str, str] = {}
+        for name in self._owners:
+            tool, conflict = self.winner(name)
+            if tool is not None:
+                tools.append(tool)
+            if conflict is not None:
+                conflicts[name] = conflict
+        return tools, conflicts
+
+    def errors(self) -> dict[str, str]:
+        """Files that failed to load: relative path -> ``"message (line N)"``."""
+        out = {}
+        for path in sorted(self._failing):
+            state = self.files.get(path)
+            if state is not None and state.error:
+                out[self.rel(path)] = state.error + (f" (line {state.line})" if state.line else "")
+        return out
+
+    def error_summary(self) -> str | None:
+        errors = self.errors() if self._failing else {}
+        if not errors:
+            return None
+        return f"{len(errors)} file(s) failed to load: " + "; ".join(
+            f"{f}: {m}" for f, m in sorted(errors.items())
+        )
+
+    def file_of(self, tool_name: str) -> Path | None:
+        """The file that defines ``tool_name`` (the first, if several do)."""
+        owners = self._owners.get(tool_name)
+        return min(owners) if owners else None
+
+    def per_file(self) -> dict[str, dict[str, Any]]:
+        return {self.rel(p): s.to_dict(self.rel(p)) for p, s in sorted(self.files.items())}
