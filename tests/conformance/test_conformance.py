@@ -1,0 +1,121 @@
+"""The official MCP conformance suite against a live ``nexus-tools serve --transport http``
+serving ``examples/conformance`` (ordinary nexus tool files).
+
+For each protocol revision the suite runs exactly the server scenarios that revision requires
+(``--requirements``). A required scenario that fails fails this test unless it is listed, with
+its reason, in ``known_failures.py``; a listed scenario that passes fails it too, so the list
+stays honest. The pass table is printed either way.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conformance_suite import (
+    REVISIONS,
+    Outcome,
+    installed,
+    required_scenarios,
+    run_server_scenarios,
+)
+from known_failures import KNOWN_FAILURES
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "examples" / "conformance"
+
+pytestmark = pytest.mark.skipif(
+    not installed(),
+    reason="the MCP conformance suite is not installed: run `make npm-deps` "
+    "(npm ci in tests/conformance)",
+)
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``nexus-tools serve --transport http --port 0 --dir examples/conformance``."""
+    project = tmp_path_factory.mktemp("conformance-project")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from nexus_jupyter.cli import main; sys.exit(main())",
+            "--root",
+            str(project),
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--dir",
+            str(FIXTURES),
+        ],
+        cwd=project,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    url = None
+    lines: list[str] = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("Serving"):
+            url = line.rsplit(" ", 1)[1].strip()
+            break
+    assert url, "nexus-tools serve did not start:\n" + "".join(lines)
+    threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        assert proc.wait(15) == 0
+
+
+def table(revision: str, required: list[str], outcomes: dict[str, Outcome]) -> list[str]:
+    known = KNOWN_FAILURES[revision]
+    passed = sum(outcomes[s].passed for s in required if s in outcomes)
+    rows = [f"MCP conformance {revision}: {passed}/{len(required)} required server scenarios pass"]
+    for scenario in required:
+        outcome = outcomes.get(scenario)
+        if outcome is None:
+            rows.append(f"  ?  {scenario}: not run")
+        elif outcome.passed:
+            rows.append(f"  ok {scenario}")
+        else:
+            why = known.get(scenario, "UNEXPECTED: " + "; ".join(outcome.failures))
+            rows.append(f"  xx {scenario}: {why}")
+    extra = sorted(set(outcomes) - set(required))
+    if extra:
+        shown = ", ".join(f"{s} {'ok' if outcomes[s].passed else 'xx'}" for s in extra)
+        rows.append(f"  not scored: {shown}")
+    return rows
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_required_scenarios(
+    revision: str, server_url: str, tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    required = required_scenarios(revision)
+    outcomes = run_server_scenarios(server_url, revision, tmp_path)
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    rows = table(revision, required, outcomes)
+    if reporter is not None:
+        reporter.write_line("")
+        for row in rows:
+            reporter.write_line(row)
+    known = KNOWN_FAILURES[revision]
+    unexpected = [
+        f"{s}: " + ("not run" if s not in outcomes else "; ".join(outcomes[s].failures))
+        for s in required
+        if s not in known and (s not in outcomes or not outcomes[s].passed)
+    ]
+    now_passing = [s for s in known if s in outcomes and outcomes[s].passed]
+    stale = [s for s in known if s not in required]
+    assert not unexpected, "required scenarios fail:\n" + "\n".join(unexpected)
+    assert not now_passing, f"these pass now: remove them from known_failures.py: {now_passing}"
+    assert not stale, f"not required for {revision}: remove them from known_failures.py: {stale}"
