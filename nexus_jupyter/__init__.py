@@ -37,8 +37,10 @@ from .core.tools.decorator import tool
 if TYPE_CHECKING:
     from .core.registry.registry import Registry
     from .core.registry.state import RegistryChanged, ToolEntry
+    from .core.tools.caller import CallerUnavailable, Elicitation, Sampled
+    from .core.tools.content import Audio, Content, EmbeddedResource, Image, ResourceLink
     from .core.tools.context import CancellationToken, RequestInfo, ToolContext
-    from .core.tools.result import Image, ToolResult
+    from .core.tools.result import ToolResult
     from .core.tools.spec import ToolSpec
     from .core.tools.tool import Tool
 
@@ -49,7 +51,14 @@ _LAZY = {
     "RequestInfo": ".core.tools.context",
     "ToolContext": ".core.tools.context",
     "Registry": ".core.registry.registry",
-    "Image": ".core.tools.result",
+    "Audio": ".core.tools.content",
+    "CallerUnavailable": ".core.tools.caller",
+    "Content": ".core.tools.content",
+    "Elicitation": ".core.tools.caller",
+    "EmbeddedResource": ".core.tools.content",
+    "Image": ".core.tools.content",
+    "ResourceLink": ".core.tools.content",
+    "Sampled": ".core.tools.caller",
     "ToolResult": ".core.tools.result",
     "ToolSpec": ".core.tools.spec",
     "RegistryChanged": ".core.registry.state",
@@ -77,8 +86,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApprovalRequired",
+    "Audio",
+    "CallerUnavailable",
     "CancellationToken",
     "ConfigError",
+    "Content",
+    "Elicitation",
+    "EmbeddedResource",
     "ExportError",
     "FieldError",
     "Image",
@@ -88,6 +102,8 @@ __all__ = [
     "Registry",
     "RegistryChanged",
     "RequestInfo",
+    "ResourceLink",
+    "Sampled",
     "SourceError",
     "Tool",
     "ToolContext",

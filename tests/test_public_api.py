@@ -9,8 +9,13 @@ import nexus_jupyter
 
 EXPECTED = {
     "ApprovalRequired",
+    "Audio",
+    "CallerUnavailable",
     "CancellationToken",
     "ConfigError",
+    "Content",
+    "Elicitation",
+    "EmbeddedResource",
     "ExportError",
     "FieldError",
     "Image",
@@ -20,6 +25,8 @@ EXPECTED = {
     "Registry",
     "RegistryChanged",
     "RequestInfo",
+    "ResourceLink",
+    "Sampled",
     "SourceError",
     "Tool",
     "ToolContext",

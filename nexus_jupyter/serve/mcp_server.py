@@ -25,8 +25,10 @@ from typing import Any
 
 from ..core.errors import NexusError, ToolNotFound
 from ..core.registry.state import RegistryChanged
+from ..core.tools.caller import CURRENT_CALLER
 from ..core.tools.context import CancellationToken, RequestInfo
 from .mcp_bridge import call_result, error_result, mcp_tool
+from .mcp_caller import LogLevels, McpCaller
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -46,7 +48,7 @@ class RegistryServer:
     def __init__(self, registry: Any, *, defer: bool = False, name: str = "nexus-tools") -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-        from mcp_types import NotificationParams
+        from mcp_types import NotificationParams, SetLevelRequestParams
 
         from .. import __version__
 
@@ -76,6 +78,12 @@ class RegistryServer:
         )
         self.server.add_notification_handler(
             "notifications/initialized", NotificationParams, self._on_initialized
+        )
+        # Added by hand: the constructor's on_set_logging_level warns that logging is
+        # deprecated at 2026-07-28, but handshake-era clients still set their level with it.
+        self.log_levels = LogLevels()
+        self.server.add_request_handler(
+            "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )
         self._legacy: set[Any] = set()
         self._listing: tuple[int, Any] | None = None
@@ -145,6 +153,14 @@ class RegistryServer:
 
     # -- handlers -------------------------------------------------------------------------
 
+    async def _set_log_level(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            self.log_levels.set(connection, params.level)
+        return types.EmptyResult()
+
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.registry.find(name)
         return dict(tool.spec.input_schema) if tool is not None else None
@@ -186,10 +202,13 @@ class RegistryServer:
         # stopped by the task cancellation itself (async) or cannot be stopped (sync threads),
         # and skipping the token keeps fast sync tools on the inline path.
         token = CancellationToken() if tool is not None and tool.wants_context else None
+        caller = McpCaller(ctx, self.log_levels)
+        bound = CURRENT_CALLER.set(caller)  # the tool's ToolContext picks it up
         try:
             result = await self.registry.call(
                 name, params.arguments or {}, request=request, progress=progress, cancellation=token
             )
+            await caller.flush()
         except ToolNotFound as exc:
             # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
             raise MCPError(INVALID_PARAMS, str(exc)) from None
@@ -199,6 +218,8 @@ class RegistryServer:
             if token is not None:
                 token.cancel()
             raise
+        finally:
+            CURRENT_CALLER.reset(bound)
         return call_result(result, tool.spec if tool is not None else None)
 
 

@@ -5,9 +5,7 @@ failing required scenario, and also when one listed here starts passing (then de
 
 from __future__ import annotations
 
-_LOGGING = "logging/setLevel is not implemented; ctx.log does not reach the client"
 _COMPLETION = "completion/complete is not implemented"
-_CONTENT = "native tools cannot return audio or embedded resources yet"
 _ASK = "a tool cannot ask the client yet (ctx.elicit / ctx.sample)"
 _RESOURCES = "resources are not served yet"
 _PROMPTS = "prompts are not served yet"
@@ -15,9 +13,6 @@ _INPUT_REQUIRED = "input-required results (2026-07-28 multi-round-trip) are not 
 
 _COMMON = {
     "completion-complete": _COMPLETION,
-    "tools-call-audio": _CONTENT,
-    "tools-call-embedded-resource": _CONTENT,
-    "tools-call-mixed-content": _CONTENT,
     "resources-list": _RESOURCES,
     "resources-read-text": _RESOURCES,
     "resources-read-binary": _RESOURCES,
@@ -33,8 +28,6 @@ _COMMON = {
 KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "2025-11-25": {
         **_COMMON,
-        "logging-set-level": _LOGGING,
-        "tools-call-with-logging": _LOGGING,
         "tools-call-sampling": _ASK,
         "tools-call-elicitation": _ASK,
         "elicitation-sep1034-defaults": _ASK,

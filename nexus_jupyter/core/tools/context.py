@@ -20,7 +20,12 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .caller import CURRENT_CALLER, Caller, CallerLogger, CallerUnavailable, Elicitation, Sampled
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "CancellationToken",
@@ -130,12 +135,22 @@ class ToolContext:
     - ``credentials``: ``await ctx.credentials.get(service, key)``, ``ctx.credentials.has(s)``
     - ``request``: :class:`RequestInfo` (request id, principal, session, client)
     - ``cancellation`` / ``cancelled``: the cancel signal of this call
-    - ``log``: a :class:`logging.Logger` named after the tool
+    - ``log``: a logger named after the tool; over MCP its messages also reach the client
     - ``progress(current, total=None, message=None)``: report progress (sync or awaitable)
+    - ``await elicit(message, schema)`` / ``await sample(prompt)``: ask the calling client's
+      user or model (over MCP; see :mod:`.caller`)
     - ``tool_name``: the name the tool was called under
     """
 
-    __slots__ = ("_progress", "cancellation", "credentials", "log", "request", "tool_name")
+    __slots__ = (
+        "_progress",
+        "caller",
+        "cancellation",
+        "credentials",
+        "log",
+        "request",
+        "tool_name",
+    )
 
     def __init__(
         self,
@@ -150,7 +165,9 @@ class ToolContext:
         self.credentials: CredentialsView = credentials or NoCredentials()
         self.request = request or RequestInfo()
         self.cancellation = cancellation or CancellationToken()
-        self.log = logging.getLogger(f"nexus_jupyter.tool.{tool_name}")
+        # The client that made this call, when the face serving it set one (MCP).
+        self.caller: Caller | None = CURRENT_CALLER.get()
+        self.log = CallerLogger(logging.getLogger(f"nexus_jupyter.tool.{tool_name}"), self.caller)
         self._progress = progress
 
     @property
@@ -163,6 +180,39 @@ class ToolContext:
         """Report progress. Works from sync tools (call it) and async tools (``await`` it)."""
         result = self._progress(current, total, message) if self._progress else None
         return _Done(result)
+
+    async def elicit(self, message: str, schema: dict[str, Any] | type[BaseModel]) -> Elicitation:
+        """Ask the calling client's user for input described by ``schema`` (a flat JSON
+        Schema object of primitive fields, or a pydantic model). Raises
+        :class:`CallerUnavailable` when the call did not come from such a client."""
+        if isinstance(schema, type):
+            schema = schema.model_json_schema()
+        return await self._require_caller("ask its user for input").elicit(message, dict(schema))
+
+    async def sample(
+        self,
+        prompt: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 512,
+        system_prompt: str | None = None,
+    ) -> Sampled:
+        """Ask the calling client's model to complete ``prompt`` (text, or MCP sampling
+        messages). Raises :class:`CallerUnavailable` without such a client."""
+        messages = (
+            [{"role": "user", "content": {"type": "text", "text": prompt}}]
+            if isinstance(prompt, str)
+            else list(prompt)
+        )
+        caller = self._require_caller("ask its model (sampling)")
+        return await caller.sample(messages, max_tokens=max_tokens, system_prompt=system_prompt)
+
+    def _require_caller(self, what: str) -> Caller:
+        if self.caller is None:
+            raise CallerUnavailable(
+                f"Tool {self.tool_name!r} tried to {what}, but this call has no client that "
+                "can answer: only calls over MCP can. Give the value as an argument instead."
+            )
+        return self.caller
 
     def __repr__(self) -> str:
         return f"ToolContext(tool={self.tool_name!r}, request_id={self.request.request_id!r})"
