@@ -95,7 +95,7 @@ def log_level_name(levelno: int) -> str:
     return "debug"
 
 
-class CallerLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+class CallerLogger(logging.LoggerAdapter[logging.Logger]):
     """A tool's logger: logs as usual and also sends each message to the caller, if any.
 
     Every level is offered to the caller, which applies the level its client asked for
