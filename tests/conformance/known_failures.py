@@ -6,7 +6,6 @@ failing required scenario, and also when one listed here starts passing (then de
 from __future__ import annotations
 
 _COMPLETION = "completion/complete is not implemented"
-_ASK = "a tool cannot ask the client yet (ctx.elicit / ctx.sample)"
 _RESOURCES = "resources are not served yet"
 _PROMPTS = "prompts are not served yet"
 _INPUT_REQUIRED = "input-required results (2026-07-28 multi-round-trip) are not implemented"
@@ -28,10 +27,6 @@ _COMMON = {
 KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "2025-11-25": {
         **_COMMON,
-        "tools-call-sampling": _ASK,
-        "tools-call-elicitation": _ASK,
-        "elicitation-sep1034-defaults": _ASK,
-        "elicitation-sep1330-enums": _ASK,
         "resources-subscribe": _RESOURCES,
         "resources-unsubscribe": _RESOURCES,
     },
