@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .core.tools.caller import CallerUnavailable, Elicitation, Sampled
     from .core.tools.content import Audio, Content, EmbeddedResource, Image, ResourceLink
     from .core.tools.context import CancellationToken, RequestInfo, ToolContext
+    from .core.tools.offers import prompt, resource
     from .core.tools.result import ToolResult
     from .core.tools.spec import ToolSpec
     from .core.tools.tool import Tool
@@ -59,6 +60,8 @@ _LAZY = {
     "Image": ".core.tools.content",
     "ResourceLink": ".core.tools.content",
     "Sampled": ".core.tools.caller",
+    "prompt": ".core.tools.offers",
+    "resource": ".core.tools.offers",
     "ToolResult": ".core.tools.result",
     "ToolSpec": ".core.tools.spec",
     "RegistryChanged": ".core.registry.state",
@@ -116,7 +119,9 @@ __all__ = [
     "ToolValidationError",
     "__version__",
     "load_ipython_extension",
+    "prompt",
     "registry",
+    "resource",
     "tool",
     "unload_ipython_extension",
 ]

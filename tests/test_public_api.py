@@ -39,7 +39,9 @@ EXPECTED = {
     "ToolValidationError",
     "__version__",
     "load_ipython_extension",
+    "prompt",
     "registry",
+    "resource",
     "tool",
     "unload_ipython_extension",
 }

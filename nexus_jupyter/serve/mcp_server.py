@@ -24,11 +24,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.errors import NexusError, ToolNotFound
+from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
 from ..core.tools.caller import CURRENT_CALLER
 from ..core.tools.context import CancellationToken, RequestInfo
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_caller import LogLevels, McpCaller
+from .mcp_offers import OfferHandlers
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -57,11 +59,14 @@ class RegistryServer:
             def create_initialization_options(
                 self, notification_options: Any = None, *args: Any, **kwargs: Any
             ) -> Any:
-                opts = notification_options or NotificationOptions(tools_changed=True)
+                opts = notification_options or NotificationOptions(
+                    tools_changed=True, prompts_changed=True, resources_changed=True
+                )
                 return super().create_initialization_options(opts, *args, **kwargs)
 
         self.registry = registry
         self.defer = defer
+        self.offers = OfferHandlers(catalog_of(registry))
         self.bus = InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self.server = _Server(
@@ -75,6 +80,14 @@ class RegistryServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen_handler,
+            on_list_resources=self.offers.list_resources,
+            on_list_resource_templates=self.offers.list_templates,
+            on_read_resource=self.offers.read_resource,
+            on_subscribe_resource=self.offers.subscribe,
+            on_unsubscribe_resource=self.offers.unsubscribe,
+            on_list_prompts=self.offers.list_prompts,
+            on_get_prompt=self.offers.get_prompt,
+            on_completion=self.offers.complete,
         )
         self.server.add_notification_handler(
             "notifications/initialized", NotificationParams, self._on_initialized
@@ -89,7 +102,8 @@ class RegistryServer:
         self._listing: tuple[int, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Any = None
-        self._broadcast_pending = False
+        self._unsubscribe_catalog: Any = None
+        self._pending: set[str] = set()  # kinds of list change waiting to be broadcast
         self.notifications_sent = 0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -99,11 +113,13 @@ class RegistryServer:
         self._loop = asyncio.get_running_loop()
         if self._unsubscribe is None:
             self._unsubscribe = self.registry.subscribe(self._on_change)
+            self._unsubscribe_catalog = self.offers.catalog.subscribe(self._on_catalog_change)
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-            self._unsubscribe = None
+            self._unsubscribe_catalog()
+            self._unsubscribe = self._unsubscribe_catalog = None
         self.listen_handler.close()
 
     @property
@@ -114,30 +130,49 @@ class RegistryServer:
     # -- change notifications -------------------------------------------------------------
 
     def _on_change(self, change: RegistryChanged) -> None:
+        if change.tools_changed:
+            self._notify_soon("tools")
+
+    def _on_catalog_change(self, catalog: Any) -> None:
+        self._notify_soon("offers")
+
+    def _notify_soon(self, kind: str) -> None:
         # Runs on whichever thread changed the registry (a watcher, the kernel).
         loop = self._loop
-        if not change.tools_changed or loop is None or loop.is_closed():
+        if loop is None or loop.is_closed():
             return
         try:
-            loop.call_soon_threadsafe(self._schedule_broadcast)
+            loop.call_soon_threadsafe(self._schedule_broadcast, kind)
         except RuntimeError:
             pass  # the serving loop has just shut down
 
-    def _schedule_broadcast(self) -> None:
+    def _schedule_broadcast(self, kind: str) -> None:
         # Change events are level triggers: one pending broadcast covers a burst of changes.
-        if not self._broadcast_pending:
-            self._broadcast_pending = True
+        if not self._pending:
             task = asyncio.get_running_loop().create_task(self._broadcast())
             _BACKGROUND.add(task)  # the loop keeps only weak references to tasks
             task.add_done_callback(_BACKGROUND.discard)
+        self._pending.add(kind)
 
     async def _broadcast(self) -> None:
-        from mcp.server.subscriptions import ToolsListChanged
+        from mcp.server.subscriptions import (
+            PromptsListChanged,
+            ResourcesListChanged,
+            ToolsListChanged,
+        )
 
-        self._broadcast_pending = False
-        await self.bus.publish(ToolsListChanged())
+        kinds, self._pending = self._pending, set()
+        connections = list(self._legacy)
+        sends = []
+        if "tools" in kinds:
+            await self.bus.publish(ToolsListChanged())
+            sends += [c.send_tool_list_changed() for c in connections]
+        if "offers" in kinds:
+            await self.bus.publish(ResourcesListChanged())
+            await self.bus.publish(PromptsListChanged())
+            sends += [c.send_resource_list_changed() for c in connections]
+            sends += [c.send_prompt_list_changed() for c in connections]
         # Side by side, so one client that is slow to read cannot hold up the others.
-        sends = [c.send_tool_list_changed() for c in list(self._legacy)]
         await asyncio.gather(*sends, return_exceptions=True)  # best effort, like the SDK's
         self.notifications_sent += 1
 

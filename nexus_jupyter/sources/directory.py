@@ -80,6 +80,7 @@ class _FileState:
     stat: tuple[int, int] | None = None  # (size, mtime_ns) of the content last read
     hash: str = ""  # of the content last read
     tools: tuple[Tool, ...] = ()  # the last good set
+    offers: tuple[Any, ...] = ()  # its @resource / @prompt functions (last good set)
     error: str | None = None
     line: int | None = None
 
@@ -165,6 +166,10 @@ class DirectorySource:
         """Stop watching; the source no longer publishes (the registry is dropping it)."""
         with self._lock:
             watcher, self._watcher = self._watcher, None
+            if self._registry is not None:
+                from ..core.registry.catalog import catalog_of
+
+                catalog_of(self._registry).replace(self.name, ())
             self._registry = None
             self._started.clear()
         if watcher is not None:
@@ -297,6 +302,7 @@ class DirectorySource:
         result = load_tool_text(text, path, source=self.name, timeout=self.load_timeout)
         if result.ok:
             state.tools, state.error, state.line = result.tools, None, None
+            state.offers = result.offers
         else:
             state.error, state.line = result.error, result.line
             log.info("tool file %s failed to load: %s (line %s)", path, result.error, result.line)
@@ -366,6 +372,15 @@ class DirectorySource:
                 )
             except SourceError:  # removed from the registry while a reload was in flight
                 log.debug("%s is no longer in the registry; not publishing", self.name)
+                return
+            self._publish_offers(registry)
+
+    def _publish_offers(self, registry: Any) -> None:
+        """The folder's resources and prompts, to the registry's catalog."""
+        from ..core.registry.catalog import catalog_of
+
+        offers = [o for path in sorted(self._files) for o in self._files[path].offers]
+        catalog_of(registry).replace(self.name, offers)
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
         files = {self._rel(p): s.to_dict(self._rel(p)) for p, s in sorted(self._files.items())}
