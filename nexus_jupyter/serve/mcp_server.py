@@ -23,11 +23,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.errors import NexusError, ToolNotFound
+from ..core.errors import NexusError, ToolNotFound, ToolValidationError
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
 from ..core.tools.caller import CURRENT_CALLER
 from ..core.tools.context import CancellationToken, RequestInfo
+from ..core.tools.strict_types import type_errors
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_caller import LogLevels, McpCaller
 from .mcp_offers import OfferHandlers
@@ -237,11 +238,14 @@ class RegistryServer:
         # stopped by the task cancellation itself (async) or cannot be stopped (sync threads),
         # and skipping the token keeps fast sync tools on the inline path.
         token = CancellationToken() if tool is not None and tool.wants_context else None
+        arguments = params.arguments or {}
+        if tool is not None and (wrong := type_errors(tool.spec.input_schema, arguments)):
+            return error_result(ToolValidationError(name, wrong))
         caller = McpCaller(ctx, self.log_levels)
         bound = CURRENT_CALLER.set(caller)  # the tool's ToolContext picks it up
         try:
             result = await self.registry.call(
-                name, params.arguments or {}, request=request, progress=progress, cancellation=token
+                name, arguments, request=request, progress=progress, cancellation=token
             )
             await caller.flush()
         except ToolNotFound as exc:
