@@ -114,8 +114,10 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     folder.mkdir()
     (folder / "features.py").write_text(TOOL_FILE)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http"]
-        + ["--port", "0", "--dir", str(folder), "--root", str(tmp_path)],
+        [
+            *(sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http"),
+            *("--port", "0", "--dir", str(folder), "--root", str(tmp_path)),
+        ],
         cwd=tmp_path,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
