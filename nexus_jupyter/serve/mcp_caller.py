@@ -6,10 +6,10 @@ result. Which levels go out: at 2025-11-25 and earlier, the level the client set
 ``logging/setLevel`` on its session (every level until it sets one); at 2026-07-28, the level
 the request opted into in its ``_meta`` (none without it).
 
-Elicitation and sampling are server-to-client requests tied to the call, so they only work
-on a connection that has a back channel (the handshake revisions); at 2026-07-28 such a
-request must come back as an input-required result instead, which is not done yet, so a tool
-gets a clear :class:`CallerUnavailable` there.
+Elicitation, sampling and roots are server-to-client requests tied to the call at the
+handshake revisions; at 2026-07-28 they become an input-required result (:mod:`.mcp_input`).
+A client that did not declare the capability gets none: the tool sees
+:class:`CallerUnavailable` and can do without.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from ..core.tools.caller import CallerUnavailable, Elicitation, Sampled
+from .mcp_input import RoundTrip
 
 __all__ = ["LogLevels", "McpCaller"]
 
@@ -53,8 +54,9 @@ class LogLevels:
 class McpCaller:
     """The client of one ``tools/call`` request; made per call by the MCP server."""
 
-    def __init__(self, ctx: Any, levels: LogLevels) -> None:
+    def __init__(self, ctx: Any, levels: LogLevels, round_trip: RoundTrip | None = None) -> None:
         self.ctx = ctx
+        self.round = round_trip  # 2026-07-28: questions become an input-required result
         self.loop = asyncio.get_running_loop()
         self.allowed = levels.allowed(ctx)
         self._last: asyncio.Future[None] | None = None
@@ -106,14 +108,7 @@ class McpCaller:
 
     def _check(self, capability: str, what: str) -> None:
         import mcp_types as types
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-        if self.ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            raise CallerUnavailable(
-                f"Cannot {what} at MCP {self.ctx.protocol_version}: that needs an "
-                "input-required result, which nexus-tools serve does not send yet. "
-                "Connect with protocol revision 2025-11-25 or give the value as an argument."
-            )
         wanted = types.ClientCapabilities.model_validate({capability: {}})
         if not self.ctx.session.check_client_capability(wanted):
             raise CallerUnavailable(
@@ -121,41 +116,66 @@ class McpCaller:
                 "capability. Give the value as an argument instead."
             )
 
-    async def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation:
-        import mcp_types as types
+    async def _request(self, request: Any, result_type: Any) -> Any:
         from mcp.shared.message import ServerMessageMetadata
 
-        self._check("elicitation", "ask the user")
-        request = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
-        )
-        answer = await self.ctx.session.send_request(
+        return await self.ctx.session.send_request(
             request,
-            types.ElicitResult,
+            result_type,
             metadata=ServerMessageMetadata(related_request_id=self.ctx.request_id),
         )
+
+    async def elicit(
+        self, message: str, schema: dict[str, Any], *, key: str | None = None
+    ) -> Elicitation:
+        import mcp_types as types
+
+        self._check("elicitation", "ask the user")
+        params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
+        if self.round is not None:
+            raw = self.round.ask(key, "elicitation/create", _dump(params))
+            answer = types.ElicitResult.model_validate(raw)
+        else:
+            answer = await self._request(types.ElicitRequest(params=params), types.ElicitResult)
         return Elicitation(answer.action, dict(answer.content or {}))
 
     async def sample(
-        self, messages: list[dict[str, Any]], *, max_tokens: int, system_prompt: str | None
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None,
+        key: str | None = None,
     ) -> Sampled:
         import mcp_types as types
-        from mcp.shared.message import ServerMessageMetadata
 
         self._check("sampling", "ask the client's model")
-        request = types.CreateMessageRequest(
-            params=types.CreateMessageRequestParams(
-                messages=[types.SamplingMessage.model_validate(m) for m in messages],
-                max_tokens=max_tokens,
-                system_prompt=system_prompt,
-            )
+        params = types.CreateMessageRequestParams(
+            messages=[types.SamplingMessage.model_validate(m) for m in messages],
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
         )
-        answer = await self.ctx.session.send_request(
-            request,
-            types.CreateMessageResult,
-            metadata=ServerMessageMetadata(related_request_id=self.ctx.request_id),
-        )
+        if self.round is not None:
+            raw = self.round.ask(key, "sampling/createMessage", _dump(params))
+            answer = types.CreateMessageResult.model_validate(raw)
+        else:
+            request = types.CreateMessageRequest(params=params)
+            answer = await self._request(request, types.CreateMessageResult)
         content = answer.content
         blocks = content if isinstance(content, list) else [content]
         text = "\n".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
         return Sampled(text, answer.model, answer.stop_reason)
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        import mcp_types as types
+
+        self._check("roots", "list the client's roots")
+        if self.round is not None:
+            answer = types.ListRootsResult.model_validate(self.round.ask(key, "roots/list", {}))
+        else:
+            answer = await self._request(types.ListRootsRequest(), types.ListRootsResult)
+        return [_dump(root) for root in answer.roots]
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    return dict(model.model_dump(by_alias=True, mode="json", exclude_none=True))

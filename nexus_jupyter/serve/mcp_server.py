@@ -31,6 +31,7 @@ from ..core.tools.context import CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_caller import LogLevels, McpCaller
+from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
@@ -241,13 +242,19 @@ class RegistryServer:
         arguments = params.arguments or {}
         if tool is not None and (wrong := type_errors(tool.spec.input_schema, arguments)):
             return error_result(ToolValidationError(name, wrong))
-        caller = McpCaller(ctx, self.log_levels)
+        try:
+            round_trip = _round_trip(ctx, name, arguments, params)
+        except StateError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        caller = McpCaller(ctx, self.log_levels, round_trip)
         bound = CURRENT_CALLER.set(caller)  # the tool's ToolContext picks it up
         try:
             result = await self.registry.call(
                 name, arguments, request=request, progress=progress, cancellation=token
             )
             await caller.flush()
+            if round_trip is not None and round_trip.questions:
+                return round_trip.result()  # the tool asked: its error result only says so
         except ToolNotFound as exc:
             # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
             raise MCPError(INVALID_PARAMS, str(exc)) from None
@@ -260,6 +267,15 @@ class RegistryServer:
         finally:
             CURRENT_CALLER.reset(bound)
         return call_result(result, tool.spec if tool is not None else None)
+
+
+def _round_trip(ctx: Any, target: str, arguments: dict[str, Any], params: Any) -> Any:
+    """The call's :class:`RoundTrip` at 2026-07-28 (where questions go in the result)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    return RoundTrip(target, arguments, params.input_responses, params.request_state)
 
 
 def _progress_sender(session: Any, loop: asyncio.AbstractEventLoop) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 _COMPLETION = "completion/complete is not implemented"
 _RESOURCES = "resources are not served yet"
 _PROMPTS = "prompts are not served yet"
-_INPUT_REQUIRED = "input-required results (2026-07-28 multi-round-trip) are not implemented"
+_INPUT_REQUIRED = "prompts cannot ask the client yet: only tools get input-required results"
 
 _COMMON = {}
 
@@ -21,15 +21,6 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
         **_COMMON,
         "server-stateless": "the diagnostic tools test_missing_capability, "
         "test_streaming_elicitation and test_logging_tool are not in the fixtures yet",
-        "input-required-result-basic-elicitation": _INPUT_REQUIRED,
-        "input-required-result-basic-sampling": _INPUT_REQUIRED,
-        "input-required-result-basic-list-roots": _INPUT_REQUIRED,
-        "input-required-result-request-state": _INPUT_REQUIRED,
-        "input-required-result-multiple-input-requests": _INPUT_REQUIRED,
-        "input-required-result-multi-round": _INPUT_REQUIRED,
         "input-required-result-non-tool-request": _INPUT_REQUIRED,
-        "input-required-result-result-type": _INPUT_REQUIRED,
-        "input-required-result-tampered-state": _INPUT_REQUIRED,
-        "input-required-result-capability-check": _INPUT_REQUIRED,
     },
 }

@@ -251,7 +251,7 @@ async def test_logging_elicitation_and_sampling_at_2025(server: tuple[str, Path]
         assert seen.elicited[0].message == "Your name?"
 
 
-async def test_at_2026_logs_need_opt_in_and_asking_is_refused_clearly(
+async def test_at_2026_logs_need_opt_in_and_questions_take_rounds(
     server: tuple[str, Path],
 ) -> None:
     url, _ = server
@@ -259,9 +259,18 @@ async def test_at_2026_logs_need_opt_in_and_asking_is_refused_clearly(
     async with seen.connect(url, "auto") as client:
         await client.call_tool("chatty", {})
         assert seen.logs == []  # no logLevel in the request: nothing may be sent
+        # The SDK client answers the input-required results and calls again, twice here.
         asked = await client.call_tool("ask", {})
-        assert asked.is_error
-        assert "input-required" in asked.content[0].text  # type: ignore[union-attr]
+        assert asked.content[0].text == "Ada: hello (Greet Ada)"  # type: ignore[union-attr]
+        first = await client.session.call_tool("ask", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        assert list(first.input_requests) == ["elicitation-1"]
+        assert first.request_state
+        forged = first.request_state[:-4] + "AAAA"
+        with pytest.raises(mcp.MCPError, match="integrity"):
+            await client.session.call_tool(
+                "ask", {}, request_state=forged, allow_input_required=True
+            )
 
 
 async def test_a_prompt_saved_during_the_session_is_announced(server: tuple[str, Path]) -> None:

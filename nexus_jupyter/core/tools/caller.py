@@ -34,6 +34,7 @@ __all__ = [
     "CallerLogger",
     "CallerUnavailable",
     "Elicitation",
+    "InputRequired",
     "Sampled",
     "log_level_name",
 ]
@@ -43,6 +44,14 @@ ElicitAction = Literal["accept", "decline", "cancel"]
 
 class CallerUnavailable(NexusError, RuntimeError):
     """The client that made this call cannot answer (no client, or it lacks the capability)."""
+
+
+class InputRequired(Exception):
+    """Raised inside a tool that asked a 2026-07-28 MCP client something not yet answered.
+
+    The call then ends with an input-required result; the client answers and calls again,
+    and the tool runs again from the start, this time getting its answers. Let it pass
+    through (do not catch ``Exception`` around ``ctx.elicit``/``ctx.sample``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +81,20 @@ class Caller(Protocol):
     def log(self, level: str, message: str, logger: str) -> None:
         """Send a log message to the client (fire and forget; callable from any thread)."""
 
-    async def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation: ...
+    async def elicit(
+        self, message: str, schema: dict[str, Any], *, key: str | None = None
+    ) -> Elicitation: ...
 
     async def sample(
-        self, messages: list[dict[str, Any]], *, max_tokens: int, system_prompt: str | None
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None,
+        key: str | None = None,
     ) -> Sampled: ...
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]: ...
 
 
 CURRENT_CALLER: ContextVar[Caller | None] = ContextVar("nexus_current_caller", default=None)

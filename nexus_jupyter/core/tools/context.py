@@ -181,13 +181,21 @@ class ToolContext:
         result = self._progress(current, total, message) if self._progress else None
         return _Done(result)
 
-    async def elicit(self, message: str, schema: dict[str, Any] | type[BaseModel]) -> Elicitation:
+    async def elicit(
+        self,
+        message: str,
+        schema: dict[str, Any] | type[BaseModel],
+        *,
+        key: str | None = None,
+    ) -> Elicitation:
         """Ask the calling client's user for input described by ``schema`` (a flat JSON
-        Schema object of primitive fields, or a pydantic model). Raises
+        Schema object of primitive fields, or a pydantic model). ``key`` names the question
+        across the rounds of a 2026-07-28 call (default: its place in the call). Raises
         :class:`CallerUnavailable` when the call did not come from such a client."""
         if isinstance(schema, type):
             schema = schema.model_json_schema()
-        return await self._require_caller("ask its user for input").elicit(message, dict(schema))
+        caller = self._require_caller("ask its user for input")
+        return await caller.elicit(message, dict(schema), key=key)
 
     async def sample(
         self,
@@ -195,6 +203,7 @@ class ToolContext:
         *,
         max_tokens: int = 512,
         system_prompt: str | None = None,
+        key: str | None = None,
     ) -> Sampled:
         """Ask the calling client's model to complete ``prompt`` (text, or MCP sampling
         messages). Raises :class:`CallerUnavailable` without such a client."""
@@ -204,7 +213,13 @@ class ToolContext:
             else list(prompt)
         )
         caller = self._require_caller("ask its model (sampling)")
-        return await caller.sample(messages, max_tokens=max_tokens, system_prompt=system_prompt)
+        return await caller.sample(
+            messages, max_tokens=max_tokens, system_prompt=system_prompt, key=key
+        )
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """The calling client's roots (``{"uri", "name"}`` dicts): the folders it works in."""
+        return await self._require_caller("list the client's roots").list_roots(key=key)
 
     def _require_caller(self, what: str) -> Caller:
         if self.caller is None:
