@@ -78,3 +78,25 @@ async def test_input_required_result_capabilities(ctx: ToolContext) -> str:
     except CallerUnavailable:
         said = await ctx.sample("Make up a name", max_tokens=20, key="made_up_name")
         return f"Hello, {said.text}!"
+
+
+@tool
+async def test_missing_capability(ctx: ToolContext) -> str:
+    """Needs sampling: a client that did not declare it gets -32021 (2026-07-28)."""
+    said = await ctx.sample("Say hi", max_tokens=10, key="hi")
+    return said.text
+
+
+@tool
+async def test_streaming_elicitation(ctx: ToolContext) -> str:
+    """Asks the user; at 2026-07-28 that is an input-required result, never a request on
+    the response stream."""
+    answer = await ctx.elicit("Continue?", _schema("ok", "boolean"), key="go_on")
+    return f"go on: {answer.content.get('ok')}"
+
+
+@tool
+def test_logging_tool(ctx: ToolContext) -> str:
+    """Logs; a client that did not opt into a log level gets no log message."""
+    ctx.log.info("a log message only clients that asked for logs get")
+    return "logged"

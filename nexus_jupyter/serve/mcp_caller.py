@@ -60,6 +60,7 @@ class McpCaller:
         self.loop = asyncio.get_running_loop()
         self.allowed = levels.allowed(ctx)
         self._last: asyncio.Future[None] | None = None
+        self.missing_capability: str | None = None  # the last one a question needed
 
     # -- logging ----------------------------------------------------------------------------
 
@@ -111,6 +112,7 @@ class McpCaller:
 
         wanted = types.ClientCapabilities.model_validate({capability: {}})
         if not self.ctx.session.check_client_capability(wanted):
+            self.missing_capability = capability
             raise CallerUnavailable(
                 f"Cannot {what}: the MCP client did not declare the {capability!r} "
                 "capability. Give the value as an argument instead."

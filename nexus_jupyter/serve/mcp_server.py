@@ -226,6 +226,7 @@ class RegistryServer:
         from mcp.shared.exceptions import MCPError
         from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
         from mcp_types import INVALID_PARAMS
+        from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
@@ -255,6 +256,13 @@ class RegistryServer:
             await caller.flush()
             if round_trip is not None and round_trip.questions:
                 return round_trip.result()  # the tool asked: its error result only says so
+            if round_trip is not None and result.is_error and caller.missing_capability:
+                # It failed for want of a capability the client did not declare (2026-07-28).
+                raise MCPError(
+                    MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    result.error or "a client capability is missing",
+                    data={"requiredCapabilities": {caller.missing_capability: {}}},
+                )
         except ToolNotFound as exc:
             # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
             raise MCPError(INVALID_PARAMS, str(exc)) from None

@@ -19,8 +19,6 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
     },
     "2026-07-28": {
         **_COMMON,
-        "server-stateless": "the diagnostic tools test_missing_capability, "
-        "test_streaming_elicitation and test_logging_tool are not in the fixtures yet",
         "input-required-result-non-tool-request": _INPUT_REQUIRED,
     },
 }
