@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
-from nexus_jupyter import EmbeddedResource, Image, prompt, resource
+from nexus_jupyter import EmbeddedResource, Image, ToolContext, prompt, resource
 
 # A 1x1 red PNG.
 RED_PIXEL_PNG = base64.b64decode(
@@ -73,3 +73,14 @@ def test_prompt_with_embedded_resource(resourceUri: str) -> list[object]:
 def test_prompt_with_image() -> list[object]:
     """A prompt with an image."""
     return [Image(RED_PIXEL_PNG, "image/png"), "Please analyze the image above."]
+
+
+@prompt
+async def test_input_required_result_prompt(ctx: ToolContext) -> str:
+    """A prompt that asks the user for its context first."""
+    answer = await ctx.elicit(
+        "What context should the prompt use?",
+        {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+        key="user_context",
+    )
+    return f"Use this context: {answer.content.get('context')}"

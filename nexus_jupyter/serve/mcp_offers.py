@@ -14,6 +14,11 @@ from typing import Any
 
 from ..core.errors import NexusError
 from ..core.registry.catalog import Catalog
+from ..core.tools.caller import CURRENT_CALLER, InputRequired
+from ..core.tools.context import ToolContext
+from ..core.tools.offers import PromptDef
+from .mcp_caller import LogLevels, McpCaller
+from .mcp_input import RoundTrip, StateError
 
 __all__ = ["OfferHandlers"]
 
@@ -25,8 +30,9 @@ MAX_COMPLETIONS = 100  # what the protocol allows in one answer
 class OfferHandlers:
     """The low-level ``Server`` handlers over one catalog."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, log_levels: LogLevels) -> None:
         self.catalog = catalog
+        self.log_levels = log_levels
         self.subscriptions: dict[Any, set[str]] = {}
 
     async def list_resources(self, ctx: Any, params: Any) -> Any:
@@ -133,8 +139,14 @@ class OfferHandlers:
             raise MCPError(
                 types.INVALID_PARAMS, f"Unknown prompt {params.name!r}; the prompts are: {known}."
             )
+        arguments = dict(params.arguments or {})
         try:
-            messages = await found.render(dict(params.arguments or {}))
+            asked = await self._render_asking(ctx, found, arguments, params)
+            if not isinstance(asked, list):
+                return asked  # the prompt asked the client: an input-required result
+            messages = asked
+        except StateError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         except NexusError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         except Exception as exc:
@@ -146,6 +158,36 @@ class OfferHandlers:
             description=found.description,
             messages=[types.PromptMessage.model_validate(m) for m in messages],
         )
+
+    async def _render_asking(
+        self, ctx: Any, found: PromptDef, arguments: dict[str, str], params: Any
+    ) -> Any:
+        """Render a prompt that may ask the client, as a tool does: its messages, or the
+        input-required result for its questions (2026-07-28)."""
+        if found.context_param is None:
+            return await found.render(arguments)
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        round_trip = None
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            round_trip = RoundTrip(
+                f"prompt:{found.name}", arguments, params.input_responses, params.request_state
+            )
+        caller = McpCaller(ctx, self.log_levels, round_trip)
+        bound = CURRENT_CALLER.set(caller)
+        try:
+            tool_ctx = ToolContext(tool_name=found.name)
+        finally:
+            CURRENT_CALLER.reset(bound)
+        try:
+            messages = await found.render(arguments, tool_ctx)
+        except InputRequired:
+            if round_trip is None or not round_trip.questions:
+                raise
+            return round_trip.result()
+        finally:
+            await caller.flush()
+        return messages
 
     async def complete(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types

@@ -68,7 +68,8 @@ class RegistryServer:
 
         self.registry = registry
         self.defer = defer
-        self.offers = OfferHandlers(catalog_of(registry))
+        self.log_levels = LogLevels()
+        self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
         self.bus = InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self.server = _Server(
@@ -96,7 +97,6 @@ class RegistryServer:
         )
         # Added by hand: the constructor's on_set_logging_level warns that logging is
         # deprecated at 2026-07-28, but handshake-era clients still set their level with it.
-        self.log_levels = LogLevels()
         self.server.add_request_handler(
             "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )

@@ -15,7 +15,8 @@ They work in tool files (hot reloaded with the file) and are served over MCP::
         "Review a piece of code."
         return f"Review this code ({style}):\\n{code}"
 
-A resource function returns ``str`` (text), ``bytes`` (binary) or any JSON value (sent as
+A prompt may take a ``ToolContext`` parameter to ask the client (``await ctx.elicit(...)``)
+like a tool. A resource function returns ``str`` (text), ``bytes`` (binary) or any JSON value (sent as
 JSON text). A prompt returns a ``str`` (one user message), or a list whose items are
 strings, :class:`~.content.Content` (images, embedded resources...) or ``{"role", "content"}``
 messages. ``Literal`` parameters offer their values as completions.
@@ -35,6 +36,7 @@ from typing import Any, TypeVar
 
 from ..errors import ToolDefinitionError
 from .content import Content
+from .context import ToolContext
 from .docstrings import parse_docstring
 from .result import to_structured
 
@@ -143,8 +145,11 @@ class PromptDef:
     arguments: tuple[PromptArgument, ...] = ()
     title: str | None = None
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    context_param: str | None = None  # a ToolContext parameter: the prompt may ask the client
 
-    async def render(self, arguments: dict[str, str]) -> list[dict[str, Any]]:
+    async def render(
+        self, arguments: dict[str, str], ctx: ToolContext | None = None
+    ) -> list[dict[str, Any]]:
         """The prompt's messages (MCP ``PromptMessage`` dicts). Raises
         :class:`ToolDefinitionError` for a missing or unknown argument."""
         known = {a.name for a in self.arguments}
@@ -157,7 +162,10 @@ class PromptDef:
                 f"Prompt {self.name!r}: {'; '.join(problems)} argument(s). It takes: "
                 + (", ".join(sorted(known)) or "no arguments")
             )
-        value = await _run(self.fn, dict(arguments))
+        kwargs: dict[str, Any] = dict(arguments)
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx or ToolContext(tool_name=self.name)
+        value = await _run(self.fn, kwargs)
         items = value if isinstance(value, list | tuple) else [value]
         return [_message(item) for item in items]
 
@@ -235,9 +243,11 @@ def prompt(
     def mark(fn: F) -> F:
         docs = parse_docstring(inspect.getdoc(fn) or "")
         hints = _hints(fn)
+        context = next((p for p, h in hints.items() if h is ToolContext), None)
         arguments = tuple(
             PromptArgument(p.name, p.default is p.empty, docs.params.get(p.name))
             for p in _params(fn)
+            if p.name != context
         )
         offer = PromptDef(
             name=name or fn.__name__,
@@ -246,6 +256,7 @@ def prompt(
             arguments=arguments,
             title=title,
             choices={a.name: c for a in arguments if (c := _choices(hints.get(a.name)))},
+            context_param=context,
         )
         setattr(fn, OFFER_ATTR, offer)
         return fn
