@@ -20,13 +20,20 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections import OrderedDict
 from typing import Any
 
 from ..core.tools.caller import InputRequired
+from .mcp_approval import APPROVAL_KEY
 
 __all__ = ["RoundTrip", "StateError", "seal", "unseal"]
 
 _KEY = secrets.token_bytes(32)  # per process: a state is only good for the server that made it
+_USED: OrderedDict[str, None] = OrderedDict()  # nonces of states that approved a call
+_MAX_USED = 10_000
+#: Questions whose answers count only with the state of the round that asked them (approvals:
+#: a client may not answer before it was shown the question).
+ASKED_FIRST = frozenset({APPROVAL_KEY})
 
 
 class StateError(ValueError):
@@ -72,12 +79,18 @@ class RoundTrip:
     ) -> None:
         self.call = _call_id(target, arguments)
         self.answers: dict[str, Any] = {}
+        self.nonce = secrets.token_hex(12)
         if request_state:
             payload = unseal(request_state)
             if payload.get("call") != self.call:
                 raise StateError("requestState belongs to another call (tool or arguments differ)")
+            if payload.get("nonce") in _USED:
+                raise StateError("requestState was already used to approve a call; call again")
+            self.nonce = str(payload.get("nonce") or self.nonce)
             self.answers.update(payload.get("answers") or {})
         for key, value in (input_responses or {}).items():
+            if key in ASKED_FIRST and not request_state:
+                continue  # an answer to a question this server has not asked yet
             dump = getattr(value, "model_dump", None)
             self.answers[key] = (
                 dump(by_alias=True, mode="json", exclude_none=True) if dump else value
@@ -95,11 +108,17 @@ class RoundTrip:
         self.questions[key] = {"method": method, "params": params}
         raise InputRequired(f"waiting for the client's answer to {key!r}")
 
+    def consume(self) -> None:
+        """Use this state up: an approval it carries cannot approve a second run."""
+        _USED[self.nonce] = None
+        while len(_USED) > _MAX_USED:
+            _USED.popitem(last=False)
+
     def result(self) -> Any:
         """The input-required result asking every open question."""
         import mcp_types as types
 
-        state = seal({"call": self.call, "answers": self.answers})
+        state = seal({"call": self.call, "answers": self.answers, "nonce": self.nonce})
         return types.InputRequiredResult.model_validate(
             {"inputRequests": self.questions, "requestState": state}
         )

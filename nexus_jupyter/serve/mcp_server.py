@@ -23,12 +23,19 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.errors import NexusError, ToolNotFound, ToolValidationError
+from ..core.errors import (
+    ApprovalRequired,
+    NexusError,
+    PermissionDenied,
+    ToolNotFound,
+    ToolValidationError,
+)
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
-from ..core.tools.caller import CURRENT_CALLER
+from ..core.tools.caller import CURRENT_CALLER, CallerUnavailable, InputRequired
 from ..core.tools.context import CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
+from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_caller import LogLevels, McpCaller
 from .mcp_input import RoundTrip, StateError
@@ -250,11 +257,11 @@ class RegistryServer:
         caller = McpCaller(ctx, self.log_levels, round_trip)
         bound = CURRENT_CALLER.set(caller)  # the tool's ToolContext picks it up
         try:
-            result = await self.registry.call(
-                name, arguments, request=request, progress=progress, cancellation=token
-            )
+            options = {"request": request, "progress": progress, "cancellation": token}
+            result = await self._call_approving(name, arguments, options, caller, round_trip)
             await caller.flush()
-            if round_trip is not None and round_trip.questions:
+            if result is None or (round_trip is not None and round_trip.questions):
+                assert round_trip is not None
                 return round_trip.result()  # the tool asked: its error result only says so
             if round_trip is not None and result.is_error and caller.missing_capability:
                 # It failed for want of a capability the client did not declare (2026-07-28).
@@ -275,6 +282,35 @@ class RegistryServer:
         finally:
             CURRENT_CALLER.reset(bound)
         return call_result(result, tool.spec if tool is not None else None)
+
+    async def _call_approving(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        options: dict[str, Any],
+        caller: McpCaller,
+        round_trip: RoundTrip | None,
+    ) -> Any:
+        """``registry.call``; a call that needs approval asks the client's user (once, for
+        these arguments) when the client can be asked. ``None``: the question is pending."""
+        try:
+            return await self.registry.call(name, arguments, **options)
+        except ApprovalRequired as refused:
+            tool = self.registry.find(name)
+            permission = tool.spec.permission if tool is not None else "unknown"
+            try:
+                approved = await ask_client(caller, name, permission, arguments)
+            except CallerUnavailable:
+                raise refused from None  # the client cannot be asked: the clear refusal
+            except InputRequired:
+                return None
+            if not approved:
+                raise PermissionDenied(
+                    f"Tool {name!r} was not approved at the MCP client; it did not run."
+                ) from None
+            if round_trip is not None:
+                round_trip.consume()
+            return await self.registry.call(name, arguments, approved=True, **options)
 
 
 def _round_trip(ctx: Any, target: str, arguments: dict[str, Any], params: Any) -> Any:
