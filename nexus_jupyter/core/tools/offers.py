@@ -30,7 +30,7 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -40,7 +40,15 @@ from .context import ToolContext
 from .docstrings import parse_docstring
 from .result import to_structured
 
-__all__ = ["OFFER_ATTR", "PromptDef", "ResourceDef", "get_offer", "prompt", "resource"]
+__all__ = [
+    "OFFER_ATTR",
+    "PromptArgument",
+    "PromptDef",
+    "ResourceDef",
+    "get_offer",
+    "prompt",
+    "resource",
+]
 
 OFFER_ATTR = "__nexus_offer__"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -92,6 +100,10 @@ class ResourceDef:
     mime_type: str | None = None
     title: str | None = None
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    #: Reads the contents itself (an MCP server's resource): ``await forward(uri)``.
+    forward: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def is_template(self) -> bool:
@@ -114,6 +126,8 @@ class ResourceDef:
 
     async def read(self, uri: str) -> list[dict[str, Any]]:
         """The MCP resource contents for ``uri`` (which must :meth:`match`)."""
+        if self.forward is not None:
+            return await self.forward(uri)
         value = await _run(self.fn, self.match(uri) or {})
         entry: dict[str, Any] = {"uri": uri}
         if isinstance(value, bytes | bytearray):
@@ -146,12 +160,18 @@ class PromptDef:
     title: str | None = None
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     context_param: str | None = None  # a ToolContext parameter: the prompt may ask the client
+    #: Renders the messages itself (an MCP server's prompt): ``await forward(arguments)``.
+    forward: Callable[[dict[str, str]], Awaitable[list[dict[str, Any]]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     async def render(
         self, arguments: dict[str, str], ctx: ToolContext | None = None
     ) -> list[dict[str, Any]]:
         """The prompt's messages (MCP ``PromptMessage`` dicts). Raises
         :class:`ToolDefinitionError` for a missing or unknown argument."""
+        if self.forward is not None:
+            return await self.forward(dict(arguments))  # the server checks its arguments
         known = {a.name for a in self.arguments}
         missing = [a.name for a in self.arguments if a.required and a.name not in arguments]
         unknown = sorted(set(arguments) - known)
