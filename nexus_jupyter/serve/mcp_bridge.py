@@ -70,6 +70,7 @@ def mcp_tool(spec: ToolSpec) -> Any:
         "description": spec.description,
         "inputSchema": dict(spec.input_schema),
         "annotations": _annotations(spec),
+        **dict(spec.display),  # title, icons: as the tool's MCP server declared them
     }
     schema = output_schema(spec)
     if schema is not None:

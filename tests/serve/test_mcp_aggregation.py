@@ -101,7 +101,14 @@ async def test_upstream_questions_are_relayed_to_the_calling_client(served: str)
     async with mcp.Client(
         served, mode="legacy", elicitation_callback=user.elicit, sampling_callback=user.sample
     ) as client:
-        names = {t.name for t in (await client.list_tools()).tools}
+        listing = {t.name: t for t in (await client.list_tools()).tools}
+        names = set(listing)
+        # title and annotations pass through as the upstream declared them
+        elicit_tool = listing[f"{PREFIX}trigger-elicitation-request"]
+        assert elicit_tool.title == "Trigger Elicitation Request Tool"
+        assert elicit_tool.annotations is not None
+        assert elicit_tool.annotations.open_world_hint is False
+        assert elicit_tool.annotations.destructive_hint is False
         sampled = await client.call_tool(f"{PREFIX}trigger-sampling-request", {"prompt": "hi"})
         assert not sampled.is_error, text(sampled)
         assert "a sampled answer" in text(sampled)
