@@ -94,7 +94,7 @@ class ResourceDef:
     """A resource (fixed ``uri``) or resource template (``uri`` with ``{name}`` parameters)."""
 
     uri: str
-    fn: Callable[..., Any] = field(repr=False, compare=False)
+    fn: Callable[..., Any] = field(repr=False)  # compared by identity: a redefinition is a change
     name: str
     description: str
     mime_type: str | None = None
@@ -154,7 +154,7 @@ class PromptDef:
     """A prompt: a function of string arguments that gives the messages to send."""
 
     name: str
-    fn: Callable[..., Any] = field(repr=False, compare=False)
+    fn: Callable[..., Any] = field(repr=False)  # compared by identity: a redefinition is a change
     description: str
     arguments: tuple[PromptArgument, ...] = ()
     title: str | None = None
