@@ -9,9 +9,6 @@ stays honest. The pass table is printed either way.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from conformance_suite import (
     run_server_scenarios,
 )
 from known_failures import KNOWN_FAILURES
+from serve_process import serving_http
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "examples" / "conformance"
@@ -39,41 +37,12 @@ pytestmark = pytest.mark.skipif(
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``nexus-tools serve --transport http --port 0 --dir examples/conformance``."""
     project = tmp_path_factory.mktemp("conformance-project")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from nexus_jupyter.cli import main; sys.exit(main())",
-            "--root",
-            str(project),
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--dir",
-            str(FIXTURES),
-        ],
+    with serving_http(
+        *("--root", str(project), "serve", "--transport", "http", "--port", "0"),
+        *("--dir", str(FIXTURES)),
         cwd=project,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    url = None
-    lines: list[str] = []
-    for line in proc.stderr:
-        lines.append(line)
-        if line.startswith("Serving"):
-            url = line.rsplit(" ", 1)[1].strip()
-            break
-    assert url, "nexus-tools serve did not start:\n" + "".join(lines)
-    threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
-    try:
+    ) as url:
         yield url
-    finally:
-        proc.terminate()
-        assert proc.wait(15) == 0
 
 
 def table(revision: str, required: list[str], outcomes: dict[str, Outcome]) -> list[str]:

@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +11,7 @@ from typing import Any
 import mcp
 import mcp_types as types
 import pytest
+from serve_process import serving_http
 
 TOOL_FILE = '''
 import asyncio
@@ -113,29 +111,12 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     folder = tmp_path / "tools"
     folder.mkdir()
     (folder / "features.py").write_text(TOOL_FILE)
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http"),
-            *("--port", "0", "--dir", str(folder), "--root", str(tmp_path)),
-        ],
+    with serving_http(
+        *("--root", str(tmp_path), "serve", "--transport", "http", "--port", "0"),
+        *("--dir", str(folder)),
         cwd=tmp_path,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    url = None
-    for line in proc.stderr:
-        if line.startswith("Serving"):
-            url = line.rsplit(" ", 1)[1].strip()
-            break
-    assert url, "the server did not start"
-    threading.Thread(target=proc.stderr.read, daemon=True).start()
-    try:
+    ) as url:
         yield url, folder
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0
 
 
 class Client:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -16,6 +15,7 @@ import mcp
 import mcp_types as types
 import pytest
 from mcp.client.stdio import StdioServerParameters
+from serve_process import serving_http
 
 from nexus_jupyter import Registry, ToolContext, tool
 from nexus_jupyter.core.policy.policy import Policy
@@ -82,36 +82,10 @@ def stdio_params(project: Path, *extra: str) -> StdioServerParameters:
 @pytest.fixture
 def http_server(project: Path) -> Iterator[str]:
     """``nexus-tools serve --transport http --port 0`` as a real process; yields its URL."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nexus_jupyter.serve.cli_serve",
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--dir",
-            "tools/dynamic",
-        ],
-        cwd=project,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    url = None
-    for line in proc.stderr:
-        if "Serving" in line:
-            url = line.rsplit(" ", 1)[1].strip()
-            break
-    assert url, "the server did not start"
-    threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
-    try:
+    with serving_http(
+        "serve", "--transport", "http", "--port", "0", "--dir", "tools/dynamic", cwd=project
+    ) as url:
         yield url
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0
 
 
 @asynccontextmanager
