@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..core.tools.caller import Caller, CallerUnavailable
+from ..core.tools.caller import Caller, CallerUnavailable, InputRequired
 from ..core.tools.offers import PromptArgument, PromptDef, ResourceDef
 
 __all__ = ["Relay", "list_offers"]
@@ -148,7 +148,9 @@ class Relay:
             caller = self._require("ask the user")
             schema = dict(getattr(params, "requested_schema", None) or {})
             answer = await self._ask(caller, lambda: caller.elicit(params.message, schema))
-        except CallerUnavailable as exc:
+        except (CallerUnavailable, InputRequired) as exc:
+            # InputRequired: the question went into the nexus call's input-required result;
+            # this upstream call ends here and runs again once the client has answered.
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
         return types.ElicitResult(action=answer.action, content=answer.content or None)
 
@@ -164,7 +166,9 @@ class Relay:
                     messages, max_tokens=params.max_tokens, system_prompt=params.system_prompt
                 ),
             )
-        except CallerUnavailable as exc:
+        except (CallerUnavailable, InputRequired) as exc:
+            # InputRequired: the question went into the nexus call's input-required result;
+            # this upstream call ends here and runs again once the client has answered.
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
         return types.CreateMessageResult(
             role="assistant",
@@ -179,7 +183,9 @@ class Relay:
         try:
             caller = self._require("list the client's roots")
             roots = await self._ask(caller, lambda: caller.list_roots())
-        except CallerUnavailable as exc:
+        except (CallerUnavailable, InputRequired) as exc:
+            # InputRequired: the question went into the nexus call's input-required result;
+            # this upstream call ends here and runs again once the client has answered.
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
         return types.ListRootsResult.model_validate({"roots": roots})
 

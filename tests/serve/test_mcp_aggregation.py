@@ -14,6 +14,7 @@ from typing import Any
 import mcp
 import mcp_types as types
 import pytest
+from serve_process import serving_http
 
 from nexus_jupyter import Registry
 from nexus_jupyter.serve.mcp_server import McpServerHandle
@@ -119,3 +120,31 @@ async def test_upstream_questions_are_relayed_to_the_calling_client(served: str)
         assert not asked.is_error, text(asked)
         assert user.elicited and "name" in user.elicited[0].requested_schema["properties"]
         assert "decline" in text(asked)
+
+
+async def test_through_nexus_tools_serve_at_both_revisions(tmp_path: Path) -> None:
+    """The real command (its own serving loop, the upstream on the registry's loop), with a
+    2026-07-28 client too: the upstream question becomes nexus's input-required result, and
+    the upstream call runs again with the answer."""
+    (tmp_path / "nex.yaml").write_text(
+        f"mcp:\n  servers:\n    - {{name: everything, command: {NODE}, "
+        f"args: [{EVERYTHING}, stdio]}}\n"
+    )
+    args = ("--root", str(tmp_path), "serve", "--transport", "http", "--port", "0")
+    with serving_http(*args, "--config", str(tmp_path / "nex.yaml"), cwd=tmp_path) as url:
+        for mode in ("legacy", "auto"):
+            user = User()
+            async with mcp.Client(
+                url, mode=mode, elicitation_callback=user.elicit, sampling_callback=user.sample
+            ) as client:  # type: ignore[arg-type]
+                for _ in range(300):  # the upstream connects in the background
+                    listing = await client.list_tools(cache_mode="refresh")
+                    if any(t.name == f"{PREFIX}trigger-sampling-request" for t in listing.tools):
+                        break
+                    await asyncio.sleep(0.1)
+                sampled = await client.call_tool(
+                    f"{PREFIX}trigger-sampling-request", {"prompt": "hi"}
+                )
+                assert not sampled.is_error, text(sampled)
+                assert "a sampled answer" in text(sampled)
+                assert len(user.sampled) == 1  # asked once, whatever the rounds
