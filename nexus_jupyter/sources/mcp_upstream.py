@@ -152,7 +152,13 @@ class Relay:
             # InputRequired: the question went into the nexus call's input-required result;
             # this upstream call ends here and runs again once the client has answered.
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
-        return types.ElicitResult(action=answer.action, content=answer.content or None)
+        content = dict(answer.content or {})
+        if answer.action == "accept":
+            # SEP-1034: a field the user left out takes the default the schema declares.
+            for field_name, field_schema in (schema.get("properties") or {}).items():
+                if isinstance(field_schema, dict) and "default" in field_schema:
+                    content.setdefault(field_name, field_schema["default"])
+        return types.ElicitResult(action=answer.action, content=content or None)
 
     async def on_sample(self, context: Any, params: Any) -> Any:
         import mcp_types as types

@@ -48,21 +48,45 @@ def _run(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     )
 
 
-def required_scenarios(revision: str) -> list[str]:
-    """The server scenarios the suite says ``revision`` requires (its own frozen list)."""
-    listing = _run("list", "--server", "--requirements", revision, timeout=60).stdout
+def required_scenarios(revision: str, side: str = "Server") -> list[str]:
+    """The ``side`` ("Server" or "Client") scenarios the suite says ``revision`` requires
+    (its own frozen list)."""
+    listing = _run("list", "--requirements", revision, timeout=60).stdout
     names: list[str] = []
-    in_server = False
+    in_side = False
     for line in listing.splitlines():
-        if line.startswith("Server scenarios"):
-            in_server = True
+        if line.startswith(f"{side} scenarios"):
+            in_side = True
         elif line and not line.startswith(" "):
-            in_server = False
-        elif in_server and (m := re.match(r"\s+- (\S+)", line)):
+            in_side = False
+        elif in_side and (m := re.match(r"\s+- (\S+)", line)):
             names.append(m.group(1))
     if not names:
         raise RuntimeError(f"the conformance suite listed no scenarios for {revision}:\n{listing}")
     return names
+
+
+def _outcome(scenario: str, checks_file: Path) -> Outcome:
+    checks = json.loads(checks_file.read_text())
+    failures = tuple(
+        f"{c.get('id')}: {c.get('errorMessage') or 'failed'}"
+        for c in checks
+        if c.get("status") == "FAILURE"
+    )
+    return Outcome(scenario, len(checks), failures)
+
+
+def run_client_scenario(command: str, scenario: str, revision: str, out_dir: Path) -> Outcome:
+    """Run one client scenario: the suite starts its mock server and runs ``command URL``."""
+    done = _run(
+        *("client", "--command", command, "--scenario", scenario),
+        *("--spec-version", revision, "-o", str(out_dir)),
+        timeout=120,
+    )
+    found = sorted(out_dir.glob("*/checks.json"))
+    if not found:
+        return Outcome(scenario, 0, (f"no results: {done.stdout[-500:]} {done.stderr[-500:]}",))
+    return _outcome(scenario, found[-1])
 
 
 def run_server_scenarios(url: str, revision: str, out_dir: Path) -> dict[str, Outcome]:
@@ -72,13 +96,7 @@ def run_server_scenarios(url: str, revision: str, out_dir: Path) -> dict[str, Ou
     outcomes: dict[str, Outcome] = {}
     for checks_file in sorted(out_dir.glob("server-*/checks.json")):
         scenario = re.sub(r"^server-|-\d{4}-\d\d-\d\dT[\d-]+Z$", "", checks_file.parent.name)
-        checks = json.loads(checks_file.read_text())
-        failures = tuple(
-            f"{c.get('id')}: {c.get('errorMessage') or 'failed'}"
-            for c in checks
-            if c.get("status") == "FAILURE"
-        )
-        outcomes[scenario] = Outcome(scenario, len(checks), failures)
+        outcomes[scenario] = _outcome(scenario, checks_file)
     if not outcomes:
         raise RuntimeError(
             f"the conformance suite produced no results:\n{done.stdout}\n{done.stderr}"

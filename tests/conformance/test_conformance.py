@@ -9,6 +9,7 @@ stays honest. The pass table is printed either way.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +19,10 @@ from conformance_suite import (
     Outcome,
     installed,
     required_scenarios,
+    run_client_scenario,
     run_server_scenarios,
 )
-from known_failures import KNOWN_FAILURES
+from known_failures import KNOWN_CLIENT_FAILURES, KNOWN_FAILURES, NOT_APPLICABLE_PREFIX
 from serve_process import serving_http
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,3 +86,38 @@ def test_required_scenarios(
     assert not unexpected, "required scenarios fail:\n" + "\n".join(unexpected)
     assert not now_passing, f"these pass now: remove them from known_failures.py: {now_passing}"
     assert not stale, f"not required for {revision}: remove them from known_failures.py: {stale}"
+
+
+CLIENT = Path(__file__).resolve().parent / "nexus_client.py"
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_client_scenarios(
+    revision: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The suite's client scenarios against the nexus MCP client (OAuth ones excepted)."""
+    required = required_scenarios(revision, side="Client")
+    applicable = [s for s in required if not s.startswith(NOT_APPLICABLE_PREFIX)]
+    known = KNOWN_CLIENT_FAILURES[revision]
+    command = f"{sys.executable} {CLIENT}"
+    outcomes = {
+        s: run_client_scenario(command, s, revision, tmp_path / s.replace("/", "_"))
+        for s in applicable
+    }
+    passed = sum(o.passed for o in outcomes.values())
+    rows = [f"MCP conformance {revision}, client: {passed}/{len(applicable)} applicable pass"]
+    for scenario, outcome in outcomes.items():
+        why = known.get(scenario, "UNEXPECTED: " + "; ".join(outcome.failures))
+        rows.append(f"  ok {scenario}" if outcome.passed else f"  xx {scenario}: {why}")
+    rows.append(
+        f"  not run ({len(required) - len(applicable)}): the {NOT_APPLICABLE_PREFIX}* "
+        "scenarios need OAuth, which the nexus MCP client does not do"
+    )
+    with capsys.disabled():
+        print("\n" + "\n".join(rows))
+    unexpected = [s for s, o in outcomes.items() if not o.passed and s not in known]
+    now_passing = [s for s in known if s in outcomes and outcomes[s].passed]
+    assert not unexpected, "client scenarios fail:\n" + "\n".join(
+        f"{s}: {outcomes[s].failures}" for s in unexpected
+    )
+    assert not now_passing, f"these pass now: remove them from known_failures.py: {now_passing}"
