@@ -77,16 +77,17 @@ class RoundTrip:
         input_responses: dict[str, Any] | None,
         request_state: str | None,
     ) -> None:
-        self.call = _call_id(target, arguments)
+        self._target, self._arguments = target, arguments
+        self._call: str | None = None  # hashed only when needed: most calls never ask
+        self._nonce: str | None = None
         self.answers: dict[str, Any] = {}
-        self.nonce = secrets.token_hex(12)
         if request_state:
             payload = unseal(request_state)
             if payload.get("call") != self.call:
                 raise StateError("requestState belongs to another call (tool or arguments differ)")
             if payload.get("nonce") in _USED:
                 raise StateError("requestState was already used to approve a call; call again")
-            self.nonce = str(payload.get("nonce") or self.nonce)
+            self._nonce = str(payload.get("nonce") or "") or None
             self.answers.update(payload.get("answers") or {})
         for key, value in (input_responses or {}).items():
             if key in ASKED_FIRST and not request_state:
@@ -97,6 +98,18 @@ class RoundTrip:
             )
         self.questions: dict[str, dict[str, Any]] = {}
         self._asked = 0
+
+    @property
+    def call(self) -> str:
+        if self._call is None:
+            self._call = _call_id(self._target, self._arguments)
+        return self._call
+
+    @property
+    def nonce(self) -> str:
+        if self._nonce is None:
+            self._nonce = secrets.token_hex(12)
+        return self._nonce
 
     def ask(self, key: str | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The answer to this question, or :class:`InputRequired` (the question is kept)."""
