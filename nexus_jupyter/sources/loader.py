@@ -176,6 +176,16 @@ def _collect(result: LoadResult, module: types.ModuleType, source: str, origin: 
             continue
         if offer is not None:
             offers.append(offer)
+        if isinstance(obj, Tool) and not obj.spec.source:
+            # A tool made here with its own JSON Schema (Tool.from_schema): this file's.
+            built = obj.with_spec(source=source, source_kind="directory", origin=origin)
+            if built.name in seen:
+                return _failed(
+                    result, f"two definitions of the tool {built.name!r}; rename one", None
+                )
+            seen[built.name] = var
+            tools.append(built)
+            continue
         if meta is None or not mine or not callable(obj):
             continue
         try:
