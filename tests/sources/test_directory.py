@@ -268,7 +268,7 @@ def test_a_save_ending_mid_line_waits_to_settle_then_loads(reg: Registry, folder
 def test_a_file_can_define_a_tool_by_its_own_json_schema(tmp_path: Path) -> None:
     from nexus_jupyter.sources.loader import load_tool_text
 
-    text = '''
+    text = """
 from nexus_jupyter import Tool
 
 SCHEMA = {
@@ -280,7 +280,7 @@ SCHEMA = {
     "additionalProperties": False,
 }
 double = Tool.from_schema("double", "Double a.", SCHEMA, lambda args: args["a"] * 2)
-'''
+"""
     result = load_tool_text(text, tmp_path / "double.py", source="directory:x")
     assert result.ok, result.error
     (tool,) = result.tools
