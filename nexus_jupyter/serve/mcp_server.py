@@ -263,7 +263,11 @@ class RegistryServer:
             if result is None or (round_trip is not None and round_trip.questions):
                 assert round_trip is not None
                 return round_trip.result()  # the tool asked: its error result only says so
-            if round_trip is not None and result.is_error and caller.missing_capability:
+            if (
+                round_trip is not None
+                and result.error_type == "CallerUnavailable"
+                and caller.missing_capability
+            ):
                 # It failed for want of a capability the client did not declare (2026-07-28).
                 raise MCPError(
                     MISSING_REQUIRED_CLIENT_CAPABILITY,
