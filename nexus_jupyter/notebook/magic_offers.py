@@ -17,8 +17,10 @@ __all__ = ["OfferList", "list_prompts", "list_resources"]
 class OfferList:
     """A table of resources or prompts (text in a terminal, HTML in the notebook)."""
 
-    def __init__(self, kind: str, rows: list[tuple[str, str, str]]) -> None:
-        self.kind, self.rows = kind, rows
+    def __init__(
+        self, kind: str, columns: tuple[str, str, str], rows: list[tuple[str, str, str]]
+    ) -> None:
+        self.kind, self.columns, self.rows = kind, columns, rows
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -32,18 +34,20 @@ class OfferList:
     def _repr_html_(self) -> str:
         if not self.rows:
             return f"<p>No {html.escape(self.kind)}.</p>"
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
         cells = "".join(
             "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>"
             for row in self.rows
         )
-        return f'<table class="nexus-offers">{cells}</table>'
+        return f'<table class="nexus-offers"><tr>{head}</tr>{cells}</table>'
 
 
 def list_resources(*, registry: Any) -> OfferList:
     """The resources and resource templates: URI, description, MIME type."""
     catalog = catalog_of(registry)
     items = catalog.resources() + catalog.templates()
-    return OfferList("resources", [(r.uri, r.description, r.mime_type or "") for r in items])
+    rows = [(r.uri, r.description, r.mime_type or "") for r in items]
+    return OfferList("resources", ("URI", "Description", "MIME type"), rows)
 
 
 def list_prompts(*, registry: Any) -> OfferList:
@@ -52,7 +56,7 @@ def list_prompts(*, registry: Any) -> OfferList:
     for p in catalog_of(registry).prompts():
         args = ", ".join(a.name + ("" if a.required else "?") for a in p.arguments)
         rows.append((p.name, p.description, f"({args})"))
-    return OfferList("prompts", rows)
+    return OfferList("prompts", ("Prompt", "Description", "Arguments"), rows)
 
 
 @subcommand(
