@@ -171,7 +171,9 @@ async def handler_cost(calls: int = 3000) -> tuple[float, float]:
         registry.add(tool(add))
         ours = RegistryServer(registry)
         params = types.CallToolRequestParams(name="add", arguments={"a": 1, "b": 2})
-        ctx = SimpleNamespace(request_id=1, params=params, session=None)
+        ctx = SimpleNamespace(
+            request_id=1, params=params, session=None, protocol_version="2026-07-28", meta=None
+        )
 
         async def per_call(call: Any) -> float:
             for _ in range(100):

@@ -37,8 +37,11 @@ from .core.tools.decorator import tool
 if TYPE_CHECKING:
     from .core.registry.registry import Registry
     from .core.registry.state import RegistryChanged, ToolEntry
-    from .core.tools.context import Caller, CancellationToken, RequestInfo, ToolContext
-    from .core.tools.result import Image, ToolResult
+    from .core.tools.channel import CallerUnavailable, Elicitation, Sampled
+    from .core.tools.content import Audio, Content, EmbeddedResource, Image, ResourceLink
+    from .core.tools.context import CancellationToken, ClientChannel, RequestInfo, ToolContext
+    from .core.tools.offers import prompt, resource
+    from .core.tools.result import ToolResult
     from .core.tools.spec import ToolSpec
     from .core.tools.tool import Tool
 
@@ -46,11 +49,20 @@ if TYPE_CHECKING:
 # the registry pulls in pydantic, which a kernel may never need before the first tool.
 _LAZY = {
     "CancellationToken": ".core.tools.context",
-    "Caller": ".core.tools.context",
+    "ClientChannel": ".core.tools.context",
     "RequestInfo": ".core.tools.context",
     "ToolContext": ".core.tools.context",
     "Registry": ".core.registry.registry",
-    "Image": ".core.tools.result",
+    "Audio": ".core.tools.content",
+    "CallerUnavailable": ".core.tools.channel",
+    "Content": ".core.tools.content",
+    "Elicitation": ".core.tools.channel",
+    "EmbeddedResource": ".core.tools.content",
+    "Image": ".core.tools.content",
+    "ResourceLink": ".core.tools.content",
+    "Sampled": ".core.tools.channel",
+    "prompt": ".core.tools.offers",
+    "resource": ".core.tools.offers",
     "ToolResult": ".core.tools.result",
     "ToolSpec": ".core.tools.spec",
     "RegistryChanged": ".core.registry.state",
@@ -78,9 +90,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApprovalRequired",
-    "Caller",
+    "Audio",
+    "CallerUnavailable",
     "CancellationToken",
+    "ClientChannel",
     "ConfigError",
+    "Content",
+    "Elicitation",
+    "EmbeddedResource",
     "ExportError",
     "FieldError",
     "Image",
@@ -90,6 +107,8 @@ __all__ = [
     "Registry",
     "RegistryChanged",
     "RequestInfo",
+    "ResourceLink",
+    "Sampled",
     "SourceError",
     "Tool",
     "ToolContext",
@@ -102,7 +121,9 @@ __all__ = [
     "ToolValidationError",
     "__version__",
     "load_ipython_extension",
+    "prompt",
     "registry",
+    "resource",
     "tool",
     "unload_ipython_extension",
 ]

@@ -9,9 +9,14 @@ import nexus_jupyter
 
 EXPECTED = {
     "ApprovalRequired",
+    "Audio",
+    "CallerUnavailable",
     "CancellationToken",
     "Caller",
     "ConfigError",
+    "Content",
+    "Elicitation",
+    "EmbeddedResource",
     "ExportError",
     "FieldError",
     "Image",
@@ -21,6 +26,8 @@ EXPECTED = {
     "Registry",
     "RegistryChanged",
     "RequestInfo",
+    "ResourceLink",
+    "Sampled",
     "SourceError",
     "Tool",
     "ToolContext",
@@ -33,7 +40,9 @@ EXPECTED = {
     "ToolValidationError",
     "__version__",
     "load_ipython_extension",
+    "prompt",
     "registry",
+    "resource",
     "tool",
     "unload_ipython_extension",
 }

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import NexusError, ToolValidationError
+from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import ToolSpec
 
@@ -69,6 +70,7 @@ def mcp_tool(spec: ToolSpec) -> Any:
         "description": spec.description,
         "inputSchema": dict(spec.input_schema),
         "annotations": _annotations(spec),
+        **dict(spec.display),  # title, icons: as the tool's MCP server declared them
     }
     schema = output_schema(spec)
     if schema is not None:
@@ -97,6 +99,20 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
     content = [_block(b) for b in result.content]
     structured = result.structured
     schema = output_schema(spec) if spec is not None else None
+    if schema is not None and content_blocks(result.value) is not None:
+        # A declared output schema must come with structured content, which an image or a
+        # resource does not have: say how to fix the tool rather than break the protocol.
+        return types.CallToolResult(
+            content=[
+                types.TextContent(
+                    type="text",
+                    text=f"Tool {result.tool!r} declares a JSON return type but returned "
+                    "content (an image, audio or a resource). Annotate its return type as "
+                    "that content (e.g. -> Image or -> list[Content | str]).",
+                )
+            ],
+            is_error=True,
+        )
     if schema is not None:
         structured = {"result": structured} if schema.get(_WRAP_MARK) else structured
     elif not isinstance(structured, dict):

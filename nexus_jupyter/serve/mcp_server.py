@@ -23,10 +23,23 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.errors import NexusError, ToolNotFound
+from ..core.errors import (
+    ApprovalRequired,
+    NexusError,
+    PermissionDenied,
+    ToolNotFound,
+    ToolValidationError,
+)
+from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
+from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
+from ..core.tools.strict_types import type_errors
+from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
+from .mcp_channel import LogLevels, McpClientChannel
+from .mcp_input import RoundTrip, StateError
+from .mcp_offers import OfferHandlers
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -46,7 +59,7 @@ class RegistryServer:
     def __init__(self, registry: Any, *, defer: bool = False, name: str = "nexus-tools") -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-        from mcp_types import NotificationParams
+        from mcp_types import NotificationParams, SetLevelRequestParams
 
         from .. import __version__
 
@@ -55,11 +68,15 @@ class RegistryServer:
             def create_initialization_options(
                 self, notification_options: Any = None, *args: Any, **kwargs: Any
             ) -> Any:
-                opts = notification_options or NotificationOptions(tools_changed=True)
+                opts = notification_options or NotificationOptions(
+                    tools_changed=True, prompts_changed=True, resources_changed=True
+                )
                 return super().create_initialization_options(opts, *args, **kwargs)
 
         self.registry = registry
         self.defer = defer
+        self.log_levels = LogLevels()
+        self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
         self.bus = InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self.server = _Server(
@@ -73,15 +90,29 @@ class RegistryServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen_handler,
+            on_list_resources=self.offers.list_resources,
+            on_list_resource_templates=self.offers.list_templates,
+            on_read_resource=self.offers.read_resource,
+            on_subscribe_resource=self.offers.subscribe,
+            on_unsubscribe_resource=self.offers.unsubscribe,
+            on_list_prompts=self.offers.list_prompts,
+            on_get_prompt=self.offers.get_prompt,
+            on_completion=self.offers.complete,
         )
         self.server.add_notification_handler(
             "notifications/initialized", NotificationParams, self._on_initialized
+        )
+        # Added by hand: the constructor's on_set_logging_level warns that logging is
+        # deprecated at 2026-07-28, but handshake-era clients still set their level with it.
+        self.server.add_request_handler(
+            "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )
         self._legacy: set[Any] = set()
         self._listing: tuple[int, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Any = None
-        self._broadcast_pending = False
+        self._unsubscribe_catalog: Any = None
+        self._pending: set[str] = set()  # kinds of list change waiting to be broadcast
         self.notifications_sent = 0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -91,11 +122,13 @@ class RegistryServer:
         self._loop = asyncio.get_running_loop()
         if self._unsubscribe is None:
             self._unsubscribe = self.registry.subscribe(self._on_change)
+            self._unsubscribe_catalog = self.offers.catalog.subscribe(self._on_catalog_change)
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-            self._unsubscribe = None
+            self._unsubscribe_catalog()
+            self._unsubscribe = self._unsubscribe_catalog = None
         self.listen_handler.close()
 
     @property
@@ -106,30 +139,49 @@ class RegistryServer:
     # -- change notifications -------------------------------------------------------------
 
     def _on_change(self, change: RegistryChanged) -> None:
+        if change.tools_changed:
+            self._notify_soon("tools")
+
+    def _on_catalog_change(self, catalog: Any) -> None:
+        self._notify_soon("offers")
+
+    def _notify_soon(self, kind: str) -> None:
         # Runs on whichever thread changed the registry (a watcher, the kernel).
         loop = self._loop
-        if not change.tools_changed or loop is None or loop.is_closed():
+        if loop is None or loop.is_closed():
             return
         try:
-            loop.call_soon_threadsafe(self._schedule_broadcast)
+            loop.call_soon_threadsafe(self._schedule_broadcast, kind)
         except RuntimeError:
             pass  # the serving loop has just shut down
 
-    def _schedule_broadcast(self) -> None:
+    def _schedule_broadcast(self, kind: str) -> None:
         # Change events are level triggers: one pending broadcast covers a burst of changes.
-        if not self._broadcast_pending:
-            self._broadcast_pending = True
+        if not self._pending:
             task = asyncio.get_running_loop().create_task(self._broadcast())
             _BACKGROUND.add(task)  # the loop keeps only weak references to tasks
             task.add_done_callback(_BACKGROUND.discard)
+        self._pending.add(kind)
 
     async def _broadcast(self) -> None:
-        from mcp.server.subscriptions import ToolsListChanged
+        from mcp.server.subscriptions import (
+            PromptsListChanged,
+            ResourcesListChanged,
+            ToolsListChanged,
+        )
 
-        self._broadcast_pending = False
-        await self.bus.publish(ToolsListChanged())
+        kinds, self._pending = self._pending, set()
+        connections = list(self._legacy)
+        sends = []
+        if "tools" in kinds:
+            await self.bus.publish(ToolsListChanged())
+            sends += [c.send_tool_list_changed() for c in connections]
+        if "offers" in kinds:
+            await self.bus.publish(ResourcesListChanged())
+            await self.bus.publish(PromptsListChanged())
+            sends += [c.send_resource_list_changed() for c in connections]
+            sends += [c.send_prompt_list_changed() for c in connections]
         # Side by side, so one client that is slow to read cannot hold up the others.
-        sends = [c.send_tool_list_changed() for c in list(self._legacy)]
         await asyncio.gather(*sends, return_exceptions=True)  # best effort, like the SDK's
         self.notifications_sent += 1
 
@@ -144,6 +196,14 @@ class RegistryServer:
         connection.exit_stack.callback(self._legacy.discard, connection)
 
     # -- handlers -------------------------------------------------------------------------
+
+    async def _set_log_level(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            self.log_levels.set(connection, params.level)
+        return types.EmptyResult()
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.registry.find(name)
@@ -173,6 +233,7 @@ class RegistryServer:
         from mcp.shared.exceptions import MCPError
         from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
         from mcp_types import INVALID_PARAMS
+        from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
@@ -186,10 +247,33 @@ class RegistryServer:
         # stopped by the task cancellation itself (async) or cannot be stopped (sync threads),
         # and skipping the token keeps fast sync tools on the inline path.
         token = CancellationToken() if tool is not None and tool.wants_context else None
+        arguments = params.arguments or {}
+        if tool is not None and (wrong := type_errors(tool.spec.input_schema, arguments)):
+            return error_result(ToolValidationError(name, wrong))
         try:
-            result = await self.registry.call(
-                name, params.arguments or {}, request=request, progress=progress, cancellation=token
-            )
+            round_trip = _round_trip(ctx, name, arguments, params)
+        except StateError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        caller = McpClientChannel(ctx, self.log_levels, round_trip)
+        bound = CURRENT_CHANNEL.set(caller)  # the tool's ToolContext picks it up
+        try:
+            options = {"request": request, "progress": progress, "cancellation": token}
+            result = await self._call_approving(name, arguments, options, caller, round_trip)
+            await caller.flush()
+            if result is None or (round_trip is not None and round_trip.questions):
+                assert round_trip is not None
+                return round_trip.result()  # the tool asked: its error result only says so
+            if (
+                round_trip is not None
+                and result.error_type == "CallerUnavailable"
+                and caller.missing_capability
+            ):
+                # It failed for want of a capability the client did not declare (2026-07-28).
+                raise MCPError(
+                    MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    result.error or "a client capability is missing",
+                    data={"requiredCapabilities": {caller.missing_capability: {}}},
+                )
         except ToolNotFound as exc:
             # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
             advice = "Call tool_search with what you want to do to find the right tool."
@@ -200,7 +284,47 @@ class RegistryServer:
             if token is not None:
                 token.cancel()
             raise
+        finally:
+            CURRENT_CHANNEL.reset(bound)
         return call_result(result, tool.spec if tool is not None else None)
+
+    async def _call_approving(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        options: dict[str, Any],
+        caller: McpClientChannel,
+        round_trip: RoundTrip | None,
+    ) -> Any:
+        """``registry.call``; a call that needs approval asks the client's user (once, for
+        these arguments) when the client can be asked. ``None``: the question is pending."""
+        try:
+            return await self.registry.call(name, arguments, **options)
+        except ApprovalRequired as refused:
+            tool = self.registry.find(name)
+            permission = tool.spec.permission if tool is not None else "unknown"
+            try:
+                approved = await ask_client(caller, name, permission, arguments)
+            except CallerUnavailable:
+                raise refused from None  # the client cannot be asked: the clear refusal
+            except InputRequired:
+                return None
+            if not approved:
+                raise PermissionDenied(
+                    f"Tool {name!r} was not approved at the MCP client; it did not run."
+                ) from None
+            if round_trip is not None:
+                round_trip.consume()
+            return await self.registry.call(name, arguments, approved=True, **options)
+
+
+def _round_trip(ctx: Any, target: str, arguments: dict[str, Any], params: Any) -> Any:
+    """The call's :class:`RoundTrip` at 2026-07-28 (where questions go in the result)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    return RoundTrip(target, arguments, params.input_responses, params.request_state)
 
 
 def _progress_sender(session: Any, loop: asyncio.AbstractEventLoop) -> Any:

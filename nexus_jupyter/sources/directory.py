@@ -163,6 +163,8 @@ class DirectorySource:
         """Stop watching; the source no longer publishes (the registry is dropping it)."""
         with self._lock:
             watcher, self._watcher = self._watcher, None
+            if self._publisher is not None:
+                self._publisher.offer(())
             self._publisher = None
             self._started.clear()
         if watcher is not None:
@@ -297,6 +299,7 @@ class DirectorySource:
         if result.ok:
             self._book.set_tools(path, result.tools)
             self._book.set_ok(path)
+            self._book.set_offers(path, result.offers)
         else:
             self._book.set_error(path, result.error or "failed to load", result.line)
             log.info("tool file %s failed to load: %s (line %s)", path, result.error, result.line)
@@ -359,6 +362,9 @@ class DirectorySource:
                 )
             except SourceError:  # removed from the registry while a reload was in flight
                 log.debug("%s is no longer in the registry; not publishing", self.name)
+                return
+            self._book.take_offers_changed()
+            publisher.offer(self._book.offers())
 
     def _publish_touched(self, publisher: SourcePublisher | None) -> None:
         """Hand the registry only the tools whose names the last reloads touched."""
@@ -385,6 +391,9 @@ class DirectorySource:
             )
         except SourceError:
             log.debug("%s is no longer in the registry; not publishing", self.name)
+            return
+        if self._book.take_offers_changed():
+            publisher.offer(self._book.offers())
 
     def _details_now(self) -> dict[str, Any]:
         with self._lock:

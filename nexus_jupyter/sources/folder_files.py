@@ -25,6 +25,7 @@ class FileState:
     stat: tuple[int, int] | None = None  # (size, mtime_ns) of the content last read
     hash: str = ""  # of the content last read
     tools: tuple[Tool, ...] = ()  # the last good set
+    offers: tuple[Any, ...] = ()  # its @resource / @prompt functions (last good set)
     error: str | None = None
     line: int | None = None
 
@@ -48,6 +49,7 @@ class FolderFiles:
         self._owners: dict[str, set[Path]] = {}  # tool name -> the files defining it
         self._failing: set[Path] = set()  # files whose last load failed
         self._touched: set[str] = set()  # tool names changed since the last publish
+        self._offers_changed = False  # a file's resources or prompts changed since then
 
     def state(self, path: Path) -> FileState:
         return self.files.setdefault(path, FileState(path))
@@ -68,6 +70,17 @@ class FolderFiles:
             self._owners.setdefault(name, set()).add(path)
         self._touched |= before | after
 
+    def set_offers(self, path: Path, offers: Iterable[Any]) -> None:
+        state = self.state(path)
+        new = tuple(offers)
+        if new != state.offers:
+            state.offers = new
+            self._offers_changed = True
+
+    def take_offers_changed(self) -> bool:
+        changed, self._offers_changed = self._offers_changed, False
+        return changed
+
     def set_ok(self, path: Path) -> None:
         state = self.state(path)
         state.error = state.line = None
@@ -86,6 +99,7 @@ class FolderFiles:
         if path not in self.files:
             return False
         self.set_tools(path, ())
+        self.set_offers(path, ())
         self._failing.discard(path)
         del self.files[path]
         return True
@@ -147,6 +161,9 @@ class FolderFiles:
         """The file that defines ``tool_name`` (the first, if several do)."""
         owners = self._owners.get(tool_name)
         return min(owners) if owners else None
+
+    def offers(self) -> list[Any]:
+        return [o for path in sorted(self.files) for o in self.files[path].offers]
 
     def per_file(self) -> dict[str, dict[str, Any]]:
         return {self.rel(p): s.to_dict(self.rel(p)) for p, s in sorted(self.files.items())}

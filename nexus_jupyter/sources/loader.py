@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.tools.decorator import get_tool_meta
+from ..core.tools.offers import PromptDef, ResourceDef, get_offer
 from ..core.tools.tool import Tool
 
 __all__ = ["LoadResult", "content_hash", "load_tool_file", "load_tool_text"]
@@ -48,6 +49,7 @@ class LoadResult:
     error: str | None = None
     line: int | None = None
     names: tuple[str, ...] = field(default=())
+    offers: tuple[ResourceDef | PromptDef, ...] = ()  # @resource / @prompt functions
 
     @property
     def ok(self) -> bool:
@@ -163,12 +165,26 @@ def _module_name(path: Path, digest: str) -> str:
 
 def _collect(result: LoadResult, module: types.ModuleType, source: str, origin: str) -> LoadResult:
     tools: list[Tool] = []
+    offers: list[ResourceDef | PromptDef] = []
     seen: dict[str, str] = {}
     for var, obj in list(vars(module).items()):
         try:
             meta = get_tool_meta(obj)
             mine = getattr(obj, "__module__", None) == module.__name__
+            offer = get_offer(obj) if mine else None
         except Exception:  # objects whose __getattr__ raises are simply not tools
+            continue
+        if offer is not None:
+            offers.append(offer)
+        if isinstance(obj, Tool) and not obj.spec.source:
+            # A tool made here with its own JSON Schema (Tool.from_schema): this file's.
+            built = obj.with_spec(source=source, source_kind="directory", origin=origin)
+            if built.name in seen:
+                return _failed(
+                    result, f"two definitions of the tool {built.name!r}; rename one", None
+                )
+            seen[built.name] = var
+            tools.append(built)
             continue
         if meta is None or not mine or not callable(obj):
             continue
@@ -189,7 +205,12 @@ def _collect(result: LoadResult, module: types.ModuleType, source: str, origin: 
         seen[built.name] = var
         tools.append(built)
     return LoadResult(
-        result.path, result.text, result.hash, tuple(tools), names=tuple(t.name for t in tools)
+        result.path,
+        result.text,
+        result.hash,
+        tuple(tools),
+        names=tuple(t.name for t in tools),
+        offers=tuple(offers),
     )
 
 

@@ -36,6 +36,7 @@ from .mcp_session import (
     result_from_mcp,
     tool_from_mcp,
 )
+from .mcp_upstream import Relay, list_offers
 
 __all__ = ["McpSource"]
 
@@ -101,6 +102,7 @@ class McpSource:
         self._dropped = asyncio.Event()
         self._relist = asyncio.Event()
         self._ready_at = 0.0
+        self.relay = Relay(name)  # its logs and questions go to the client of the call
 
     @classmethod
     def from_config(cls, settings: Any, credentials: Any = None) -> McpSource:
@@ -157,6 +159,8 @@ class McpSource:
                 pass
         self._close_stderr()
         self.state = "stopped"
+        if self._publisher is not None:
+            self._publisher.offer(())
 
     def restart(self) -> concurrent.futures.Future[None]:
         """Reconnect now (from any thread); the future is done once reconnecting began."""
@@ -218,7 +222,17 @@ class McpSource:
         self._dropped.clear()
         self._relist.clear()
         transport = self._transport()
-        client = mcp.Client(transport, message_handler=self._on_message, read_timeout_seconds=None)
+        relay = self.relay
+        client = mcp.Client(
+            transport,
+            message_handler=self._on_message,
+            read_timeout_seconds=None,
+            elicitation_callback=relay.on_elicit,
+            sampling_callback=relay.on_sample,
+            list_roots_callback=relay.on_roots,
+            logging_callback=relay.on_log,
+            log_level="info",
+        )
         async with asyncio.timeout(_CONNECT_TIMEOUT_S):
             await client.__aenter__()
         try:
@@ -228,6 +242,7 @@ class McpSource:
             info = client.server_info
             self.server_info = f"{info.name} {info.version}".strip() if info else None
             await self._list_tools(client)
+            await self._list_offers(client)
             self._ready_at = time.monotonic()
             self._set_state("ready", None)
             closed = getattr(transport, "closed", None)
@@ -280,13 +295,16 @@ class McpSource:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         caps = client.server_capabilities
-        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
-            caps.tools and caps.tools.list_changed
-        ):
+        watch = {
+            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
+            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
+            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
+        }
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not any(watch.values()):
             return
         while True:
             try:
-                async with client.listen(tools_list_changed=True) as sub:
+                async with client.listen(**watch) as sub:
                     async for _event in sub:
                         self._relist.set()
             except Exception as exc:
@@ -307,6 +325,7 @@ class McpSource:
             self._relist.clear()
             try:
                 await self._list_tools(client)
+                await self._list_offers(client)
             except Exception as exc:
                 log.warning("MCP server %s: refreshing tools failed: %s", self.server, exc)
                 self._dropped.set()
@@ -321,7 +340,12 @@ class McpSource:
                 self._dropped.set()
             return
         root = getattr(message, "root", message)
-        if isinstance(root, types.ToolListChangedNotification):
+        if isinstance(
+            root,
+            types.ToolListChangedNotification
+            | types.ResourceListChangedNotification
+            | types.PromptListChangedNotification,
+        ):
             self._relist.set()
 
     async def _list_tools(self, client: Any) -> None:
@@ -348,6 +372,32 @@ class McpSource:
                 skipped[remote.name] = str(exc)
         self._tools, self._skipped = tools, skipped
         self._publish()
+
+    async def _list_offers(self, client: Any) -> None:
+        """The server's resources, templates and prompts, into the registry's catalog."""
+        try:
+            offers = await list_offers(client, self.namespace, self._on_loop)
+        except Exception as exc:  # tools still work without them
+            log.warning("MCP server %s: listing resources/prompts failed: %s", self.server, exc)
+            return
+        if self._publisher is not None:
+            self._publisher.offer(offers)
+
+    async def _on_loop(self, make: Any) -> Any:
+        """Run ``make()`` (a coroutine factory) on the loop the connection lives on."""
+        loop = self._loop
+        if self._client is None:
+            raise ToolUnavailable(
+                f"MCP server {self.server!r} is not connected ({self.state}: "
+                f"{self.reason or 'connecting'})."
+            )
+        if loop is None or asyncio.get_running_loop() is loop:
+            return await make()
+
+        async def run() -> Any:
+            return await make()
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(run(), loop))
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -382,7 +432,8 @@ class McpSource:
                 await ctx.progress(done, total, message)
 
         try:
-            result = await client.call_tool(remote_name, arguments, progress_callback=progress)
+            with self.relay.calling(ctx.channel if ctx is not None else None):
+                result = await client.call_tool(remote_name, arguments, progress_callback=progress)
         except Exception as exc:
             if is_connection_error(exc):
                 self._dropped.set()

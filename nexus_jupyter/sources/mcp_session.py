@@ -153,6 +153,13 @@ def tool_from_mcp(
         annotations = remote.annotations.model_dump(by_alias=True, mode="json", exclude_none=True)
     schema = dict(remote.input_schema or {})
     schema.setdefault("type", "object")
+    display: dict[str, Any] = {}
+    if remote.title:
+        display["title"] = remote.title
+    if remote.icons:
+        display["icons"] = [
+            i.model_dump(by_alias=True, mode="json", exclude_none=True) for i in remote.icons
+        ]
     return Tool.from_schema(
         remote.name,
         remote.description or (annotations.get("title") or ""),
@@ -160,6 +167,7 @@ def tool_from_mcp(
         handler,
         output_schema=remote.output_schema,
         annotations=annotations,
+        display=display,
         permission=permission_from_annotations(annotations),
         origin=origin,
         timeout=timeout,

@@ -10,6 +10,9 @@ user namespace:
 - a function that did not change is left alone, so a tool handed over to the tools folder
   (``%tool export``) stays with the folder until its cell is run again.
 
+``@resource`` and ``@prompt`` functions of the namespace go to the registry's catalog
+(served over MCP) on every scan.
+
 ``%%tool`` marks the functions its cell defines with ``@tool`` options, then the same scan
 registers them.
 """
@@ -22,7 +25,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..core.registry.catalog import catalog_of
 from ..core.tools.decorator import get_tool_meta
+from ..core.tools.offers import get_offer
 
 __all__ = ["NotebookTracker", "ScanReport"]
 
@@ -74,6 +79,7 @@ class NotebookTracker:
         self.namespace = namespace
         self._seen: dict[str, Any] = {}  # variable -> function object last registered
         self._tool_names: dict[str, str] = {}  # variable -> tool name
+        self._offers: tuple[Any, ...] = ()  # the @resource / @prompt functions last seen
         self._lock = threading.Lock()
 
     @property
@@ -86,8 +92,10 @@ class NotebookTracker:
         return dict(self._tool_names)
 
     def scan(self, *, origin: str = "", source_code: str | None = None) -> ScanReport:
-        """Register new or redefined ``@tool`` functions and remove deleted ones."""
+        """Register new or redefined ``@tool`` functions and remove deleted ones; hand the
+        namespace's ``@resource`` / ``@prompt`` functions to the registry's catalog."""
         report = ScanReport()
+        self._scan_offers()
         with self._lock:
             current = _marked(self.namespace)
             changed = {v: f for v, f in current.items() if self._seen.get(v) is not f}
@@ -103,6 +111,21 @@ class NotebookTracker:
                 if name is not None:
                     self._drop(registry, name, report)
         return report
+
+    def _scan_offers(self) -> None:
+        offers = []
+        for var, obj in list(self.namespace.items()):
+            if var.startswith("_") or not callable(obj):
+                continue
+            try:
+                offer = get_offer(obj)
+            except Exception:  # objects with exotic __getattr__ are simply not offers
+                continue
+            if offer is not None:
+                offers.append(offer)
+        if offers or self._offers:
+            self._offers = tuple(offers)
+            catalog_of(self.registry).replace("notebook", offers)
 
     def register(
         self, var: str, fn: Any, *, origin: str = "", source_code: str | None = None

@@ -167,3 +167,47 @@ def test_tools_of_an_ipy_file_run_by_ipython_are_registered(
     assert {"thrice", "later"} <= set(registry.names())
     assert "gone" not in registry.names()  # the scan after the silent run saw the `del`
     assert registry.call_sync("later", {"y": 5}).structured == 5
+
+
+OFFERS_CELL = '''
+from nexus_jupyter import prompt, resource
+
+@resource("notes://today")
+def today() -> str:
+    """Today's notes."""
+    return "{text}"
+
+@prompt
+def greet(name: str) -> str:
+    """Greet someone."""
+    return "Hello " + name
+'''
+
+
+async def test_cells_define_resources_and_prompts(
+    shell: InteractiveShell, registry: Registry
+) -> None:
+    from nexus_jupyter.core.registry.catalog import catalog_of
+
+    catalog = catalog_of(registry)
+    run_ok(shell, OFFERS_CELL.format(text="first"))
+    assert [r.uri for r in catalog.resources()] == ["notes://today"]
+    assert [p.name for p in catalog.prompts()] == ["greet"]
+    resource = catalog.find_resource("notes://today")
+    assert resource is not None
+    assert (await resource.read("notes://today"))[0]["text"] == "first"
+    run_ok(shell, OFFERS_CELL.format(text="second"))  # a re-run cell replaces them
+    resource = catalog.find_resource("notes://today")
+    assert resource is not None
+    assert (await resource.read("notes://today"))[0]["text"] == "second"
+    run_ok(shell, "del today, greet")
+    assert catalog.resources() == [] and catalog.prompts() == []
+
+
+def test_magics_list_resources_and_prompts(shell: InteractiveShell, registry: Registry) -> None:
+    run_ok(shell, OFFERS_CELL.format(text="x"))
+    resources = shell.run_line_magic("tool", "resources")
+    assert "notes://today" in repr(resources) and "Today's notes." in repr(resources)
+    assert "<td>notes://today</td>" in resources._repr_html_()
+    prompts = shell.run_line_magic("tool", "prompts")
+    assert repr(prompts) == "greet  Greet someone.  (name)"

@@ -263,3 +263,27 @@ def test_a_save_ending_mid_line_waits_to_settle_then_loads(reg: Registry, folder
     path.write_text(half)  # no final newline, just written: looks like a save in progress
     path.write_text(tool_text(expr="a + b + 12").rstrip("\n"))  # the finished save, no newline
     wait_until(reg, lambda: result_of(reg, "add", {"a": 0}) == 14)
+
+
+def test_a_file_can_define_a_tool_by_its_own_json_schema(tmp_path: Path) -> None:
+    from nexus_jupyter.sources.loader import load_tool_text
+
+    text = """
+from nexus_jupyter import Tool
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"n": {"type": "integer"}},
+    "properties": {"a": {"$ref": "#/$defs/n"}},
+    "required": ["a"],
+    "additionalProperties": False,
+}
+double = Tool.from_schema("double", "Double a.", SCHEMA, lambda args: args["a"] * 2)
+"""
+    result = load_tool_text(text, tmp_path / "double.py", source="directory:x")
+    assert result.ok, result.error
+    (tool,) = result.tools
+    assert tool.spec.source == "directory:x" and tool.spec.source_kind == "directory"
+    assert tool.spec.input_schema["$defs"] == {"n": {"type": "integer"}}  # kept as written
+    assert tool.spec.input_schema["$schema"].endswith("2020-12/schema")

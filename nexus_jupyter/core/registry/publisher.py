@@ -8,6 +8,7 @@ first load, and ``async start(publisher)`` for background work). With it a sourc
 - :meth:`~SourcePublisher.update` a few tools (one file saved): the registry's work is then
   proportional to the tools that changed, not to the source's size;
 - :meth:`~SourcePublisher.set_status` (an error, per-file details) without touching its tools;
+- :meth:`~SourcePublisher.offer` its resources and prompts;
 - run coroutines on the registry's background loop (:attr:`~SourcePublisher.loop`).
 """
 
@@ -109,6 +110,13 @@ class SourcePublisher:
             error=error,
             details=details,
         )
+
+    def offer(self, offers: Iterable[Any]) -> None:
+        """Replace the source's resources and prompts (``@resource`` / ``@prompt``, or an
+        upstream server's) in the registry's catalog."""
+        from .catalog import catalog_of
+
+        catalog_of(self._target).replace(self.name, list(offers))
 
     def set_status(self, *, error: str | None = None, details: Details | None = None) -> None:
         """Record an error (or clear it) and details without changing the tools."""

@@ -20,7 +20,19 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from .channel import (
+    CURRENT_CHANNEL,
+    CallerUnavailable,
+    ChannelLogger,
+    ClientChannel,
+    Elicitation,
+    Sampled,
+)
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "CLI_CALLER",
@@ -224,12 +236,22 @@ class ToolContext:
     - ``credentials``: ``await ctx.credentials.get(service, key)``, ``ctx.credentials.has(s)``
     - ``request``: :class:`RequestInfo` (request id, principal, session, client, caller)
     - ``cancellation`` / ``cancelled``: the cancel signal of this call
-    - ``log``: a :class:`logging.Logger` named after the tool
+    - ``log``: a logger named after the tool; over MCP its messages also reach the client
     - ``progress(current, total=None, message=None)``: report progress (sync or awaitable)
+    - ``await elicit(message, schema)`` / ``await sample(prompt)``: ask the calling client's
+      user or model (over MCP; see :mod:`.channel`)
     - ``tool_name``: the name the tool was called under
     """
 
-    __slots__ = ("_progress", "cancellation", "credentials", "log", "request", "tool_name")
+    __slots__ = (
+        "_progress",
+        "cancellation",
+        "channel",
+        "credentials",
+        "log",
+        "request",
+        "tool_name",
+    )
 
     def __init__(
         self,
@@ -244,7 +266,9 @@ class ToolContext:
         self.credentials: CredentialsView = credentials or NoCredentials()
         self.request = request or RequestInfo()
         self.cancellation = cancellation or CancellationToken()
-        self.log = logging.getLogger(f"nexus_jupyter.tool.{tool_name}")
+        # The client that made this call, when the face serving it set one (MCP).
+        self.channel: ClientChannel | None = CURRENT_CHANNEL.get()
+        self.log = ChannelLogger(logging.getLogger(f"nexus_jupyter.tool.{tool_name}"), self.channel)
         self._progress = progress
 
     @property
@@ -257,6 +281,54 @@ class ToolContext:
         """Report progress. Works from sync tools (call it) and async tools (``await`` it)."""
         result = self._progress(current, total, message) if self._progress else None
         return _Done(result)
+
+    async def elicit(
+        self,
+        message: str,
+        schema: dict[str, Any] | type[BaseModel],
+        *,
+        key: str | None = None,
+    ) -> Elicitation:
+        """Ask the calling client's user for input described by ``schema`` (a flat JSON
+        Schema object of primitive fields, or a pydantic model). ``key`` names the question
+        across the rounds of a 2026-07-28 call (default: its place in the call). Raises
+        :class:`CallerUnavailable` when the call did not come from such a client."""
+        if isinstance(schema, type):
+            schema = schema.model_json_schema()
+        channel = self._require_channel("ask its user for input")
+        return await channel.elicit(message, dict(schema), key=key)
+
+    async def sample(
+        self,
+        prompt: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 512,
+        system_prompt: str | None = None,
+        key: str | None = None,
+    ) -> Sampled:
+        """Ask the calling client's model to complete ``prompt`` (text, or MCP sampling
+        messages). Raises :class:`CallerUnavailable` without such a client."""
+        messages = (
+            [{"role": "user", "content": {"type": "text", "text": prompt}}]
+            if isinstance(prompt, str)
+            else list(prompt)
+        )
+        channel = self._require_channel("ask its model (sampling)")
+        return await channel.sample(
+            messages, max_tokens=max_tokens, system_prompt=system_prompt, key=key
+        )
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """The calling client's roots (``{"uri", "name"}`` dicts): the folders it works in."""
+        return await self._require_channel("list the client's roots").list_roots(key=key)
+
+    def _require_channel(self, what: str) -> ClientChannel:
+        if self.channel is None:
+            raise CallerUnavailable(
+                f"Tool {self.tool_name!r} tried to {what}, but this call has no client that "
+                "can answer: only calls over MCP can. Give the value as an argument instead."
+            )
+        return self.channel
 
     def __repr__(self) -> str:
         return f"ToolContext(tool={self.tool_name!r}, request_id={self.request.request_id!r})"

@@ -14,7 +14,6 @@ code that needs them.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 from collections.abc import Callable
@@ -23,25 +22,9 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from .content import Image, content_blocks
+
 __all__ = ["Image", "ToolResult", "to_content", "to_structured"]
-
-
-@dataclass(frozen=True, slots=True)
-class Image:
-    """Return this from a tool to send an image (shown in the notebook, sent as MCP image)."""
-
-    data: bytes
-    mime_type: str = "image/png"
-
-    def to_block(self) -> dict[str, Any]:
-        return {
-            "type": "image",
-            "data": base64.b64encode(self.data).decode("ascii"),
-            "mimeType": self.mime_type,
-        }
-
-    def __repr__(self) -> str:
-        return f"Image({self.mime_type}, {len(self.data)} bytes)"
 
 
 _MISSING: Any = object()
@@ -51,8 +34,8 @@ def to_structured(value: Any) -> Any:
     """A JSON-ready copy of ``value`` (pydantic models, dataclasses, sets, ... converted)."""
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    if isinstance(value, Image):
-        return None
+    if content_blocks(value) is not None:
+        return None  # content only: no structured value
     try:
         return to_jsonable_python(value)
     except Exception:
@@ -63,10 +46,9 @@ def to_content(value: Any) -> list[dict[str, Any]]:
     """MCP-style content blocks for ``value``."""
     if value is None:
         return []
-    if isinstance(value, Image):
-        return [value.to_block()]
-    if isinstance(value, list) and value and all(isinstance(v, Image) for v in value):
-        return [v.to_block() for v in value]
+    blocks = content_blocks(value)
+    if blocks is not None:
+        return blocks
     if isinstance(value, str):
         return [{"type": "text", "text": value}]
     structured = to_structured(value)

@@ -27,6 +27,7 @@ from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from ..errors import FieldError, ToolDefinitionError, ToolValidationError
 from .annotations import compat_annotation, is_context, resolve_hints
+from .content import is_content_annotation
 from .docstrings import parse_docstring
 from .schema_refs import inline_refs, strip_generated_titles
 from .simple_schema import simple_input_schema
@@ -321,6 +322,8 @@ def _derive_output_schema(annotation: Any) -> dict[str, Any] | None:
         return None
     if typing.get_origin(annotation) in (typing.Awaitable, typing.Coroutine):
         return None
+    if is_content_annotation(annotation):
+        return None  # images, audio, resources: content blocks, no structured value
     try:
         raw = TypeAdapter(annotation).json_schema(mode="serialization")
     except Exception:

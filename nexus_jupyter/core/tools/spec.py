@@ -100,6 +100,8 @@ class ToolSpec:
     annotations: Mapping[str, Any] = field(default_factory=dict)
     code_hash: str = ""
     version: str = ""
+    #: How the tool is shown, as its MCP server declared it (``title``, ``icons``).
+    display: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
@@ -131,6 +133,7 @@ class ToolSpec:
             "categories": self.categories,
             "capabilities": self.capabilities,
             "annotations": self.annotations,
+            "display": self.display,
             "code": self.code_hash,
         }
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
@@ -181,5 +184,6 @@ class ToolSpec:
             "eager": self.eager,
             "timeout": self.timeout,
             "annotations": dict(self.annotations),
+            "display": dict(self.display),
             "version": self.version,
         }

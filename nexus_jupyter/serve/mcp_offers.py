@@ -1,0 +1,209 @@
+"""Resources, resource templates, prompts and completion for the MCP server, read live
+from the registry's :class:`~nexus_jupyter.core.registry.catalog.Catalog`.
+
+A URI that names no resource is ``-32602`` with the URI in the error's ``data``; so is an
+unknown prompt or a prompt called with missing or unknown arguments. Completion offers the
+values of ``Literal`` parameters of prompts and resource templates, those starting with what
+the user typed first.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..core.errors import NexusError
+from ..core.registry.catalog import Catalog
+from ..core.tools.channel import CURRENT_CHANNEL, InputRequired
+from ..core.tools.context import ToolContext
+from ..core.tools.offers import PromptDef
+from .mcp_channel import LogLevels, McpClientChannel
+from .mcp_input import RoundTrip, StateError
+
+__all__ = ["OfferHandlers"]
+
+log = logging.getLogger(__name__)
+
+MAX_COMPLETIONS = 100  # what the protocol allows in one answer
+
+
+class OfferHandlers:
+    """The low-level ``Server`` handlers over one catalog."""
+
+    def __init__(self, catalog: Catalog, log_levels: LogLevels) -> None:
+        self.catalog = catalog
+        self.log_levels = log_levels
+        self.subscriptions: dict[Any, set[str]] = {}
+
+    async def list_resources(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=r.uri,
+                    name=r.name,
+                    title=r.title,
+                    description=r.description,
+                    mime_type=r.mime_type,
+                )
+                for r in self.catalog.resources()
+            ]
+        )
+
+    async def list_templates(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=t.uri,
+                    name=t.name,
+                    title=t.title,
+                    description=t.description,
+                    mime_type=t.mime_type,
+                )
+                for t in self.catalog.templates()
+            ]
+        )
+
+    async def read_resource(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+        from pydantic import TypeAdapter
+
+        uri = str(params.uri)
+        found = self.catalog.find_resource(uri)
+        if found is None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Resource not found: {uri!r}. List them with resources/list and "
+                "resources/templates/list.",
+                data={"uri": uri},
+            )
+        try:
+            contents = await found.read(uri)
+        except NexusError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc), data={"uri": uri}) from None
+        except Exception as exc:
+            log.warning("resource %s failed: %s", uri, exc, exc_info=True)
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"Reading {uri!r} failed: {type(exc).__name__}: {exc}",
+                data={"uri": uri},
+            ) from None
+        adapter: Any = TypeAdapter(types.TextResourceContents | types.BlobResourceContents)
+        return types.ReadResourceResult(contents=[adapter.validate_python(c) for c in contents])
+
+    async def subscribe(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        connection = getattr(ctx.session, "_connection", None)
+        self.subscriptions.setdefault(connection, set()).add(str(params.uri))
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        connection = getattr(ctx.session, "_connection", None)
+        self.subscriptions.get(connection, set()).discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def list_prompts(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=p.name,
+                    title=p.title,
+                    description=p.description,
+                    arguments=[
+                        types.PromptArgument(
+                            name=a.name, description=a.description, required=a.required
+                        )
+                        for a in p.arguments
+                    ],
+                )
+                for p in self.catalog.prompts()
+            ]
+        )
+
+    async def get_prompt(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
+        found = self.catalog.find_prompt(params.name)
+        if found is None:
+            known = ", ".join(p.name for p in self.catalog.prompts()) or "none"
+            raise MCPError(
+                types.INVALID_PARAMS, f"Unknown prompt {params.name!r}; the prompts are: {known}."
+            )
+        arguments = dict(params.arguments or {})
+        try:
+            asked = await self._render_asking(ctx, found, arguments, params)
+            if not isinstance(asked, list):
+                return asked  # the prompt asked the client: an input-required result
+            messages = asked
+        except StateError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        except NexusError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        except Exception as exc:
+            log.warning("prompt %s failed: %s", found.name, exc, exc_info=True)
+            raise MCPError(
+                types.INTERNAL_ERROR, f"Prompt {found.name!r} failed: {type(exc).__name__}: {exc}"
+            ) from None
+        return types.GetPromptResult(
+            description=found.description,
+            messages=[types.PromptMessage.model_validate(m) for m in messages],
+        )
+
+    async def _render_asking(
+        self, ctx: Any, found: PromptDef, arguments: dict[str, str], params: Any
+    ) -> Any:
+        """Render a prompt that may ask the client, as a tool does: its messages, or the
+        input-required result for its questions (2026-07-28)."""
+        if found.context_param is None:
+            return await found.render(arguments)
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        round_trip = None
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            round_trip = RoundTrip(
+                f"prompt:{found.name}", arguments, params.input_responses, params.request_state
+            )
+        caller = McpClientChannel(ctx, self.log_levels, round_trip)
+        bound = CURRENT_CHANNEL.set(caller)
+        try:
+            tool_ctx = ToolContext(tool_name=found.name)
+        finally:
+            CURRENT_CHANNEL.reset(bound)
+        try:
+            messages = await found.render(arguments, tool_ctx)
+        except InputRequired:
+            if round_trip is None or not round_trip.questions:
+                raise
+            return round_trip.result()
+        finally:
+            await caller.flush()
+        return messages
+
+    async def complete(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        ref = params.ref
+        if getattr(ref, "type", "") == "ref/prompt":
+            target: Any = self.catalog.find_prompt(ref.name)
+        else:
+            target = self.catalog.find_template(str(getattr(ref, "uri", "")))
+        choices = target.choices.get(params.argument.name, ()) if target is not None else ()
+        typed = params.argument.value or ""
+        values = [c for c in choices if c.startswith(typed)]
+        return types.CompleteResult(
+            completion=types.Completion(
+                values=values[:MAX_COMPLETIONS],
+                total=len(values),
+                has_more=len(values) > MAX_COMPLETIONS,
+            )
+        )

@@ -1,0 +1,222 @@
+"""What an MCP server offers besides tools, and what it asks during calls, for
+:class:`~nexus_jupyter.sources.mcp.McpSource`.
+
+- :func:`list_offers`: its resources, resource templates and prompts, as catalog entries
+  that read and render through the server. Prompts are namespaced like tools
+  (``mcp__<server>__<prompt>``); resource URIs stay as the server made them, so the
+  ``resource_link``s its tools return can be read through nexus.
+- :class:`Relay`: the server's log messages, elicitation, sampling and roots requests during
+  a call go to the client that made that call (the :class:`ClientChannel` of the nexus call in
+  flight; with several calls in flight, the latest). Without one, logs go to the local log
+  and requests are refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..core.tools.channel import CallerUnavailable, ClientChannel, InputRequired
+from ..core.tools.offers import PromptArgument, PromptDef, ResourceDef
+
+__all__ = ["Relay", "list_offers"]
+
+log = logging.getLogger(__name__)
+
+OnLoop = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    return dict(model.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def _unused(**_: Any) -> None:  # the function slot of entries that forward instead
+    return None
+
+
+async def _pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(100):  # a paginator that never ends must not hang the source
+        page = await fetch(cursor)
+        items.extend(getattr(page, field))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return items
+
+
+async def list_offers(
+    client: Any, namespace: str, on_loop: OnLoop
+) -> list[ResourceDef | PromptDef]:
+    """The server's resources, templates and prompts (those its capabilities announce)."""
+    caps = client.server_capabilities
+    offers: list[ResourceDef | PromptDef] = []
+
+    async def read(uri: str) -> list[dict[str, Any]]:
+        result = await on_loop(lambda: client.read_resource(uri))
+        return [_dump(c) for c in result.contents]
+
+    if caps is not None and caps.resources is not None:
+        listed = await _pages(
+            lambda c: client.list_resources(cursor=c, cache_mode="refresh"), "resources"
+        )
+        templates = await _pages(
+            lambda c: client.list_resource_templates(cursor=c, cache_mode="refresh"),
+            "resource_templates",
+        )
+        for r in listed:
+            offers.append(_resource(str(r.uri), r, namespace, read))
+        for t in templates:
+            offers.append(_resource(t.uri_template, t, namespace, read))
+    if caps is not None and caps.prompts is not None:
+        prompts = await _pages(
+            lambda c: client.list_prompts(cursor=c, cache_mode="refresh"), "prompts"
+        )
+        for p in prompts:
+            offers.append(_prompt(p, namespace, client, on_loop))
+    return offers
+
+
+def _resource(uri: str, remote: Any, namespace: str, read: Any) -> ResourceDef:
+    return ResourceDef(
+        uri=uri,
+        fn=_unused,
+        name=f"{namespace}__{remote.name}",
+        description=remote.description or "",
+        mime_type=remote.mime_type,
+        title=remote.title,
+        forward=read,
+    )
+
+
+def _prompt(remote: Any, namespace: str, client: Any, on_loop: OnLoop) -> PromptDef:
+    async def render(arguments: dict[str, str]) -> list[dict[str, Any]]:
+        result = await on_loop(lambda: client.get_prompt(remote.name, arguments))
+        return [_dump(m) for m in result.messages]
+
+    return PromptDef(
+        name=f"{namespace}__{remote.name}",
+        fn=_unused,
+        description=remote.description or "",
+        arguments=tuple(
+            PromptArgument(a.name, bool(a.required), a.description) for a in remote.arguments or ()
+        ),
+        title=remote.title,
+        forward=render,
+    )
+
+
+class Relay:
+    """Routes a server's requests and log messages to the client of the nexus call in flight."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self._callers: list[ClientChannel] = []
+
+    def calling(self, caller: ClientChannel | None) -> _InFlight:
+        """``with relay.calling(ctx.channel): ...`` around a call to the server."""
+        return _InFlight(self, caller)
+
+    @property
+    def current(self) -> ClientChannel | None:
+        return self._callers[-1] if self._callers else None
+
+    def _require(self, what: str) -> ClientChannel:
+        caller = self.current
+        if caller is None:
+            raise CallerUnavailable(
+                f"MCP server {self.server!r} asked to {what}, but the call did not come "
+                "from a client that can answer (only calls over MCP can)."
+            )
+        return caller
+
+    async def _ask(self, caller: ClientChannel, coro: Callable[[], Awaitable[Any]]) -> Any:
+        # The caller belongs to the loop serving its client, which may not be this one.
+        loop = getattr(caller, "loop", None)
+        if loop is None or loop is asyncio.get_running_loop():
+            return await coro()
+        future = asyncio.run_coroutine_threadsafe(_awaiting(coro), loop)
+        return await asyncio.wrap_future(future)
+
+    async def on_elicit(self, context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        try:
+            caller = self._require("ask the user")
+            schema = dict(getattr(params, "requested_schema", None) or {})
+            answer = await self._ask(caller, lambda: caller.elicit(params.message, schema))
+        except (CallerUnavailable, InputRequired) as exc:
+            # InputRequired: the question went into the nexus call's input-required result;
+            # this upstream call ends here and runs again once the client has answered.
+            return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
+        content = dict(answer.content or {})
+        if answer.action == "accept":
+            # SEP-1034: a field the user left out takes the default the schema declares.
+            for field_name, field_schema in (schema.get("properties") or {}).items():
+                if isinstance(field_schema, dict) and "default" in field_schema:
+                    content.setdefault(field_name, field_schema["default"])
+        return types.ElicitResult(action=answer.action, content=content or None)
+
+    async def on_sample(self, context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        messages = [_dump(m) for m in params.messages]
+        try:
+            caller = self._require("ask the model (sampling)")
+            said = await self._ask(
+                caller,
+                lambda: caller.sample(
+                    messages, max_tokens=params.max_tokens, system_prompt=params.system_prompt
+                ),
+            )
+        except (CallerUnavailable, InputRequired) as exc:
+            # InputRequired: the question went into the nexus call's input-required result;
+            # this upstream call ends here and runs again once the client has answered.
+            return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=said.text),
+            model=said.model or "unknown",
+            stop_reason=said.stop_reason,
+        )
+
+    async def on_roots(self, context: Any) -> Any:
+        import mcp_types as types
+
+        try:
+            caller = self._require("list the client's roots")
+            roots = await self._ask(caller, lambda: caller.list_roots())
+        except (CallerUnavailable, InputRequired) as exc:
+            # InputRequired: the question went into the nexus call's input-required result;
+            # this upstream call ends here and runs again once the client has answered.
+            return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
+        return types.ListRootsResult.model_validate({"roots": roots})
+
+    async def on_log(self, params: Any) -> None:
+        caller = self.current
+        data = params.data if isinstance(params.data, str) else repr(params.data)
+        logger = f"{self.server}/{params.logger}" if params.logger else self.server
+        if caller is not None:
+            caller.log(params.level, data, logger)
+        else:
+            log.info("MCP server %s [%s]: %s", logger, params.level, data)
+
+
+async def _awaiting(coro: Callable[[], Awaitable[Any]]) -> Any:
+    return await coro()
+
+
+class _InFlight:
+    def __init__(self, relay: Relay, caller: ClientChannel | None) -> None:
+        self.relay, self.caller = relay, caller
+
+    def __enter__(self) -> None:
+        if self.caller is not None:
+            self.relay._callers.append(self.caller)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.caller is not None:
+            self.relay._callers.remove(self.caller)
