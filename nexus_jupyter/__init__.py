@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .core.registry.state import RegistryChanged, ToolEntry
     from .core.tools.channel import CallerUnavailable, Elicitation, Sampled
     from .core.tools.content import Audio, Content, EmbeddedResource, Image, ResourceLink
-    from .core.tools.context import CancellationToken, ClientChannel, RequestInfo, ToolContext
+    from .core.tools.context import Caller, CancellationToken, RequestInfo, ToolContext
     from .core.tools.offers import prompt, resource
     from .core.tools.result import ToolResult
     from .core.tools.spec import ToolSpec
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 # the registry pulls in pydantic, which a kernel may never need before the first tool.
 _LAZY = {
     "CancellationToken": ".core.tools.context",
-    "ClientChannel": ".core.tools.context",
+    "Caller": ".core.tools.context",
     "RequestInfo": ".core.tools.context",
     "ToolContext": ".core.tools.context",
     "Registry": ".core.registry.registry",
@@ -91,9 +91,9 @@ __version__ = "0.1.0"
 __all__ = [
     "ApprovalRequired",
     "Audio",
+    "Caller",
     "CallerUnavailable",
     "CancellationToken",
-    "ClientChannel",
     "ConfigError",
     "Content",
     "Elicitation",

@@ -241,7 +241,8 @@ class McpSource:
             self.protocol_version = client.protocol_version
             info = client.server_info
             self.server_info = f"{info.name} {info.version}".strip() if info else None
-            await self._list_tools(client)
+            # listed quietly: the tools appear once, runnable, when the state says ready
+            await self._list_tools(client, publish=False)
             await self._list_offers(client)
             self._ready_at = time.monotonic()
             self._set_state("ready", None)
@@ -348,7 +349,7 @@ class McpSource:
         ):
             self._relist.set()
 
-    async def _list_tools(self, client: Any) -> None:
+    async def _list_tools(self, client: Any, *, publish: bool = True) -> None:
         listed: list[Any] = []
         cursor: str | None = None
         for _ in range(100):  # a paginator that never ends must not hang the source
@@ -371,7 +372,8 @@ class McpSource:
             except ToolDefinitionError as exc:
                 skipped[remote.name] = str(exc)
         self._tools, self._skipped = tools, skipped
-        self._publish()
+        if publish:
+            self._publish()
 
     async def _list_offers(self, client: Any) -> None:
         """The server's resources, templates and prompts, into the registry's catalog."""

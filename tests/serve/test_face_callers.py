@@ -49,7 +49,11 @@ def reg(tmp_path: Path) -> Any:
 
 async def mcp_call(reg: Registry, name: str) -> Any:
     params = types.CallToolRequestParams(name=name, arguments={})
-    ctx = SimpleNamespace(request_id=7, params=params, session=None)
+    # a client that declared no capabilities (so it cannot be asked to approve)
+    session = SimpleNamespace(check_client_capability=lambda wanted: False)
+    ctx = SimpleNamespace(
+        request_id=7, params=params, session=session, protocol_version="2025-11-25"
+    )
     return await RegistryServer(reg)._call_tool(ctx, params)
 
 

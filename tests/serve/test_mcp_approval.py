@@ -78,13 +78,14 @@ async def test_a_denial_at_the_client_stops_the_call(
     assert ran == []
 
 
-async def test_without_elicitation_the_refusal_says_how_to_allow(
+async def test_without_elicitation_the_refusal_says_who_can_allow(
     served: tuple[str, list[str]],
 ) -> None:
     url, ran = served
     async with mcp.Client(url, mode="legacy") as client:
         result = await client.call_tool("wipe", {"path": "/tmp/x"})
-    assert result.is_error and "pre_approved" in text(result)
+    assert result.is_error and "only the person running this server" in text(result)
+    assert "nex.yaml" not in text(result)  # an agent is not told how to raise its rights
     assert ran == []
 
 
