@@ -13,14 +13,14 @@ ABOVE_CORE = ("sources", "notebook", "serve", "cli", "render", "app", "session")
 JUPYTER = ("IPython", "ipywidgets", "ipykernel", "jupyter_server", "jupyter_client")
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path: Path, package_root: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package_root.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> list[str]:
+def _imports(path: Path, package_root: Path = PACKAGE) -> list[str]:
     """Every module ``path`` imports (relative imports resolved), at any depth in the file."""
-    here = _module_name(path).split(".")
+    here = _module_name(path, package_root).split(".")
     package = here if path.name == "__init__.py" else here[:-1]
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -52,11 +52,17 @@ def test_the_core_imports_no_source_face_or_jupyter() -> None:
 
 
 def test_the_import_graph_check_sees_relative_imports(tmp_path: Path) -> None:
-    """The check above resolves ``from ...sources import x`` inside the core correctly."""
+    """The check above resolves relative imports, also inside functions, as a module at
+    that place in the package would."""
     probe = PACKAGE / "core" / "registry" / "registry.py"
     imports = _imports(probe)
     assert "nexus_jupyter.core.registry.state" in imports
     assert "nexus_jupyter.core.errors" in imports
+    fake = tmp_path / "nexus_jupyter" / "core" / "registry" / "probe.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("def later():\n    from ...sources.directory import DirectorySource\n")
+    found = _imports(fake, package_root=tmp_path / "nexus_jupyter")
+    assert "nexus_jupyter.sources.directory" in found
 
 
 def test_the_core_is_a_package_per_concept() -> None:

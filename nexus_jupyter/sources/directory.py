@@ -38,6 +38,7 @@ from typing import Any
 
 from ..core.errors import SourceError
 from ..core.registry.publisher import SourcePublisher
+from ..core.registry.state import RegistryChanged
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 from .folder_files import FolderFiles
@@ -111,6 +112,7 @@ class DirectorySource:
         self._files = self._book.files  # path -> FileState (the book's own dict)
         self._lock = threading.RLock()
         self._publisher: SourcePublisher | None = None
+        self._last_details: dict[str, Any] = {}
         self._watcher: Any = None
         self._started = threading.Event()  # set once start() has made the watcher
         self._store: Any = None
@@ -200,12 +202,18 @@ class DirectorySource:
                 else {"file": rel, "status": "missing", "message": None, "line": None, "tools": []}
             )
 
-    def rescan(self, *, registry: Any = None) -> None:
-        """Rescan the whole folder now and publish."""
+    def rescan(self, *, registry: Any = None) -> RegistryChanged:
+        """Rescan the whole folder now and publish its complete set (what
+        ``Registry.refresh`` asks of this source)."""
         with self._lock:
             self._rescan_locked()
-            self.publish(registry)
+            change = self.publish(registry)
             self._record_versions()
+            return change
+
+    def refresh(self) -> RegistryChanged:
+        """Republish under this source's lock (see ``Registry.refresh``)."""
+        return self.rescan()
 
     def apply_changes(self, paths: Iterable[str | Path], defer: set[Path] | None = None) -> bool:
         """What the watcher calls with a batch of changed paths: reload those files (a
@@ -316,6 +324,7 @@ class DirectorySource:
         state = self._book.state(path)
         changed = bool(state.tools) or state.error != message
         self._book.set_tools(path, ())
+        self._book.set_offers(path, ())
         self._book.set_error(path, message, None)
         state.hash = ""
         return changed
@@ -345,16 +354,16 @@ class DirectorySource:
             return SourcePublisher(registry, self.name)
         return self._publisher
 
-    def publish(self, registry: Any = None) -> None:
+    def publish(self, registry: Any = None) -> RegistryChanged:
         """Hand the registry the folder's complete set, status and per-file details."""
         publisher = self._publisher_for(registry)
         if publisher is None:
-            return
+            return RegistryChanged()
         with self._lock:
             tools, conflicts = self._book.current()
             self._book.take_touched()
             try:
-                publisher.replace(
+                change = publisher.replace(
                     tools,
                     error=self._book.error_summary(),
                     details=self._details_now,
@@ -362,9 +371,10 @@ class DirectorySource:
                 )
             except SourceError:  # removed from the registry while a reload was in flight
                 log.debug("%s is no longer in the registry; not publishing", self.name)
-                return
+                return RegistryChanged()
             self._book.take_offers_changed()
             publisher.offer(self._book.offers())
+            return change
 
     def _publish_touched(self, publisher: SourcePublisher | None) -> None:
         """Hand the registry only the tools whose names the last reloads touched."""
@@ -396,8 +406,16 @@ class DirectorySource:
             publisher.offer(self._book.offers())
 
     def _details_now(self) -> dict[str, Any]:
-        with self._lock:
-            return self._details(self._book.current()[1])
+        """The per-file details, built when someone reads the status. While a file is being
+        loaded (the lock is held, for as long as its import runs) the last map is returned
+        rather than making ``Registry.status()`` wait for a slow import."""
+        if not self._lock.acquire(blocking=False):
+            return {**self._last_details, "reloading": True}
+        try:
+            self._last_details = self._details(self._book.current()[1])
+            return self._last_details
+        finally:
+            self._lock.release()
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
         files = self._book.per_file()

@@ -90,7 +90,7 @@ class FolderFiles:
         """Record a failure (the last good tools stay); returns whether the message changed."""
         self._failing.add(path)
         state = self.state(path)
-        changed = state.error != message
+        changed = (state.error, state.line) != (message, line)
         state.error, state.line = message, line
         return changed
 

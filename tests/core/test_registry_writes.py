@@ -71,63 +71,120 @@ def test_readding_one_tool_touches_only_that_tool(reg: Registry) -> None:
     assert [(e.added, e.updated, e.removed) for e in events] == [((), ("tool_3",), ())]
 
 
-def test_republishing_an_unchanged_set_keeps_every_entry(reg: Registry) -> None:
-    reg.add_source(_Static("mcp:x", [make(f"t{i}") for i in range(50)]))
-    before = dict(reg.snapshot.entries)
-    change = reg.publish("mcp:x", [make(f"t{i}") for i in range(50)])
+def test_republishing_an_unchanged_set_announces_nothing_but_runs_the_new_code(
+    reg: Registry,
+) -> None:
+    reg.add_source(_Static("mcp:x", [make(f"t{i}", "old", "a tool") for i in range(50)]))
+    events: list[RegistryChanged] = []
+    reg.subscribe(events.append)
+    republished = [make(f"t{i}", "new handler", "a tool") for i in range(50)]  # new code only
+    change = reg.publish("mcp:x", republished)
     assert not change.tools_changed
-    assert all(reg.snapshot.entries[n] is before[n] for n in before)
+    assert reg.call_sync("t7").value == "new handler"
+    unchanged_again = reg.publish("mcp:x", republished)
+    assert not unchanged_again and reg.wait_for_events()
+    assert [e for e in events if e.tools_changed] == []
+
+
+def test_readding_a_closure_runs_the_new_one(reg: Registry) -> None:
+    """Same code, other captured values: a version cannot see the difference, the call must."""
+
+    def make_scale(factor: int) -> Any:
+        def scale(x: int) -> int:
+            """Scale x."""
+            return x * factor
+
+        return scale
+
+    reg.add(make_scale(2))
+    assert reg.call_sync("scale", {"x": 10}).structured == 20
+    reg.add(make_scale(3))
+    assert reg.call_sync("scale", {"x": 10}).structured == 30
+    reg.add(make_scale(3), timeout=60)
+    assert reg.get("scale").spec.timeout == 60
 
 
 def test_sources_get_a_publisher_not_the_registry(reg: Registry) -> None:
     seen: list[Any] = []
+    started = threading.Event()
 
     class Pushing(_Static):
         async def start(self, publisher: Any) -> None:
             seen.append(publisher)
             publisher.update(upserts=[make("late", 1)])
             publisher.update(unavailable={"late": "server is warming up"})
+            started.set()
 
     reg.add_source(Pushing("mcp:p", []))
-    deadline = time.monotonic() + 10
-    while "late" not in reg and time.monotonic() < deadline:
-        reg.wait_for_events(0.05)
+    assert started.wait(10)
     (publisher,) = seen
     assert isinstance(publisher, SourcePublisher) and not isinstance(publisher, Registry)
     assert not hasattr(publisher, "call") and not hasattr(publisher, "add")
-    deadline = time.monotonic() + 10
-    while reg.entry("late").status != "unavailable" and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert reg.entry("late").status == "unavailable"
     assert reg.entry("late").reason == "server is warming up"
-    publisher.update(unavailable={"late": None}, removals=[])
+    publisher.update(unavailable={"late": None})
     assert reg.entry("late").status == "ok"
+    publisher.update(unavailable={"late": "down"})
     publisher.update(removals=["late"])
     assert "late" not in reg
+    publisher.update(upserts=[make("late", 2)])  # back: its old reason went with it
+    assert reg.entry("late").status == "ok"
 
 
 def test_each_subscriber_gets_changes_in_order_on_its_own_thread(reg: Registry) -> None:
     fast: list[tuple[str, ...]] = []
     slow: list[tuple[str, ...]] = []
     threads: set[str] = set()
-    changer = threading.current_thread().name
+    release = threading.Event()
+    all_fast = threading.Event()
 
     def slow_one(change: RegistryChanged) -> None:
         threads.add(threading.current_thread().name)
-        time.sleep(0.2)
+        assert release.wait(10)  # held until every change was made and seen by the other
         slow.append(change.added)
 
+    def fast_one(change: RegistryChanged) -> None:
+        fast.append(change.added)
+        if len(fast) == 5:
+            all_fast.set()
+
     reg.subscribe(slow_one)
-    reg.subscribe(lambda change: fast.append(change.added))
-    started = time.monotonic()
-    for i in range(5):
+    reg.subscribe(fast_one)
+    for i in range(5):  # the changer never waits for a subscriber: slow_one is blocked
         reg.add(make(f"t{i}"))
-    assert time.monotonic() - started < 0.5  # the changer never waits for a subscriber
-    deadline = time.monotonic() + 5
-    while len(fast) < 5 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert fast == [(f"t{i}",) for i in range(5)] and len(slow) < 5  # the fast one ran ahead
-    assert reg.wait_for_events(5)
-    assert slow == fast and changer not in threads
+    assert all_fast.wait(10) and slow == []
+    release.set()
+    assert reg.wait_for_events(10)
+    assert slow == fast == [(f"t{i}",) for i in range(5)]
+    assert threading.current_thread().name not in threads
+
+
+def test_waiting_for_events_never_blocks_writers(reg: Registry) -> None:
+    """Waiting (here in a loop, from another thread) and writing at once cannot deadlock."""
+    reg.subscribe(lambda change: None)
+    stop = threading.Event()
+
+    def waiter() -> None:
+        while not stop.is_set():
+            reg.wait_for_events(1)
+
+    thread = threading.Thread(target=waiter, daemon=True)
+    thread.start()
+    writer = threading.Thread(target=lambda: [reg.add(make(f"w{i}")) for i in range(300)])
+    writer.start()
+    writer.join(30)
+    stop.set()
+    thread.join(10)
+    assert not writer.is_alive() and len(reg) == 300
+
+
+def test_a_subscriber_waiting_for_events_waits_for_the_others_not_itself(reg: Registry) -> None:
+    waited: list[bool] = []
+    reg.subscribe(lambda change: waited.append(reg.wait_for_events(5)))
+    reg.subscribe(lambda change: time.sleep(0.05))  # another lambda: a namesake
+    reg.add(make("x"))
+    assert reg.wait_for_events(10)
+    assert waited == [True]
 
 
 async def test_a_subscriber_may_ask_for_its_own_loop(reg: Registry) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,3 +109,32 @@ def test_annotation_strings_follow_a_redefined_type() -> None:
     assert set(
         derive_function_schema(namespace["where"]).input_schema["properties"]["p"]["properties"]
     ) == {"y"}
+
+
+def test_annotated_with_unhashable_metadata_is_described_by_pydantic() -> None:
+    def wait(seconds: Annotated[int, {"unit": "s"}], every: list[Annotated[int, {"u": 1}]]) -> str:
+        """Wait."""
+        return ""
+
+    schema = derive_function_schema(wait).input_schema
+    assert schema["properties"]["seconds"] == {"type": "integer"}
+    assert schema["properties"]["every"] == {"items": {"type": "integer"}, "type": "array"}
+
+
+def test_annotation_texts_with_attribute_access_follow_a_reloaded_module() -> None:
+    import types
+
+    models = types.ModuleType("models")
+    namespace: dict[str, Any] = {"models": models}
+    code = 'from __future__ import annotations\ndef keep(item: models.Item) -> None:\n    """Keep."""\n'
+    define = "from typing import TypedDict\nclass Item(TypedDict):\n    {field}: int\n"
+
+    def fields() -> set[str]:
+        exec(code, namespace)
+        schema = derive_function_schema(namespace["keep"]).input_schema
+        return set(schema["properties"]["item"]["properties"])
+
+    exec(define.format(field="a"), models.__dict__)
+    assert fields() == {"a"}
+    exec(define.format(field="b"), models.__dict__)  # same module object, same text, new Item
+    assert fields() == {"b"}

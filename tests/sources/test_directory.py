@@ -287,3 +287,25 @@ double = Tool.from_schema("double", "Double a.", SCHEMA, lambda args: args["a"] 
     assert tool.spec.source == "directory:x" and tool.spec.source_kind == "directory"
     assert tool.spec.input_schema["$defs"] == {"n": {"type": "integer"}}  # kept as written
     assert tool.spec.input_schema["$schema"].endswith("2020-12/schema")
+
+
+def test_refresh_republishes_conflicts_and_errors_and_never_an_older_set(
+    folder: Path, reg: Registry
+) -> None:
+    """A folder publishes by itself; Registry.refresh asks it to, under its own lock."""
+    (folder / "a.py").write_text(tool_text("dup") + "\n" + tool_text("alpha", "a"))
+    (folder / "b.py").write_text(tool_text("dup", "a * b"))
+    (folder / "bad.py").write_text("def broken(:\n")
+    source = reg.add_source(DirectorySource(folder), start=False)
+    entry = reg.entry("dup")
+    assert entry.status == "unavailable" and "a.py and b.py" in (entry.reason or "")
+    state = {s.name: s for s in reg.sources()}[source.name]
+    assert state.error is not None and "bad.py" in state.error
+    (folder / "a.py").write_text(tool_text("dup") + "\n" + tool_text("alpha", "a * 100"))
+    source.reload_file(folder / "a.py")
+    assert reg.call_sync("alpha", {"a": 2}).structured == 200
+    reg.refresh(source.name)
+    assert reg.call_sync("alpha", {"a": 2}).structured == 200
+    assert reg.entry("dup").status == "unavailable"  # the conflict is still shown
+    state = {s.name: s for s in reg.sources()}[source.name]
+    assert state.error is not None and "bad.py" in state.error

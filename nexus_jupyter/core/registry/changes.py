@@ -28,8 +28,9 @@ def stamp(state: SourceState, tool: Tool) -> Tool:
 
 
 def _same(before: Tool | None, after: Tool) -> bool:
-    """Whether ``after`` may be treated as the tool already published (same content, same
-    source, same file: a rename is a change)."""
+    """Whether ``after`` is, as far as callers can see, the tool already published (same
+    content, same source, same file: a rename is a change). Such a replacement still swaps
+    in the new object (its code may close over other values) but is not announced."""
     return before is after or (
         before is not None
         and before.spec.version == after.spec.version
@@ -39,19 +40,17 @@ def _same(before: Tool | None, after: Tool) -> bool:
 
 
 def stamp_all(state: SourceState, tools: Iterable[Tool]) -> tuple[dict[str, Tool], set[str]]:
-    """The source's new complete set and the names whose tool changed (added, replaced or
-    gone). An unchanged tool keeps its old object, so readers holding it see no difference."""
+    """The source's new complete set and the names whose tool object changed (added,
+    replaced or gone). Only those names are recomputed; whether a replacement is announced
+    as an update is decided there (:func:`rebuild`)."""
     new: dict[str, Tool] = {}
     affected: set[str] = set()
     old = state.tools
     for tool in tools:
         stamped = stamp(state, tool)
         name = stamped.spec.name
-        before = old.get(name)
-        if _same(before, stamped):
-            new[name] = before  # type: ignore[assignment]  # _same() saw it is not None
-        else:
-            new[name] = stamped
+        new[name] = stamped
+        if old.get(name) is not stamped:
             affected.add(name)
     affected.update(name for name in old if name not in new)
     return new, affected
@@ -62,7 +61,7 @@ def update_tools(state: SourceState, upserts: Iterable[Tool], removals: Iterable
     affected names. ``removals`` are names before namespacing, like the tools' own names."""
     affected: set[str] = set()
     prefix = f"{state.namespace}__" if state.namespace else ""
-    tools = dict(state.tools)  # readers of the old dict (a rebuild in flight) keep theirs
+    tools = dict(state.tools)  # status() and the faces read it without the lock
     for raw in removals:
         name = prefix + raw
         if tools.pop(name, None) is not None:
@@ -70,7 +69,7 @@ def update_tools(state: SourceState, upserts: Iterable[Tool], removals: Iterable
     for tool in upserts:
         stamped = stamp(state, tool)
         name = stamped.spec.name
-        if not _same(tools.get(name), stamped):
+        if tools.get(name) is not stamped:
             tools[name] = stamped
             affected.add(name)
     state.tools = tools

@@ -54,7 +54,17 @@ class SubscriberFailure:
 class _Subscription:
     """One subscriber's queue and the one drain that may run for it at a time."""
 
-    __slots__ = ("_draining", "_lock", "_queue", "active", "callback", "hub", "loop", "name")
+    __slots__ = (
+        "_draining",
+        "_lock",
+        "_queue",
+        "active",
+        "callback",
+        "drainer",
+        "hub",
+        "loop",
+        "name",
+    )
 
     def __init__(
         self, hub: EventHub, callback: Subscriber, loop: asyncio.AbstractEventLoop | None
@@ -67,6 +77,7 @@ class _Subscription:
         self._queue: deque[RegistryChanged] = deque()
         self._lock = threading.Lock()
         self._draining = False
+        self.drainer: int | None = None  # the thread draining now (to tell it from waiters)
 
     def push(self, change: RegistryChanged) -> None:
         with self._lock:
@@ -77,23 +88,30 @@ class _Subscription:
         if self.loop is not None:
             try:
                 self.loop.call_soon_threadsafe(self._drain)
-            except RuntimeError:  # the loop is closed: the subscriber is gone
+            except RuntimeError as exc:  # the loop is closed: the subscriber is gone
                 self.active = False
                 with self._lock:
                     self._queue.clear()
                     self._draining = False
+                self.hub._record_failure(self, exc)
             return
         threading.Thread(target=self._drain, name=f"nexus-events:{self.name}", daemon=True).start()
 
     def _drain(self) -> None:
+        self.drainer = threading.get_ident()
         while True:
             with self._lock:
-                if not self._queue or not self.active:
+                done = not self._queue or not self.active
+                if done:
                     self._queue.clear()
                     self._draining = False
-                    self.hub._settled(self)
-                    return
-                change = self._queue.popleft()
+                    self.drainer = None
+                else:
+                    change = self._queue.popleft()
+            if done:
+                # outside our own lock: waiters hold the hub's lock while reading ``idle``
+                self.hub._settled(self)
+                return
             try:
                 self.callback(change)
             except Exception as exc:
@@ -101,8 +119,7 @@ class _Subscription:
 
     @property
     def idle(self) -> bool:
-        with self._lock:
-            return not self._draining
+        return not self._draining  # one attribute read: no lock, so no lock order to keep
 
 
 class EventHub:
@@ -140,14 +157,14 @@ class EventHub:
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Block until every subscriber has handled every change queued so far (``False``
         after ``timeout``). A subscriber calling this waits for the others, not itself."""
-        me = threading.current_thread().name
+        me = threading.get_ident()
         deadline = time.monotonic() + timeout
         with self._settled_cond:
             while True:
                 busy = [
                     s
                     for s in self._subscriptions
-                    if not s.idle and f"nexus-events:{s.name}" != me and s.loop is None
+                    if not s.idle and s.drainer != me and s.loop is None
                 ]
                 if not busy:
                     return True

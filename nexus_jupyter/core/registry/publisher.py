@@ -59,7 +59,7 @@ class PublishTarget(Protocol):
     ) -> RegistryChanged: ...
 
     def set_status(
-        self, name: str, *, error: str | None = None, details: Details | None = None
+        self, name: str, *, error: Any = _UNCHANGED, details: Details | None = None
     ) -> RegistryChanged: ...
 
 
@@ -118,8 +118,8 @@ class SourcePublisher:
 
         catalog_of(self._target).replace(self.name, list(offers))
 
-    def set_status(self, *, error: str | None = None, details: Details | None = None) -> None:
-        """Record an error (or clear it) and details without changing the tools."""
+    def set_status(self, *, error: Any = _UNCHANGED, details: Details | None = None) -> None:
+        """Record an error (``None`` clears it) and details without changing the tools."""
         self._target.set_status(self.name, error=error, details=details)
 
 

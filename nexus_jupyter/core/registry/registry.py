@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import SourceError, ToolNotFound
 from ..tools.tool import Tool
@@ -204,17 +204,19 @@ class Registry(RegistryWriter):
         :meth:`add_many` publishes them in one change.
         """
         tool = self._as_tool(obj, name=name, origin=origin, source_code=source_code, **options)
-        self._notebook.put(tool)
-        self.update(self._notebook.name, upserts=[tool])
+        with self._lock:  # the session's source and the snapshot change together
+            self._notebook.put(tool)
+            self.update(self._notebook.name, upserts=[tool])
         return self.find(tool.spec.name) or tool
 
     def add_many(self, objects: Iterable[Any], **options: Any) -> list[Tool]:
         """Register many tools (functions or :class:`Tool` objects) in one change: one
         snapshot, one index update, one event. ``options`` apply to every function."""
         tools = [self._as_tool(obj, **options) for obj in objects]
-        for tool in tools:
-            self._notebook.put(tool)
-        self.update(self._notebook.name, upserts=tools)
+        with self._lock:
+            for tool in tools:
+                self._notebook.put(tool)
+            self.update(self._notebook.name, upserts=tools)
         return [self.find(t.spec.name) or t for t in tools]
 
     def _as_tool(
@@ -240,15 +242,17 @@ class Registry(RegistryWriter):
 
     def remove(self, name: str) -> None:
         """Remove a tool added with :meth:`add`. Raises :class:`ToolNotFound`."""
-        if not self._notebook.discard(name):
-            entry = self._snapshot.entries.get(name)
-            if entry is not None:
-                raise SourceError(
-                    f"Tool {name!r} comes from {entry.tool.spec.source!r}, not from this session; "
-                    "remove it there (delete the file, or remove the MCP server)."
-                )
-            raise ToolNotFound(name, self.suggest(name))
-        self.update(self._notebook.name, removals=[name])
+        with self._lock:
+            if self._notebook.discard(name):
+                self.update(self._notebook.name, removals=[name])
+                return
+        entry = self._snapshot.entries.get(name)
+        if entry is not None:
+            raise SourceError(
+                f"Tool {name!r} comes from {entry.tool.spec.source!r}, not from this session; "
+                "remove it there (delete the file, or remove the MCP server)."
+            )
+        raise ToolNotFound(name, self.suggest(name))
 
     # -- sources --------------------------------------------------------------------------
 
@@ -308,13 +312,20 @@ class Registry(RegistryWriter):
 
     def refresh(self, name: str) -> RegistryChanged:
         """Ask source ``name`` for its complete set and swap it in. If ``load`` raises, the
-        last good set stays and the error becomes the source's status."""
+        last good set stays and the error becomes the source's status.
+
+        A source that publishes by itself (it has ``refresh()``, like a watched folder) is
+        asked to republish instead, under its own lock, so a full set it loaded can never
+        land after a newer change it published meanwhile."""
         state = self._states.get(name)
         if state is None:
             raise SourceError(f"No source named {name!r}.")
+        own = getattr(state.source, "refresh", None)
         # One refresh of a source at a time: two overlapping ones could otherwise publish
         # their loads out of order and the older set would win.
         with state.refresh_lock:
+            if callable(own):
+                return cast(RegistryChanged, own())
             try:
                 tools = list(state.source.load())
             except Exception as exc:

@@ -44,13 +44,14 @@ class RegistryWriter(RegistryReader):
         self._allow_overrides: tuple[str, ...] = ()
 
     def sources(self) -> list[SourceState]:
-        return list(self._states.values())
+        with self._lock:  # add_source/remove_source change the dict
+            return list(self._states.values())
 
     def status(self) -> dict[str, Any]:
         """Every source's status (errors, per-file details, MCP states), and subscribers
         whose callbacks raised, as a dict."""
         return {
-            "sources": [st.to_dict() for st in self._states.values()],
+            "sources": [st.to_dict() for st in self.sources()],
             "tools": len(self._snapshot.entries),
             "subscribers": [f.to_dict() for f in self._events.failures()],
         }
@@ -107,8 +108,13 @@ class RegistryWriter(RegistryReader):
         (``None``) reasons; ``error`` stays as it was unless given. Costs what changed."""
         with self._lock:
             state = self._state(name)
+            removals = list(removals)
             affected = update_tools(state, upserts, removals)
             status_changed = False
+            prefix = f"{state.namespace}__" if state.namespace else ""
+            gone = [r for r in removals if prefix + r in state.unavailable]
+            if gone:  # a removed tool's reason goes with it, unless this call sets it again
+                unavailable = {**dict.fromkeys(gone), **(unavailable or {})}
             if unavailable:
                 prefix = f"{state.namespace}__" if state.namespace else ""
                 state.unavailable, touched = unavailable_with(
@@ -125,15 +131,20 @@ class RegistryWriter(RegistryReader):
             return self._commit(state, affected, status_changed)
 
     def set_status(
-        self, name: str, *, error: str | None = None, details: Details | None = None
+        self, name: str, *, error: Any = UNCHANGED, details: Details | None = None
     ) -> RegistryChanged:
-        """Record a source's status without changing its tools (last good set kept)."""
+        """Record a source's error (``None`` clears it) and details without changing its
+        tools (the last good set stays); what is not given stays as it was."""
         with self._lock:
             state = self._state(name)
-            state.error = error
+            changed = False
+            if error is not UNCHANGED and error != state.error:
+                state.error = error
+                changed = True
             if details is not None:
+                changed |= details_changed(state.details_source, details)
                 state.details_source = details
-            return self._commit(state, set(), True)
+            return self._commit(state, set(), changed)
 
     @property
     def allow_overrides(self) -> tuple[str, ...]:

@@ -4,6 +4,8 @@ injected :class:`ToolContext`, and making ``typing.TypedDict`` usable by pydanti
 from __future__ import annotations
 
 import builtins
+import contextlib
+import dis
 import types
 import typing
 from collections.abc import Callable
@@ -77,8 +79,11 @@ def _evaluate(text: str, namespace: dict[str, Any]) -> Any:
         value = eval(code, namespace)  # what typing.get_type_hints does with the same text
     except Exception:
         return _NOT_FOUND  # let typing.get_type_hints report it (or find it in a closure)
+    if any(op.opname == "LOAD_ATTR" for op in dis.get_instructions(code)):
+        return value  # ``models.Item``: a reloaded module keeps its name; never reuse it
     if len(_EVALUATED) >= _EVALUATED_MAX:
-        _EVALUATED.pop(next(iter(_EVALUATED)))
+        with contextlib.suppress(StopIteration, KeyError, RuntimeError):  # another thread
+            _EVALUATED.pop(next(iter(_EVALUATED)))
     _EVALUATED[key] = (value, tuple((n, _lookup(n, namespace)) for n in code.co_names))
     return value
 

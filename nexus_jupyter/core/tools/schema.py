@@ -303,6 +303,8 @@ _NO_OUTPUT = (inspect.Signature.empty, None, type(None), Any, inspect.Parameter.
 
 
 def _output_schema(annotation: Any) -> dict[str, Any] | None:
+    if not _shared_type(annotation):  # a user's class: reloads make new ones, keep none alive
+        return _derive_output_schema(annotation)
     try:
         cached = _OUTPUT_SCHEMAS.get(annotation, _MISSING)
     except TypeError:  # an unhashable annotation
@@ -315,6 +317,14 @@ def _output_schema(annotation: Any) -> dict[str, Any] | None:
 #: Return annotations repeat across tools (``str``, ``dict``, ``list[str]``): derive each once.
 _OUTPUT_SCHEMAS: dict[Any, dict[str, Any] | None] = {}
 _MISSING: Any = object()
+_SHARED_MODULES = frozenset({"builtins", "typing", "types", "collections.abc"})
+
+
+def _shared_type(annotation: Any) -> bool:
+    """Built from the standard library's types only (``list[str]``, ``dict[str, int]``)."""
+    if getattr(annotation, "__module__", None) not in _SHARED_MODULES:
+        return False
+    return all(_shared_type(arg) for arg in typing.get_args(annotation) if not isinstance(arg, str))
 
 
 def _derive_output_schema(annotation: Any) -> dict[str, Any] | None:

@@ -33,7 +33,10 @@ def simple_schema(annotation: Any) -> dict[str, Any] | None:
     """The JSON Schema pydantic derives for ``annotation``, or ``None`` when it is not one of
     the simple types (scalars, ``list[...]``, ``dict[str, ...]``, ``Literal`` of one scalar
     type, and unions of these)."""
-    scalar = _SCALARS.get(annotation)
+    try:
+        scalar = _SCALARS.get(annotation)
+    except TypeError:  # unhashable (Annotated with dict metadata, say): pydantic's to judge
+        return None
     if scalar is not None:
         return dict(scalar)
     if annotation is list:

@@ -134,6 +134,8 @@ class ToolSpec:
             "capabilities": self.capabilities,
             "annotations": self.annotations,
             "display": self.display,
+            "timeout": self.timeout,
+            "eager": self.eager,
             "code": self.code_hash,
         }
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
