@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,9 @@ def make_functions(n: int, offset: int = 0) -> list[Any]:
     return [v for k, v in namespace.items() if callable(v) and k[-1].isdigit()]
 
 
-def timed(fn: Any) -> float:
-    gc.collect()
+def timed(fn: Any, *, collect: bool = True) -> float:
+    if collect:  # a full collection first, so one call does not pay for another's garbage
+        gc.collect()
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
@@ -101,10 +103,9 @@ def peer_server() -> Any:
 # -- 1-3: registering -------------------------------------------------------------------
 
 
-def bench_register(sizes: list[int], peer_max: int) -> list[dict[str, Any]]:
+def bench_register(sizes: list[int], peer_max: int) -> Iterator[dict[str, Any]]:
     from nexus_jupyter import Registry
 
-    rows = []
     for n in sizes:
         functions = make_functions(n)
         reg = Registry(search="keyword")
@@ -114,7 +115,7 @@ def bench_register(sizes: list[int], peer_max: int) -> list[dict[str, Any]]:
         re_add = []
         for k in range(200):
             one = make_functions(1, offset=k % n)[0]
-            re_add.append(timed(lambda reg=reg, one=one: reg.add(one)))
+            re_add.append(timed(lambda reg=reg, one=one: reg.add(one), collect=False))
         reg.close()
         row: dict[str, Any] = {
             "n": n,
@@ -127,14 +128,13 @@ def bench_register(sizes: list[int], peer_max: int) -> list[dict[str, Any]]:
             peer_one = []
             for k in range(200):
                 one = make_functions(1, offset=k % n)[0]
-                peer_one.append(timed(lambda s=server, one=one: s.add_tool(one)))
+                peer_one.append(timed(lambda s=server, one=one: s.add_tool(one), collect=False))
             row["peer_re_add_ms"] = statistics.median(peer_one) * 1000
         if n <= 20_000:  # add() in a loop: the notebook's way, one cell at a time
             loop_reg = Registry(search="keyword")
             row["add_loop_s"] = timed(lambda r=loop_reg, fs=functions: [r.add(f) for f in fs])
             loop_reg.close()
-        rows.append(row)
-    return rows
+        yield row  # printed as it comes: the 100k rows take a while
 
 
 # -- 4: a folder of tool files ----------------------------------------------------------
@@ -274,7 +274,7 @@ def main() -> None:
             )
         if "add_loop_s" in row:
             line += f"   add() in a loop {row['add_loop_s']:6.2f} s"
-        print(line)
+        print(line, flush=True)
         line = f"           re-add one tool at {n:,}: {row['re_add_ms']:.3f} ms"
         if "peer_re_add_ms" in row:
             line += f"   peer {row['peer_re_add_ms']:.3f} ms"

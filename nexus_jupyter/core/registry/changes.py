@@ -61,7 +61,7 @@ def update_tools(state: SourceState, upserts: Iterable[Tool], removals: Iterable
     affected names. ``removals`` are names before namespacing, like the tools' own names."""
     affected: set[str] = set()
     prefix = f"{state.namespace}__" if state.namespace else ""
-    tools = dict(state.tools)  # status() and the faces read it without the lock
+    tools = state.tools.copy()  # status() and the faces read it without the lock
     for raw in removals:
         name = prefix + raw
         if tools.pop(name, None) is not None:
@@ -98,7 +98,7 @@ def rebuild(
         if entry is None and before is None:
             continue
         if entries is None:
-            entries = dict(old)
+            entries = snapshot.copy_entries()
         if entry is None:
             del entries[name]
             removed.append(name)

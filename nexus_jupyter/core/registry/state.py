@@ -149,11 +149,17 @@ class Snapshot:
     never touches it again, so readers need no lock and no copy is made twice.
     """
 
-    __slots__ = ("entries", "generation")
+    __slots__ = ("_owned", "entries", "generation")
 
     def __init__(self, entries: dict[str, ToolEntry], generation: int) -> None:
+        self._owned = entries
         self.entries: Mapping[str, ToolEntry] = MappingProxyType(entries)
         self.generation = generation
+
+    def copy_entries(self) -> dict[str, ToolEntry]:
+        """A new dict of the entries, for the writer building the next snapshot (a plain
+        dict copy: copying through the read-only view would walk it key by key)."""
+        return self._owned.copy()
 
 
 def pick_entry(
