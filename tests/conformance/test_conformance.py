@@ -23,7 +23,7 @@ from conformance_suite import (
     run_server_scenarios,
 )
 from known_failures import KNOWN_CLIENT_FAILURES, KNOWN_FAILURES, NOT_APPLICABLE_PREFIX
-from serve_process import serving_http
+from serving import serve_http  # tests/ is on sys.path (rootdir conftest)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "examples" / "conformance"
@@ -39,12 +39,10 @@ pytestmark = pytest.mark.skipif(
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``nexus-tools serve --transport http --port 0 --dir examples/conformance``."""
     project = tmp_path_factory.mktemp("conformance-project")
-    with serving_http(
-        *("--root", str(project), "serve", "--transport", "http", "--port", "0"),
-        *("--dir", str(FIXTURES)),
-        cwd=project,
-    ) as url:
-        yield url
+    with serve_http(
+        project, "--root", str(project), "--dir", str(FIXTURES), clean_stop=True
+    ) as served:
+        yield served.url
 
 
 def table(revision: str, required: list[str], outcomes: dict[str, Outcome]) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 import mcp
 import mcp_types as types
 import pytest
-from serve_process import serving_http
+from serving import serve_http  # tests/ is on sys.path (rootdir conftest)
 
 from nexus_jupyter import Registry
 from nexus_jupyter.serve.mcp_server import McpServerHandle
@@ -130,8 +130,9 @@ async def test_through_nexus_tools_serve_at_both_revisions(tmp_path: Path) -> No
         f"mcp:\n  servers:\n    - {{name: everything, command: {NODE}, "
         f"args: [{EVERYTHING}, stdio]}}\n"
     )
-    args = ("--root", str(tmp_path), "serve", "--transport", "http", "--port", "0")
-    with serving_http(*args, "--config", str(tmp_path / "nex.yaml"), cwd=tmp_path) as url:
+    extra = ("--root", str(tmp_path), "--config", str(tmp_path / "nex.yaml"))
+    with serve_http(tmp_path, *extra, clean_stop=True) as served:
+        url = served.url
         for mode in ("legacy", "auto"):
             user = User()
             async with mcp.Client(

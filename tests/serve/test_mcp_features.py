@@ -11,7 +11,7 @@ from typing import Any
 import mcp
 import mcp_types as types
 import pytest
-from serve_process import serving_http
+from serving import serve_http  # tests/ is on sys.path (rootdir conftest)
 
 TOOL_FILE = '''
 import asyncio
@@ -111,12 +111,9 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     folder = tmp_path / "tools"
     folder.mkdir()
     (folder / "features.py").write_text(TOOL_FILE)
-    with serving_http(
-        *("--root", str(tmp_path), "serve", "--transport", "http", "--port", "0"),
-        *("--dir", str(folder)),
-        cwd=tmp_path,
-    ) as url:
-        yield url, folder
+    extra = ("--root", str(tmp_path), "--dir", str(folder))
+    with serve_http(tmp_path, *extra, clean_stop=True) as served:
+        yield served.url, folder
 
 
 class Client:
