@@ -1,5 +1,6 @@
-"""A real ``nexus-tools serve --transport http`` process for the security tests, and an MCP
-client session against it (``tests/`` is on sys.path through the rootdir conftest)."""
+"""A real ``nexus-tools serve --transport http`` process for tests (security, MCP server,
+features, aggregation, conformance), and an MCP client session against it (``tests/`` is on
+sys.path through the rootdir conftest)."""
 
 from __future__ import annotations
 
