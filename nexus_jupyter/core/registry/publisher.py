@@ -23,12 +23,13 @@ if TYPE_CHECKING:
     from ..tools.tool import Tool
     from .loop import BackgroundLoop
 
-__all__ = ["Details", "PublishTarget", "SourcePublisher"]
+__all__ = ["UNCHANGED", "Details", "PublishTarget", "SourcePublisher"]
 
 #: A source's details: a dict, or a function that builds it when someone reads the status
 #: (so a folder of two thousand files does not rebuild its per-file map on every save).
 Details = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
-_UNCHANGED: Any = object()
+#: "Leave it as it was" for ``error`` in :meth:`SourcePublisher.update` and ``set_status``.
+UNCHANGED: Any = object()
 
 
 class PublishTarget(Protocol):
@@ -54,12 +55,12 @@ class PublishTarget(Protocol):
         upserts: Iterable[Tool] = (),
         removals: Iterable[str] = (),
         unavailable: Mapping[str, str | None] | None = None,
-        error: Any = _UNCHANGED,
+        error: Any = UNCHANGED,
         details: Details | None = None,
     ) -> RegistryChanged: ...
 
     def set_status(
-        self, name: str, *, error: Any = _UNCHANGED, details: Details | None = None
+        self, name: str, *, error: Any = UNCHANGED, details: Details | None = None
     ) -> RegistryChanged: ...
 
 
@@ -96,7 +97,7 @@ class SourcePublisher:
         upserts: Iterable[Tool] = (),
         removals: Iterable[str] = (),
         unavailable: Mapping[str, str | None] | None = None,
-        error: Any = _UNCHANGED,
+        error: Any = UNCHANGED,
         details: Details | None = None,
     ) -> RegistryChanged:
         """Change some tools: add or replace ``upserts``, drop ``removals``. ``unavailable``
@@ -118,9 +119,6 @@ class SourcePublisher:
 
         catalog_of(self._target).replace(self.name, list(offers))
 
-    def set_status(self, *, error: Any = _UNCHANGED, details: Details | None = None) -> None:
+    def set_status(self, *, error: Any = UNCHANGED, details: Details | None = None) -> None:
         """Record an error (``None`` clears it) and details without changing the tools."""
         self._target.set_status(self.name, error=error, details=details)
-
-
-UNCHANGED = _UNCHANGED
