@@ -73,11 +73,13 @@ def configure_registry(
     watch: bool,
     builtins: bool,
     mcp: bool,
+    isolation: str = "thread",
     **kwargs: Any,
 ) -> Any:
     """Build ``cls(...)`` from the settings. Explicit ``policy=``, ``credentials=``,
     ``audit=`` or ``search=`` keyword arguments win over the settings (``None`` turns a
-    part off)."""
+    part off). ``isolation`` is where tool files run when nex.yaml says ``auto``: the
+    servers pass ``"process"``."""
     from .core.config.paths import resolve_tools_dir
 
     base = Path(root) if root is not None else Path.cwd()
@@ -110,7 +112,7 @@ def configure_registry(
         reg.watch(
             resolve_tools_dir(base, settings.tools_dir),
             history=settings.history,
-            isolation=settings.isolation,
+            isolation=isolation if settings.isolation == "auto" else settings.isolation,
         )
     if settings.cli_tools:
         from .sources.cli_tools import CliToolsSource

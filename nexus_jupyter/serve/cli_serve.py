@@ -111,7 +111,9 @@ def build_registry(
     if tools_dir is not None:
         # Registry.default reads the folder from NEXUS_TOOLS_DIR first; this process only.
         os.environ["NEXUS_TOOLS_DIR"] = str(Path(tools_dir).resolve())
-    return Registry.default(root=root, config=config)
+    # tool files run in worker processes unless nex.yaml says otherwise: one file that
+    # crashes, loops or holds the GIL must not take the server down
+    return Registry.default(root=root, config=config, isolation="process")
 
 
 def run(args: argparse.Namespace) -> int:

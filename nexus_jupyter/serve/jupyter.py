@@ -79,7 +79,9 @@ def build_server_registry(root: str | Path) -> Registry:
     from ..core.registry.source import MutableSource
 
     try:
-        return Registry.default(root=root)
+        # tool files run in worker processes (unless nex.yaml says otherwise): a file that
+        # crashes or holds the GIL must not take every open notebook's server down
+        return Registry.default(root=root, isolation="process")
     except Exception as exc:
         log.exception("nexus_jupyter: Registry.default(root=%r) failed", root)
         failure = f"{type(exc).__name__}: {exc}"

@@ -15,22 +15,38 @@ reloads the files it needs from the texts kept here.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import ToolUnavailable
 from ..core.registry.pools import WorkerPool
+from ..core.tools.context import ToolContext
+from ..core.tools.offers import PromptDef, ResourceDef
 from ..core.tools.tool import Tool
 from .loader import LoadResult, content_hash
-from .worker import read_message, write_message
+from .worker import VERSIONS_KEPT, CallInfo, read_message, remote_error, write_message
 
 __all__ = ["WORKERS", "ProcessIsolation"]
 
 #: Worker processes per source (each runs one request at a time).
 WORKERS = 2
+#: Messages a worker sends while a request runs, before its answer (see :mod:`.worker`).
+_EVENTS = frozenset({"progress", "log", "ask"})
+#: What a worker may ask the calling client: the :class:`ClientChannel` methods, no others.
+_ASKABLE = frozenset({"elicit", "sample", "list_roots"})
+EventHandler = Callable[[tuple[Any, ...]], "tuple[Any, ...] | None"]
+
+
+def _no_caller(event: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """Events of a request that has no caller to relay to (a load, a resource read)."""
+    if event[0] != "ask":
+        return None
+    return ("reply", False, "CallerUnavailable", "this call has no client that can answer")
 
 
 class _Worker:
@@ -49,13 +65,19 @@ class _Worker:
     def alive(self) -> bool:
         return not self.broken and self.proc.poll() is None
 
-    def request(self, message: Any) -> Any:
-        """Send ``message`` and wait for the answer; ``None`` when the worker ended."""
+    def request(self, message: Any, on_event: EventHandler = _no_caller) -> Any:
+        """Send ``message`` and wait for the answer, handing the events that come first to
+        ``on_event`` (its return value, if any, is sent back); ``None`` when the worker ended."""
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
         try:
             write_message(self.proc.stdin, message)
-            answer = read_message(self.proc.stdout)
+            while (answer := read_message(self.proc.stdout)) is not None:
+                if answer[0] not in _EVENTS:
+                    break
+                reply = on_event(answer)
+                if reply is not None:
+                    write_message(self.proc.stdin, reply)
         except (BrokenPipeError, OSError, ValueError):  # ValueError: the pipe was closed
             answer = None
         if answer is None:
@@ -70,6 +92,97 @@ class _Worker:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+class _CallEvents:
+    """Relays the events of one call in a worker to its caller: progress to the call's
+    progress callback, log lines and questions (elicitation, sampling, roots) to the
+    calling client's channel. Runs in the thread that waits for the worker; everything
+    that touches the caller runs on the caller's loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, ctx: ToolContext | None) -> None:
+        self.loop = loop
+        self.ctx = ctx
+        self._asking: concurrent.futures.Future[Any] | None = None
+        self._reports: set[asyncio.Future[Any]] = set()
+
+    def info(self) -> CallInfo:
+        ctx = self.ctx
+        if ctx is None:
+            return CallInfo()
+        r = ctx.request
+        return CallInfo(
+            request=(r.request_id, r.principal, r.session_id, r.client, r.caller),
+            channel=ctx.channel is not None,
+            progress=ctx.reports_progress,
+        )
+
+    def handle(self, event: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        ctx = self.ctx
+        kind = event[0]
+        if kind == "progress":
+            if ctx is not None:
+                self.loop.call_soon_threadsafe(self._report, *event[1:4])
+            return None
+        channel = ctx.channel if ctx is not None else None
+        if kind == "log":
+            if channel is not None:
+                channel.log(*event[1:4])
+            return None
+        method, kwargs = event[1], event[2]
+        if channel is None or method not in _ASKABLE:
+            return _no_caller(event)
+        try:
+            self._asking = asyncio.run_coroutine_threadsafe(
+                getattr(channel, method)(**kwargs), self.loop
+            )
+            return ("reply", True, self._asking.result())
+        except BaseException as exc:  # the tool sees the caller's refusal as its own error
+            return ("reply", False, type(exc).__name__, str(exc))
+        finally:
+            self._asking = None
+
+    def _report(self, current: float, total: float | None, message: str | None) -> None:
+        assert self.ctx is not None
+        report = asyncio.ensure_future(_settle(self.ctx.progress(current, total, message)))
+        self._reports.add(report)  # kept until done: the loop holds tasks only weakly
+        report.add_done_callback(self._reports.discard)
+
+    def stop(self) -> None:
+        """The call was cancelled: stop waiting for the client's answer."""
+        asking = self._asking
+        if asking is not None:
+            asking.cancel()
+
+
+class _Ticket:
+    """One request's claim on a worker. A request cancelled while it still waits for a free
+    worker never runs; one cancelled while running kills its worker (its pipe closes, so
+    the waiting thread returns at once). Either way the work really stops."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._worker: _Worker | None = None
+        self._cancelled = False
+
+    def assign(self, worker: _Worker) -> bool:
+        """Record ``worker`` as this request's; ``False`` if the request was cancelled."""
+        with self._lock:
+            if self._cancelled:
+                return False
+            self._worker = worker
+            return True
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            worker = self._worker
+        if worker is not None:
+            worker.kill()
+
+
+async def _settle(awaitable: Any) -> None:
+    await awaitable
 
 
 class ProcessIsolation:
@@ -148,70 +261,104 @@ class ProcessIsolation:
             return LoadResult(path, text, digest, error=error)
         if answer[0] == "error":
             return LoadResult(path, text, digest, error=f"{answer[1]}: {answer[2]}")
-        _, specs, error, line, names = answer
-        self._texts = {k: v for k, v in self._texts.items() if k[0] != str(path)}
-        self._texts[(str(path), digest)] = text
+        _, specs, error, line, names, offers = answer
+        key = (str(path), digest)
+        self._texts.pop(key, None)  # the last few versions stay callable (see .worker)
+        for older in [k for k in self._texts if k[0] == key[0]][: -(VERSIONS_KEPT - 1)]:
+            del self._texts[older]
+        self._texts[key] = text
         tools = tuple(self._proxy(str(path), digest, fields) for fields in specs)
-        return LoadResult(path, text, digest, tools=tools, error=error, line=line, names=names)
+        proxies = tuple(self._offer(str(path), digest, kind, fields) for kind, fields in offers)
+        return LoadResult(
+            path, text, digest, tools=tools, error=error, line=line, names=names, offers=proxies
+        )
 
     def _proxy(self, path: str, digest: str, fields: dict[str, Any]) -> Tool:
         name = fields.pop("name")
         description = fields.pop("description")
         schema = fields.pop("input_schema")
+        fields["isolation"] = "process"
 
-        async def handler(arguments: dict[str, Any]) -> Any:
-            return await self.call(path, digest, name, arguments)
+        async def handler(arguments: dict[str, Any], ctx: ToolContext | None = None) -> Any:
+            return await self.call(path, digest, name, arguments, ctx)
 
         return Tool.from_schema(name, description, schema, handler, **fields)
 
+    def _offer(
+        self, path: str, digest: str, kind: str, fields: dict[str, Any]
+    ) -> ResourceDef | PromptDef:
+        """A resource or prompt of a file in a worker: reads and renders are forwarded."""
+
+        def in_worker() -> None:  # a new function per load: a reload is a change
+            raise ToolUnavailable("this resource or prompt runs in a worker process")
+
+        if kind == "ResourceDef":
+
+            async def read(uri: str) -> list[dict[str, Any]]:
+                return await self._run(("read", path, digest, uri), f"resource {uri!r}")
+
+            return ResourceDef(fn=in_worker, forward=read, **fields)
+
+        async def render(arguments: dict[str, str]) -> list[dict[str, Any]]:
+            message = ("render", path, digest, fields["name"], arguments)
+            return await self._run(message, f"prompt {fields['name']!r}")
+
+        return PromptDef(fn=in_worker, forward=render, **fields)
+
     # -- calling --------------------------------------------------------------------------
 
-    async def call(self, path: str, digest: str, name: str, arguments: dict[str, Any]) -> Any:
-        """Run tool ``name`` of file ``path`` (version ``digest``) in a worker. Cancelling
-        this (a cancel, a timeout) kills the worker, so the work really stops."""
-        busy: list[_Worker] = []
-        future = self._pool.run(self._call_blocking, path, digest, name, arguments, busy)
+    async def call(
+        self,
+        path: str,
+        digest: str,
+        name: str,
+        arguments: dict[str, Any],
+        ctx: ToolContext | None = None,
+    ) -> Any:
+        """Run tool ``name`` of file ``path`` (version ``digest``) in a worker; its progress,
+        log lines and questions to the client reach ``ctx``. Cancelling this (a cancel, a
+        timeout) kills the worker, so the work really stops."""
+        events = _CallEvents(asyncio.get_running_loop(), ctx)
+        message = ("call", path, digest, name, arguments, events.info())
+        return await self._run(message, repr(name), events)
+
+    async def _run(
+        self, message: tuple[Any, ...], what: str, events: _CallEvents | None = None
+    ) -> Any:
+        ticket = _Ticket()
+        on_event = events.handle if events is not None else _no_caller
+        future = self._pool.run(self._request, message, on_event, ticket)
         try:
             answer = await asyncio.shield(future)
         except asyncio.CancelledError:
-            for worker in busy:
-                worker.kill()  # its pipe closes: the waiting thread returns at once
+            if events is not None:
+                events.stop()
+            ticket.cancel()
             raise
         kind = answer[0]
         if kind == "ok":
             return answer[1]
         if kind == "error":
-            raise _remote_error(answer[1], answer[2])
+            raise remote_error(answer[1], answer[2])
         raise ToolUnavailable(
-            f"the worker process running {name!r} ended during the call (a crash, os._exit, "
+            f"the worker process running {what} ended during the call (a crash, os._exit, "
             "or it was stopped); a new one takes the next call"
         )
 
-    def _call_blocking(
-        self, path: str, digest: str, name: str, arguments: dict[str, Any], busy: list[_Worker]
-    ) -> Any:
+    def _request(self, message: tuple[Any, ...], on_event: EventHandler, ticket: _Ticket) -> Any:
+        path, digest = message[1], message[2]
         worker = self._take()
-        busy.append(worker)
+        if not ticket.assign(worker):  # given up on while it waited for a worker
+            self._give_back(worker)
+            return ("ended",)
         try:
-            answer = worker.request(("call", path, digest, name, arguments))
+            answer = worker.request(message, on_event)
             if answer == ("missing",):  # a fresh worker: give it the file first
                 text = self._texts.get((path, digest))
                 if text is None:
                     return ("error", "ToolUnavailable", "this version of the file is gone")
                 worker.request(("load", path, text, self.source))
-                answer = worker.request(("call", path, digest, name, arguments))
+                answer = worker.request(message, on_event)
             return answer if answer is not None else ("ended",)
         finally:
             self._give_back(worker)
-
-
-_REMOTE_KINDS: dict[str, type[Exception]] = {}
-
-
-def _remote_error(kind: str, message: str) -> Exception:
-    """An exception named like the tool's own (``ValueError``...), so results and the audit
-    log show the kind the tool raised in its worker."""
-    cls = _REMOTE_KINDS.get(kind)
-    if cls is None:
-        cls = _REMOTE_KINDS.setdefault(kind, type(kind, (Exception,), {"__module__": __name__}))
-    return cls(message)

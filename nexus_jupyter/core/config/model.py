@@ -13,7 +13,7 @@ A full example (every key optional)::
       model_path: ~/models/all-MiniLM-L6-v2   # where the sentence model's files are
       quantized: false                  # true: int8 embeddings, faster cold, a little less accurate
     history: {keep: 100, max_age_days: 90}   # versions kept per tool file
-    isolation: thread                   # or process: tool files run in worker processes
+    isolation: auto                     # process in servers, thread in kernels; or say which
     allow_overrides: []                 # built-in names a tool file may replace
     approvals:                          # shorthand: tool-name glob -> mode
       read: pre_approved
@@ -230,8 +230,10 @@ class Settings(_Strict):
     search: SearchSettings = Field(default_factory=SearchSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
     # where the tools folder's files load and run: "thread" (this process) or "process"
-    # (worker processes: a crash, os._exit or a hang costs one worker, which is replaced)
-    isolation: Literal["thread", "process"] = "thread"
+    # (worker processes: a crash, os._exit or a hang costs one worker, which is replaced);
+    # "auto": "process" in the servers (`nexus-tools serve`, the Jupyter server), "thread"
+    # elsewhere (a kernel, a script), where the user's own state lives
+    isolation: Literal["auto", "thread", "process"] = "auto"
     # names (globs) of built-in tools another source may replace (see Registry precedence)
     allow_overrides: list[str] = Field(default_factory=list)
     approvals: dict[str, ApprovalMode] = Field(default_factory=dict)

@@ -83,7 +83,7 @@ class CallPipeline:
         kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
         limit = timeout if timeout is not None else tool.spec.timeout
         if cancellation is not None and cancellation.cancelled:
-            result = cancelled_result(tool)
+            result = cancelled_result(tool, started=False)
         elif tool.is_async:
             result = await self.runner.awaited(tool, kwargs, ctx, limit)
         elif limit is None and cancellation is None and self._inline_on_this_loop(tool, request):

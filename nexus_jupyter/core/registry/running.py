@@ -125,7 +125,7 @@ class ToolRunner:
         if ctx is not None:
             ctx.cancellation.cancel()
         return ToolResult.failure(
-            tool.spec.name, f"the call timed out after {limit:g} s", "TimeoutError"
+            tool.spec.name, f"the call timed out after {limit:g} s{_stopped(tool)}", "TimeoutError"
         )
 
     def failure(self, tool: Tool, exc: BaseException) -> ToolResult:
@@ -139,6 +139,16 @@ class ToolRunner:
         return ToolResult.failure(tool.spec.name, message, type(exc).__name__)
 
 
-def cancelled_result(tool: Tool) -> ToolResult:
-    """The result of a call cancelled before it finished (or before it started)."""
-    return ToolResult.failure(tool.spec.name, "the call was cancelled", "CancelledError")
+def cancelled_result(tool: Tool, *, started: bool = True) -> ToolResult:
+    """The result of a call cancelled before it finished (or, ``started=False``, before it
+    started)."""
+    note = _stopped(tool) if started else ""
+    return ToolResult.failure(tool.spec.name, f"the call was cancelled{note}", "CancelledError")
+
+
+def _stopped(tool: Tool) -> str:
+    """What stopping a call did, for the result and the audit log: a call in a worker
+    process is really stopped (its worker is killed); a thread can only be asked to stop."""
+    if tool.spec.isolation == "process":
+        return "; its worker process was killed"
+    return ""

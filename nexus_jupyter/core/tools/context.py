@@ -275,6 +275,11 @@ class ToolContext:
     def cancelled(self) -> bool:
         return self.cancellation.cancelled
 
+    @property
+    def reports_progress(self) -> bool:
+        """Whether someone listens to :meth:`progress` (a face that shows or sends it)."""
+        return self._progress is not None
+
     def progress(
         self, current: float, total: float | None = None, message: str | None = None
     ) -> Awaitable[None]:

@@ -102,6 +102,9 @@ class ToolSpec:
     version: str = ""
     #: How the tool is shown, as its MCP server declared it (``title``, ``icons``).
     display: Mapping[str, Any] = field(default_factory=dict)
+    #: ``"process"`` when calls run in a worker process that a timeout or cancel kills
+    #: (``isolation: process``); empty when they run in the registry's process.
+    isolation: str = ""
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
@@ -187,5 +190,6 @@ class ToolSpec:
             "timeout": self.timeout,
             "annotations": dict(self.annotations),
             "display": dict(self.display),
+            "isolation": self.isolation,
             "version": self.version,
         }
