@@ -6,7 +6,7 @@ runtime settings, deep-merged and validated into one :class:`Settings`.
 'read_only'
 
 Merging: mappings merge key by key; lists of mappings that carry a ``name`` (MCP servers,
-CLI tools) merge by name, so a project can override one user-level server; other lists are
+CLI tools) merge by name (``tools:`` entries by ``id``), so a project can override one user-level server; other lists are
 replaced by the higher level. A bad file raises :class:`ConfigError` naming the file, the
 line and the key (with a "did you mean" for misspelled keys).
 
@@ -82,23 +82,43 @@ def merge_levels(low: Mapping[str, Any], high: Mapping[str, Any]) -> dict[str, A
         before = out.get(key)
         if isinstance(before, Mapping) and isinstance(value, Mapping):
             out[key] = merge_levels(before, value)
-        elif isinstance(before, list) and _named_list(before) and _named_list(value):
-            merged = {item["name"]: item for item in before}
+        elif isinstance(before, list) and (ident := _list_key(before, value)):
+            merged = {item[ident]: item for item in before}
             for item in value:
-                old = merged.get(item["name"])
-                merged[item["name"]] = merge_levels(old, item) if old else item
+                old = merged.get(item[ident])
+                merged[item[ident]] = merge_levels(old, item) if old else item
             out[key] = list(merged.values())
         else:
             out[key] = value
     return out
 
 
-def _named_list(value: Any) -> bool:
+def _list_key(low: Any, high: Any) -> str | None:
+    """The key both lists are merged by: ``name`` (servers, CLI tools) or ``id`` (tools)."""
+    for ident in ("name", "id"):
+        if _named_list(low, ident) and _named_list(high, ident):
+            return ident
+    return None
+
+
+def _named_list(value: Any, ident: str = "name") -> bool:
     return (
         isinstance(value, list)
         and bool(value)
-        and all(isinstance(v, Mapping) and isinstance(v.get("name"), str) for v in value)
+        and all(isinstance(v, Mapping) and isinstance(v.get(ident), str) for v in value)
     )
+
+
+def _mark_declarations(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Each ``tools:`` entry of file ``path`` remembers it, so its relative paths resolve
+    against that file's folder (not the working directory)."""
+    tools = data.get("tools")
+    if not isinstance(tools, list):
+        return data
+    marked = [
+        {**t, "declared_in": str(path.resolve())} if isinstance(t, Mapping) else t for t in tools
+    ]
+    return {**data, "tools": marked}
 
 
 def load_settings(
@@ -124,6 +144,7 @@ def load_settings(
     for path, data in levels:
         if data:
             _validate(data, path)
+    levels = [(p, _mark_declarations(d, p) if p is not None else d) for p, d in levels]
     merged: dict[str, Any] = {}
     for _, data in levels:
         merged = merge_levels(merged, data)
