@@ -128,6 +128,10 @@ def _add_manifest_sources(reg: Any, settings: Settings, base: Path, *, watch: bo
         from .sources.declared import DeclaredToolsSource
 
         reg.add_source(DeclaredToolsSource(settings.tools, base, registry=reg))
+        if settings.settings.auto_install:
+            from .sources.maintenance import auto_installer
+
+            reg.auto_installer = auto_installer(reg)
     folders = [nexus_home() / "skills", base / "skills"]
     folders += [base / Path(f).expanduser() for f in settings.skills]
     if settings.skills or any(f.is_dir() for f in folders):

@@ -162,12 +162,21 @@ def _validate(data: dict[str, Any], path: Path | None) -> Settings:
         raise ConfigError(_describe(exc, path)) from None
 
 
-def _describe(exc: ValidationError, path: Path | None) -> str:
+def _describe(
+    exc: ValidationError,
+    path: Path | None,
+    prefix: tuple[Any, ...] = (),
+    in_file: tuple[Any, ...] | None = None,
+) -> str:
+    """One message per error (up to five). ``prefix`` is where the validated part sits in
+    :class:`Settings` (``("tools", 0)`` for one declared tool) and ``in_file`` where it sits
+    in the file, when that differs (a definition file holding just the entry)."""
     messages = []
     for err in exc.errors()[:5]:
-        loc = tuple(err["loc"])
-        key = _dotted(loc)
-        line = _line_of(path, loc) if path is not None else None
+        loc = (*prefix, *err["loc"])
+        file_loc = loc if in_file is None else (*in_file, *err["loc"])
+        key = _dotted(file_loc)
+        line = _line_of(path, file_loc) if path is not None else None
         where = f"{path}, line {line}" if line else (str(path) if path else "runtime settings")
         if err["type"] == "extra_forbidden":
             hint = _did_you_mean(loc)

@@ -168,6 +168,13 @@ class RegistryReader:
         use = spec_filter if filters else None
         return self.search_index.search(query, limit, filter=use, threshold=threshold)
 
+    def find_tools(self, **job: Any) -> builtins.list[ToolEntry]:
+        """The entries that can do a job (``capabilities``, ``categories``,
+        ``available_only``, ``prefer_source``), best first; see :mod:`.availability`."""
+        from .availability import find_tools
+
+        return find_tools(self.entries(), **job)
+
     def unserved_services(self, query: str) -> builtins.list[str]:
         """Services ``query`` names that no tool here works with (``["Acmeboard"]`` for "add a
         card to our Acmeboard board" when no tool mentions it): why its hits are few or none."""
