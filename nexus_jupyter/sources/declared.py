@@ -181,6 +181,7 @@ class DeclaredToolsSource:
         self.registry = registry
         self.build_errors: dict[str, str] = {}
         self.last_check: dict[str, str | None] = {}
+        self._unsubscribe: Any = None
 
     def declaration(self, name: str) -> ToolDeclaration | None:
         return self.declarations.get(name)
@@ -226,12 +227,39 @@ class DeclaredToolsSource:
         unavailable = {n: r for n, r in results.items() if r is not None}
         publisher.replace(tools, unavailable=unavailable, details={"checks": results})
 
+    def _servers(self) -> dict[str, list[ToolDeclaration]]:
+        """``{"mcp:<server>": [declarations referring to its tools]}``."""
+        out: dict[str, list[ToolDeclaration]] = {}
+        for decl in self.declarations.values():
+            if isinstance(decl.source, McpReference):
+                out.setdefault(f"mcp:{decl.source.server}", []).append(decl)
+        return out
+
+    def _on_change(self, change: Any, publisher: SourcePublisher) -> None:
+        """An MCP server connected, changed its tools or went down: rebuild and re-check
+        the declarations that refer to it (its schema is copied once it is known)."""
+        from .install import unavailable_reason
+
+        servers = self._servers()
+        touched = [d for name in change.sources for d in servers.get(name, [])]
+        if not touched:
+            return
+        upserts = [build_declared_tool(d, self.root, self.registry) for d in touched]
+        reasons = {d.id: unavailable_reason(d, self.root_of(d), self.registry) for d in touched}
+        self.last_check.update(reasons)
+        publisher.update(upserts=upserts, unavailable=reasons)
+
     async def start(self, publisher: SourcePublisher) -> None:
-        self._publisher = publisher
         await asyncio.to_thread(self.publish_availability, publisher)
+        if self.registry is not None and self._servers():
+            self._unsubscribe = self.registry.subscribe(
+                lambda change: self._on_change(change, publisher)
+            )
 
     async def stop(self) -> None:
-        return None
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
 
     def __repr__(self) -> str:
         return f"DeclaredToolsSource({list(self.declarations)!r})"

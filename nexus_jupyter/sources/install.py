@@ -15,6 +15,7 @@ project folder, then runs the check again and says whether the tool is now avail
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -102,6 +103,8 @@ def _program_missing(command: CliCommand | ScriptCommand, root: Path) -> str | N
     if "/" in program:
         if not Path(program).is_file():
             return f"{program!r} not found (relative paths are taken from {root})."
+        if not os.access(program, os.X_OK):
+            return f"{program!r} is not executable; run `chmod +x {program}`."
         return None
     if shutil.which(program) is None:
         return f"{program!r} is not installed (not on PATH)."
@@ -141,7 +144,8 @@ def unavailable_reason(decl: ToolDeclaration, root: Path, registry: Any = None) 
                 reason = f"skill folder {str(folder)!r} has no SKILL.md."
     if reason is None:
         reason = run_check(decl, root)
-    return reason + _hint(decl) if reason else None
+    # no final period: the faces put the reason inside their own sentence
+    return (reason + _hint(decl)).rstrip(".") if reason else None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ runtime settings, deep-merged and validated into one :class:`Settings`.
 'read_only'
 
 Merging: mappings merge key by key; lists of mappings that carry a ``name`` (MCP servers,
-CLI tools) merge by name (``tools:`` entries by ``id``), so a project can override one user-level server; other lists are
+CLI tools) merge by name (``tools:`` entries are replaced whole by ``id``), so a project can override one user-level server; other lists are
 replaced by the higher level. A bad file raises :class:`ConfigError` naming the file, the
 line and the key (with a "did you mean" for misspelled keys).
 
@@ -86,7 +86,8 @@ def merge_levels(low: Mapping[str, Any], high: Mapping[str, Any]) -> dict[str, A
             merged = {item[ident]: item for item in before}
             for item in value:
                 old = merged.get(item[ident])
-                merged[item[ident]] = merge_levels(old, item) if old else item
+                # a server is merged key by key; a declared tool is replaced whole
+                merged[item[ident]] = merge_levels(old, item) if old and ident == "name" else item
             out[key] = list(merged.values())
         else:
             out[key] = value
