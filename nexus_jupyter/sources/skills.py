@@ -24,6 +24,7 @@ import asyncio
 import hashlib
 import logging
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,7 @@ class SkillsSource:
         self.errors: dict[str, str] = {}
         self._publisher: SourcePublisher | None = None
         self._watchers: list[Any] = []
+        self.started = threading.Event()  # set once the watchers are started
 
     def scan(self) -> list[Tool]:
         """Every skill now; a broken skill is skipped and its error kept in ``errors``."""
@@ -201,12 +203,12 @@ class SkillsSource:
 
         self._publisher = publisher
         await asyncio.to_thread(self.publish)
-        if not self.watch:
-            return
-        for folder in self.folders:
-            watcher = FolderWatcher(_WatchedFolder(self, folder), step_ms=20, debounce_ms=400)
-            watcher.start()
-            self._watchers.append(watcher)
+        if self.watch:
+            for folder in self.folders:
+                watcher = FolderWatcher(_WatchedFolder(self, folder), step_ms=20, debounce_ms=400)
+                watcher.start()
+                self._watchers.append(watcher)
+        self.started.set()
 
     async def stop(self) -> None:
         watchers, self._watchers = self._watchers, []
