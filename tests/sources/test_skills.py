@@ -87,8 +87,8 @@ def test_broken_skill_is_reported_and_others_still_load(tmp_path: Path) -> None:
     source = SkillsSource([tmp_path], watch=False)
     assert [t.spec.name for t in source.scan()] == ["release-notes"]
     assert "front matter" in source.errors[str(tmp_path / "bad" / "SKILL.md")]
+    _skill(tmp_path / "half", "---\nname: half\n---\n")
     with pytest.raises(SourceError, match="needs `name` and `description`"):
-        _skill(tmp_path / "half", "---\nname: half\n---\n")
         read_skill_file(tmp_path / "half" / "SKILL.md")
 
 
