@@ -240,3 +240,34 @@ def test_mcp_reference_forwards_to_a_real_server(tmp_path: Path) -> None:
         assert [e.name for e in best] == ["now"]
     finally:
         reg.close()
+
+
+def test_auto_install_on_first_call_only_when_someone_confirms(tmp_path: Path) -> None:
+    from nexus_jupyter.core.errors import ToolUnavailable
+    from nexus_jupyter.core.tools.context import REST_CALLER, RequestInfo
+
+    (tmp_path / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        "settings: {auto_install: true}\n"
+        "tools:\n"
+        "  - id: hello\n"
+        "    permission: read_only\n"
+        "    install:\n"
+        "      command: mkdir -p bin && printf '#!/bin/sh\\necho hi $1\\n' > bin/hello"
+        " && chmod +x bin/hello\n"
+        "    source: {type: cli, command: ./bin/hello, args: ['{who}']}\n"
+    )
+    reg = Registry.default(root=tmp_path, watch=False, builtins=False)
+    try:
+        wait_until(reg, lambda: "checks" in _manifest(reg).details)
+        assert reg.entry("hello").status == "unavailable"
+        remote = RequestInfo(caller=REST_CALLER)
+        with pytest.raises(ToolUnavailable, match="nexus-tools install hello"):
+            reg.call_sync("hello", {"who": "x"}, request=remote)  # no one to confirm
+        assert not (tmp_path / "bin").exists()
+        result = reg.call_sync("hello", {"who": "ada"}, approved=True)
+        assert result.ok, result.error
+        assert result.structured["stdout"] == "hi ada\n"
+        assert reg.entry("hello").status == "ok"
+    finally:
+        reg.close()
