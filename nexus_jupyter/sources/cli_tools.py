@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import shlex
 import shutil
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,24 +49,10 @@ def check_cli_tool(settings: CliToolSettings) -> str | None:
         return f"{program!r} is not installed (not on PATH).{hint}"
     if not settings.check:
         return None
-    try:
-        done = subprocess.run(
-            shlex.split(settings.check),
-            capture_output=True,
-            text=True,
-            timeout=CHECK_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, ValueError) as exc:
-        return f"check {settings.check!r} could not run ({type(exc).__name__}: {exc}).{hint}"
-    except subprocess.TimeoutExpired:
-        return f"check {settings.check!r} did not finish in {CHECK_TIMEOUT:g} s.{hint}"
-    if done.returncode != 0:
-        first = (done.stderr or done.stdout).strip().splitlines()[:1]
-        said = f": {first[0][:200]}" if first else ""
-        return f"check {settings.check!r} failed (exit {done.returncode}){said}.{hint}"
-    return None
+    from .install import check_command_reason
+
+    reason = check_command_reason(settings.check, None, shell=False)
+    return f"{reason}{hint}" if reason else None
 
 
 def _make_tool(settings: CliToolSettings, root: Path) -> Tool:

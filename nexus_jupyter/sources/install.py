@@ -16,6 +16,7 @@ project folder, then runs the check again and says whether the tool is now avail
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -36,6 +37,7 @@ __all__ = [
     "CHECK_TIMEOUT",
     "INSTALL_TIMEOUT",
     "InstallOutcome",
+    "check_command_reason",
     "install_tool",
     "run_check",
     "unavailable_reason",
@@ -57,7 +59,7 @@ def _hint(decl: ToolDeclaration) -> str:
     return f" {text[0].upper()}{text[1:]}."
 
 
-def _shell(command: str, root: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+def _shell(command: str, root: Path | None, timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         command,
         shell=True,  # install and check commands are shell lines written by the project
@@ -70,14 +72,24 @@ def _shell(command: str, root: Path, timeout: float) -> subprocess.CompletedProc
     )
 
 
-def run_check(decl: ToolDeclaration, root: Path) -> str | None:
-    """Why ``install.check`` says the tool is not there, or ``None`` (also when none)."""
-    check = decl.install.check
-    if not check:
-        return None
+def check_command_reason(check: str, root: Path | None, *, shell: bool = True) -> str | None:
+    """Why the check command ``check`` says no (it could not run, timed out or exited
+    non-zero, with the first line it printed), or ``None`` when it exits 0. ``shell=False``
+    runs it split into words, without a shell."""
     try:
-        done = _shell(check, root, CHECK_TIMEOUT)
-    except OSError as exc:
+        if shell:
+            done = _shell(check, root, CHECK_TIMEOUT)
+        else:
+            done = subprocess.run(
+                shlex.split(check),
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=CHECK_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+    except (OSError, ValueError) as exc:
         return f"check {check!r} could not run ({type(exc).__name__}: {exc})."
     except subprocess.TimeoutExpired:
         return f"check {check!r} did not finish in {CHECK_TIMEOUT:g} s."
@@ -86,6 +98,11 @@ def run_check(decl: ToolDeclaration, root: Path) -> str | None:
         said = f": {first[0][:200]}" if first else ""
         return f"check {check!r} failed (exit {done.returncode}){said}."
     return None
+
+
+def run_check(decl: ToolDeclaration, root: Path) -> str | None:
+    """Why ``install.check`` says the tool is not there, or ``None`` (also when none)."""
+    return check_command_reason(decl.install.check, root) if decl.install.check else None
 
 
 def _program_missing(command: CliCommand | ScriptCommand, root: Path) -> str | None:
