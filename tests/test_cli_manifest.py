@@ -57,7 +57,9 @@ def env(tmp_path: Path) -> dict[str, str]:
     home.mkdir()
     ws = tmp_path / "ws"
     (ws / "scripts").mkdir(parents=True)
-    (ws / "scripts" / "greet.sh").write_text('echo "hello $1 from $(basename "$(pwd)")"\n')
+    (ws / "scripts" / "greet.sh").write_text(
+        '#!/bin/bash\necho "hello $1 from $(basename "$(pwd)")"\n'
+    )
     (ws / "nex.yaml").write_text(PROJECT)
     out = {k: v for k, v in os.environ.items() if not k.startswith("NEXUS_CRED_")}
     out["NEXUS_HOME"] = str(home)
@@ -190,3 +192,17 @@ def test_sync_reports_an_mcp_server_whose_tools_changed(
     report = json.loads(again.stdout)
     assert [c["name"] for c in report["changed"]] == ["alpha"]
     assert report["changed"][0]["after"]["status"] == "ok"
+
+
+def test_cli_tools_script_path_works_with_root(env: dict[str, str], tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "scripts" / "greet.sh").chmod(0o755)
+    (ws / "nex.yaml").write_text(
+        PROJECT + "cli_tools:\n  - {name: greet_cli, command: ./scripts/greet.sh}\n"
+    )
+    checked = run(env, tmp_path, "--root", str(ws), "--json", "check")
+    tools = {t["name"]: t for t in json.loads(checked.stdout)["tools"]}
+    assert tools["greet_cli"]["status"] == "ok", tools["greet_cli"]
+    done = run(env, tmp_path, "--root", str(ws), "call", "greet_cli", '{"args": ["bo"]}', "--yes")
+    assert done.returncode == 0, done.stderr
+    assert '"stdout": "hello bo from ws\\n"' in done.stdout

@@ -38,11 +38,20 @@ _SCHEMA = {
 }
 
 
-def check_cli_tool(settings: CliToolSettings) -> str | None:
+def _argv(command: str, root: Path) -> list[str]:
+    """``command`` split into words; a relative program path (``./scripts/build.sh``) is taken
+    from the project root, not from the working directory (so ``--root`` works)."""
+    words = shlex.split(command)
+    if words and "/" in words[0] and not Path(words[0]).is_absolute():
+        words[0] = str((root / words[0]).resolve())
+    return words
+
+
+def check_cli_tool(settings: CliToolSettings, root: str | Path = ".") -> str | None:
     """Why the tool cannot run here, or ``None`` when it can."""
     hint = f" Install: {settings.install_hint}" if settings.install_hint else ""
     try:
-        program = shlex.split(settings.command)[0]
+        program = _argv(settings.command, Path(root))[0]
     except (ValueError, IndexError):
         return f"invalid command {settings.command!r} in nex.yaml"
     if shutil.which(program) is None:
@@ -56,7 +65,7 @@ def check_cli_tool(settings: CliToolSettings) -> str | None:
 
 
 def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
-    base = shlex.split(settings.command)
+    base = _argv(settings.command, root)
 
     async def run(arguments: dict[str, Any]) -> dict[str, Any]:
         args = [str(a) for a in arguments.get("args") or []]
@@ -113,7 +122,7 @@ class CliToolsSource:
 
     def check(self) -> dict[str, str | None]:
         """Run every availability check now: ``{name: reason or None}``."""
-        self.last_check = {s.name: check_cli_tool(s) for s in self.settings}
+        self.last_check = {s.name: check_cli_tool(s, self.root) for s in self.settings}
         return dict(self.last_check)
 
     def publish_availability(self, publisher: SourcePublisher) -> None:
