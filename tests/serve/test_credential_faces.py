@@ -128,6 +128,24 @@ def test_cli_face(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("nexus-tools: error: ")
     assert_says_how(done.stderr)
+    checked = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "nexus-tools"),
+            "check",
+            "list_repos",
+            "--root",
+            str(ws),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 1
+    assert (
+        "missing credential 'github/token'; set it with `nexus-tools credentials set github token`"
+        in checked.stdout
+    )
 
 
 # -- OAuth refresh --------------------------------------------------------------------------

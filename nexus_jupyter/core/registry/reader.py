@@ -88,7 +88,13 @@ class RegistryReader:
         missing = self.credentials.missing(entry.spec)
         if not missing:
             return entry
-        reason = "missing credential " + ", ".join(repr(m) for m in missing)
+        service, _, key = missing[0].partition("/")
+        how = f"{service} {key or 'api_key'}"
+        reason = (
+            "missing credential "
+            + ", ".join(repr(m) for m in missing)
+            + f"; set it with `nexus-tools credentials set {how}` or `%tool credentials set {how}`"
+        )
         return ToolEntry(entry.tool, "unavailable", reason, entry.shadowed)
 
     def entries(self, **filters: Any) -> list[ToolEntry]:
