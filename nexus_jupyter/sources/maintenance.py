@@ -24,6 +24,7 @@ from ..core.errors import NexusError, ToolNotFound
 from ..core.registry.publisher import SourcePublisher
 from .declared import DeclaredToolsSource
 from .install import InstallOutcome, install_tool
+from .skills import SkillsSource
 
 __all__ = [
     "auto_installer",
@@ -180,9 +181,8 @@ def sync(reg: Any, root: Path) -> dict[str, Any]:
             rescan(registry=reg)  # a tools folder
         elif hasattr(source, "publish_availability"):
             source.publish_availability(SourcePublisher(reg, state.name))  # declared, CLI
-        elif hasattr(source, "scan") and hasattr(source, "folders"):
-            source._publisher = source._publisher or SourcePublisher(reg, state.name)
-            source.publish()  # skills
+        elif isinstance(source, SkillsSource):
+            source.publish()  # the registry attached its publisher when it was added
     path = _state_file(root)
     first = not path.is_file()
     before = {} if first else json.loads(path.read_text(encoding="utf-8")).get("tools", {})

@@ -199,13 +199,18 @@ class SkillsSource:
         self._publisher = publisher
 
     async def start(self, publisher: SourcePublisher) -> None:
+        from .directory import DEFAULT_DEBOUNCE_MS, DEFAULT_STEP_MS
         from .watcher import FolderWatcher
 
         self._publisher = publisher
         await asyncio.to_thread(self.publish)
         if self.watch:
             for folder in self.folders:
-                watcher = FolderWatcher(_WatchedFolder(self, folder), step_ms=20, debounce_ms=400)
+                watcher = FolderWatcher(  # the same timing as a watched tools folder
+                    _WatchedFolder(self, folder),
+                    step_ms=DEFAULT_STEP_MS,
+                    debounce_ms=DEFAULT_DEBOUNCE_MS,
+                )
                 watcher.start()
                 self._watchers.append(watcher)
         self.started.set()
