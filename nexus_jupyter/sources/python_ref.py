@@ -50,9 +50,11 @@ def load_python_tool(reference: str, *, search_path: Path | None = None, **overr
     """The tool at ``reference``. ``overrides`` are ``@tool`` options (``name``,
     ``description``, ``categories``, ...) that win over the function's own."""
     obj = resolve_reference(reference, search_path)
-    options = {k: v for k, v in overrides.items() if v not in (None, "", (), [])}
+    options = {k: v for k, v in overrides.items() if v not in (None, "", (), [], {})}
     if isinstance(obj, Tool):
         return obj.with_spec(**options) if options else obj
     if not callable(obj):
         raise SourceError(f"{reference!r} is a {type(obj).__name__}, not a function or a Tool.")
-    return Tool.from_function(obj, origin=reference, **options)
+    display = options.pop("display", None)  # a spec field, not a @tool option
+    tool = Tool.from_function(obj, origin=reference, **options)
+    return tool.with_spec(display=display) if display else tool

@@ -75,6 +75,7 @@ tools:
     source: {type: cli, command: ./scripts/sleeper.sh, timeout: 1}
     permission: read_only
   - id: shout
+    title: Shout
     source: {type: python, module: "projtools:shout"}
     capabilities: [text]
   - id: gone
@@ -143,6 +144,8 @@ def _alive(pid: int) -> bool:
 
 def test_python_reference_and_metadata(reg: Registry) -> None:
     assert reg.call_sync("shout", {"text": "hi"}).structured == "HI"
+    assert reg.get("shout").spec.display == {"title": "Shout"}
+    assert reg.get("shout").spec.capabilities == ("text",)
     spec = reg.get("build").spec
     assert spec.categories == ("build",) and spec.capabilities == ("compile",)
     assert spec.source == "manifest"
