@@ -158,6 +158,11 @@ def test_register_user_level(env: dict[str, str], tmp_path: Path) -> None:
     done = run(env, tmp_path, "register", str(definition), "--user")
     assert done.returncode == 0, done.stderr
     assert "id: mine" in (tmp_path / "home" / "nex.yaml").read_text()
+    bound = tmp_path / "bound.yaml"
+    bound.write_text("id: deploy\nproject_specific: true\nsource: {type: cli, command: 'true'}\n")
+    refused = run(env, tmp_path, "register", str(bound), "--user")
+    assert refused.returncode == 2 and "project_specific" in refused.stderr
+    assert "deploy" not in (tmp_path / "home" / "nex.yaml").read_text()
 
 
 def test_sync_reports_an_mcp_server_whose_tools_changed(

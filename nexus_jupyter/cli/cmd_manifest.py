@@ -101,6 +101,12 @@ def _register(args: argparse.Namespace) -> int:
 
     definitions = read_definitions(Path(args.file))
     if args.user:
+        bound = [d["id"] for d in definitions if d.get("project_specific")]
+        if bound:
+            raise UsageProblem(
+                f"{', '.join(map(repr, bound))} is marked project_specific; register it in "
+                "the project's nex.yaml (--project), not at the user level."
+            )
         target = nexus_home() / CONFIG_FILENAME
     elif args.config:
         target = Path(args.config)
