@@ -148,7 +148,7 @@ def test_register_keeps_comments_and_other_keys(env: dict[str, str], tmp_path: P
     bad.write_text("id: broken\nsource:\n  type: cli\n  comand: x\n")
     refused = run(env, tmp_path, "register", str(bad), "--user", "--root", str(ws))
     assert refused.returncode == 1
-    assert f"{bad}, line 4: unknown key 'source.cli.comand'" in refused.stderr
+    assert f"{bad}, line 4: unknown key 'source.comand'. Did you mean 'command'?" in refused.stderr
     assert not (tmp_path / "home" / "nex.yaml").exists()
 
 

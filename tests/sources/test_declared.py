@@ -198,7 +198,7 @@ def test_project_overrides_user_entry_by_id(
         ),
         (
             "tools:\n  - id: x\n    source: {type: cli}\n",
-            "line 3: key 'tools[0].source.cli.command': Field required",
+            "line 3: key 'tools[0].source.command': Field required",
         ),
         ("version: 9\n", "understands versions up to 1"),
         (

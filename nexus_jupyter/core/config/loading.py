@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,13 +175,13 @@ def _describe(
     in the file, when that differs (a definition file holding just the entry)."""
     messages = []
     for err in exc.errors()[:5]:
-        loc = (*prefix, *err["loc"])
-        file_loc = loc if in_file is None else (*in_file, *err["loc"])
+        loc, holder = _walk((*prefix, *err["loc"]))
+        file_loc = loc if in_file is None else (*in_file, *loc[len(prefix) :])
         key = _dotted(file_loc)
         line = _line_of(path, file_loc) if path is not None else None
         where = f"{path}, line {line}" if line else (str(path) if path else "runtime settings")
         if err["type"] == "extra_forbidden":
-            hint = _did_you_mean(loc)
+            hint = _did_you_mean(loc[-1], holder)
             messages.append(f"{where}: unknown key {key!r}.{hint}")
         else:
             value = err.get("input")
@@ -203,17 +204,46 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
-def _did_you_mean(loc: tuple[Any, ...]) -> str:
+def _walk(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None]:
+    """``loc`` without the tags pydantic puts after a field that holds a tagged union
+    (``tools[0].source.cli.command`` -> ``tools[0].source.command``), and the model in
+    which its last key is looked up (the union member the tag chose)."""
+    kept: list[Any] = []
     model: Any = Settings
-    for part in loc[:-1]:
+    holder: Any = Settings
+    members: tuple[type[BaseModel], ...] = ()
+    for part in loc:
+        if members:  # this part is the tag: it picks the member
+            model = next((m for m in members if part in _tags_of(m)), None)
+            members = ()
+            continue
+        kept.append(part)
+        holder = model
         if isinstance(part, int) or model is None:
             continue
         field = model.model_fields.get(part) if isinstance(part, str) else None
+        if field is not None and field.discriminator is not None:
+            members = _models_in(field.annotation)
         model = _model_of(field.annotation) if field is not None else None
+    return tuple(kept), holder
+
+
+def _tags_of(model: type[BaseModel]) -> tuple[Any, ...]:
+    field = model.model_fields.get("type")
+    return typing.get_args(field.annotation) if field is not None else ()
+
+
+def _models_in(annotation: Any) -> tuple[type[BaseModel], ...]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return (annotation,)
+    return tuple(m for arg in typing.get_args(annotation) for m in _models_in(arg))
+
+
+def _did_you_mean(key: Any, model: type[BaseModel] | None) -> str:
     if model is None:
         return ""
-    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.5)
-    known = ", ".join(k for k in model.model_fields if k != "files")
+    close = difflib.get_close_matches(str(key), list(model.model_fields), n=1, cutoff=0.5)
+    known = ", ".join(k for k in model.model_fields if k not in ("files", "declared_in"))
     return f" Did you mean {close[0]!r}?" if close else f" Known keys: {known}."
 
 
