@@ -59,10 +59,14 @@ def _hint(decl: ToolDeclaration) -> str:
     return f" {text[0].upper()}{text[1:]}."
 
 
-def _shell(command: str, root: Path | None, timeout: float) -> subprocess.CompletedProcess[str]:
+def _shell(
+    command: str, root: Path | None, timeout: float, *, shell: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in ``root``: a shell line (install and check commands are written by
+    the project), or with ``shell=False`` split into words and run without a shell."""
     return subprocess.run(
-        command,
-        shell=True,  # install and check commands are shell lines written by the project
+        command if shell else shlex.split(command),
+        shell=shell,
         cwd=root,
         capture_output=True,
         text=True,
@@ -77,18 +81,7 @@ def check_command_reason(check: str, root: Path | None, *, shell: bool = True) -
     non-zero, with the first line it printed), or ``None`` when it exits 0. ``shell=False``
     runs it split into words, without a shell."""
     try:
-        if shell:
-            done = _shell(check, root, CHECK_TIMEOUT)
-        else:
-            done = subprocess.run(
-                shlex.split(check),
-                cwd=root,
-                capture_output=True,
-                text=True,
-                timeout=CHECK_TIMEOUT,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
+        done = _shell(check, root, CHECK_TIMEOUT, shell=shell)
     except (OSError, ValueError) as exc:
         return f"check {check!r} could not run ({type(exc).__name__}: {exc})."
     except subprocess.TimeoutExpired:
