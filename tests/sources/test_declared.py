@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -127,9 +128,7 @@ def test_timeout_kills_the_whole_process_group(reg: Registry, project: Path) -> 
     assert result.is_error and "process group was killed" in str(result.error)
     assert time.monotonic() - started < 10
     child = int((project / "scripts" / "child.pid").read_text())
-    deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _poll(lambda: not _alive(child), 5)
     assert not _alive(child), "the script's child survived the timeout"
 
 
@@ -272,5 +271,47 @@ def test_auto_install_on_first_call_only_when_someone_confirms(tmp_path: Path) -
         assert result.ok, result.error
         assert result.structured["stdout"] == "hi ada\n"
         assert reg.entry("hello").status == "ok"
+    finally:
+        reg.close()
+
+
+async def test_cancelling_a_call_kills_the_process_group(reg: Registry, project: Path) -> None:
+    import asyncio
+
+    from nexus_jupyter.core.tools.context import CancellationToken
+
+    token = CancellationToken()
+    pid_file = project / "scripts" / "child.pid"
+    call = asyncio.ensure_future(reg.call("sleeper", {}, cancellation=token, timeout=20))
+    await asyncio.to_thread(_poll, pid_file.exists, 10)  # the script has started its child
+    child = int(pid_file.read_text())
+    token.cancel()
+    result = await call
+    assert result.is_error and result.error_type == "CancelledError"
+    await asyncio.to_thread(_poll, lambda: not _alive(child), 5)
+    assert not _alive(child), "the script's child survived the cancellation"
+
+
+def _poll(check: Callable[[], bool], limit: float) -> None:
+    """Re-check a process's state (no event to wait on) until ``check()`` or ``limit`` s."""
+    deadline = time.monotonic() + limit
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_mcp_reference_to_a_dead_server_says_so(tmp_path: Path) -> None:
+    (tmp_path / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        "mcp: {servers: [{name: gone, command: /nonexistent/mcp-server}]}\n"
+        "tools:\n"
+        "  - {id: fetch, source: {type: mcp, server: gone, tool: fetch}}\n"
+        "  - {id: other, source: {type: mcp, server: unconfigured, tool: x}}\n"
+    )
+    reg = Registry.default(root=tmp_path, watch=False, builtins=False)
+    try:
+        manifest = _manifest(reg).source
+        wait_until(reg, lambda: "is down" in (manifest.last_check.get("fetch") or ""))
+        assert "MCP server 'gone' is down" in (reg.entry("fetch").reason or "")
+        assert "not configured (add it under mcp.servers)" in (reg.entry("other").reason or "")
     finally:
         reg.close()
