@@ -203,8 +203,11 @@ def test_cli_tools_script_path_works_with_root(env: dict[str, str], tmp_path: Pa
     ws = tmp_path / "ws"
     (ws / "scripts" / "greet.sh").chmod(0o755)
     (ws / "nex.yaml").write_text(
-        PROJECT + "cli_tools:\n  - {name: greet_cli, command: ./scripts/greet.sh}\n"
+        PROJECT + "cli_tools:\n  - {name: greet_cli, command: ./scripts/greet.sh,"
+        " categories: [demo], capabilities: [greeting]}\n"
     )
+    listed = run(env, tmp_path, "list", "--capability", "greeting", "--json", "--root", str(ws))
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["greet", "greet_cli"]
     checked = run(env, tmp_path, "--root", str(ws), "--json", "check")
     tools = {t["name"]: t for t in json.loads(checked.stdout)["tools"]}
     assert tools["greet_cli"]["status"] == "ok", tools["greet_cli"]

@@ -99,7 +99,8 @@ def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
         _SCHEMA,
         run,
         permission=settings.permission,
-        categories=("cli",),
+        categories=tuple(settings.categories),
+        capabilities=tuple(settings.capabilities),
         origin=settings.command,
     )
 

@@ -194,6 +194,8 @@ class CliToolSettings(_Strict):
     description: str = ""
     permission: Permission = "danger_full_access"
     timeout: float = 60.0
+    categories: list[str] = Field(default_factory=lambda: ["cli"])
+    capabilities: list[str] = Field(default_factory=list)
 
 
 class SearchSignals(_Strict):
