@@ -161,6 +161,7 @@ class SkillsSource:
         self._publisher: SourcePublisher | None = None
         self._watchers: list[Any] = []
         self.started = threading.Event()  # set once the watchers are started
+        self._last_good: dict[Path, list[Tool]] = {}
 
     def scan(self) -> list[Tool]:
         """Every skill now; a broken skill is skipped and its error kept in ``errors``."""
@@ -173,14 +174,19 @@ class SkillsSource:
             for skill_md in sorted(folder.glob(f"*/{SKILL_FILE}")):
                 try:
                     found = load_skill(skill_md.parent)
+                    self._last_good[skill_md] = found
                 except Exception as exc:
+                    # a broken or half-saved SKILL.md keeps its last good version, with the
+                    # error shown, until it loads again (an editor's truncate-then-write)
                     errors[str(skill_md)] = str(exc)
-                    log.warning("skill %s skipped: %s", skill_md, exc)
-                    continue
+                    log.warning("skill %s did not load: %s", skill_md, exc)
+                    found = self._last_good.get(skill_md, [])
                 fresh = [t for t in found if t.spec.name not in seen]
                 seen.update(t.spec.name for t in fresh)
                 tools.extend(fresh)
         self.errors = errors
+        for gone in [p for p in self._last_good if not p.is_file()]:
+            del self._last_good[gone]
         return tools
 
     def load(self) -> Iterable[Tool]:

@@ -4,6 +4,7 @@ and hot-reloaded by the real watcher on edit, add and removal."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,8 +78,15 @@ def test_skills_hot_reload_on_edit_add_and_remove(reg: Registry, skills: Path) -
     wait_until(reg, lambda: "git tags" in reg.get("release-notes").spec.description)
     _skill(skills / "triage", "---\nname: triage\ndescription: Sort new issues.\n---\nLabel.\n")
     wait_until(reg, lambda: "triage" in reg.names())
+    (skills / "notes" / "SKILL.md").write_text("---\nname: [broken\n---\n")  # a bad save
+    wait_until(reg, lambda: "notes" in str(_skill_state(reg).error))
+    assert "git tags" in reg.get("release-notes").spec.description  # the last good version
     (skills / "review" / "SKILL.md").unlink()
     wait_until(reg, lambda: "review" not in reg.names() and "review__count" not in reg.names())
+
+
+def _skill_state(reg: Registry) -> Any:
+    return next(s for s in reg.sources() if s.name == "skill")
 
 
 def test_broken_skill_is_reported_and_others_still_load(tmp_path: Path) -> None:
