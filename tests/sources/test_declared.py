@@ -4,11 +4,12 @@ real ``mcp-server-time``; validation errors; precedence of levels; ``find_tools`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,18 @@ def reg(project: Path) -> Registry:
 
 def _manifest(reg: Registry) -> object:
     return next(s for s in reg.sources() if s.name == "manifest")
+
+
+@contextlib.contextmanager
+def _project(root: Path, nex_yaml: str) -> Iterator[Registry]:
+    """The registry of a project whose nex.yaml is ``nex_yaml``, once its checks have run."""
+    (root / "nex.yaml").write_text(nex_yaml)
+    registry = Registry.default(root=root, watch=False, builtins=False)
+    try:
+        wait_until(registry, lambda: "checks" in _manifest(registry).details)
+        yield registry
+    finally:
+        registry.close()
 
 
 def test_script_gets_the_argv_the_template_makes_from_any_cwd(reg: Registry, project: Path) -> None:
@@ -217,7 +230,7 @@ def test_errors_name_file_line_and_key(tmp_path: Path, text: str, expected: str)
 
 
 def test_mcp_reference_forwards_to_a_real_server(tmp_path: Path) -> None:
-    (tmp_path / "nex.yaml").write_text(
+    text = (
         "search: {mode: keyword}\n"
         f"mcp: {{servers: [{{name: time, command: '{VENV_BIN / 'mcp-server-time'}'}}]}}\n"
         "tools:\n"
@@ -226,8 +239,7 @@ def test_mcp_reference_forwards_to_a_real_server(tmp_path: Path) -> None:
         "    source: {type: mcp, server: time, tool: get_current_time}\n"
         "    capabilities: [clock]\n"
     )
-    reg = Registry.default(root=tmp_path, watch=False, builtins=False)
-    try:
+    with _project(tmp_path, text) as reg:
         manifest = _manifest(reg).source
         wait_until(reg, lambda: "now" in manifest.last_check, timeout=60)
         wait_until(reg, lambda: manifest.last_check["now"] is None, timeout=60)
@@ -240,15 +252,13 @@ def test_mcp_reference_forwards_to_a_real_server(tmp_path: Path) -> None:
         assert reg.get("now").spec.input_schema["properties"]["timezone"]
         best = reg.find_tools(capabilities=["clock"], prefer_source="manifest")
         assert [e.name for e in best] == ["now"]
-    finally:
-        reg.close()
 
 
 def test_auto_install_on_first_call_only_when_someone_confirms(tmp_path: Path) -> None:
     from nexus_jupyter.core.errors import ToolUnavailable
     from nexus_jupyter.core.tools.context import REST_CALLER, RequestInfo
 
-    (tmp_path / "nex.yaml").write_text(
+    text = (
         "search: {mode: keyword}\n"
         "settings: {auto_install: true}\n"
         "tools:\n"
@@ -259,9 +269,7 @@ def test_auto_install_on_first_call_only_when_someone_confirms(tmp_path: Path) -
         " && chmod +x bin/hello\n"
         "    source: {type: cli, command: ./bin/hello, args: ['{who}']}\n"
     )
-    reg = Registry.default(root=tmp_path, watch=False, builtins=False)
-    try:
-        wait_until(reg, lambda: "checks" in _manifest(reg).details)
+    with _project(tmp_path, text) as reg:
         assert reg.entry("hello").status == "unavailable"
         remote = RequestInfo(caller=REST_CALLER)
         with pytest.raises(ToolUnavailable, match="nexus-tools install hello"):
@@ -271,8 +279,6 @@ def test_auto_install_on_first_call_only_when_someone_confirms(tmp_path: Path) -
         assert result.ok, result.error
         assert result.structured["stdout"] == "hi ada\n"
         assert reg.entry("hello").status == "ok"
-    finally:
-        reg.close()
 
 
 async def test_cancelling_a_call_kills_the_process_group(reg: Registry, project: Path) -> None:
@@ -300,18 +306,15 @@ def _poll(check: Callable[[], bool], limit: float) -> None:
 
 
 def test_mcp_reference_to_a_dead_server_says_so(tmp_path: Path) -> None:
-    (tmp_path / "nex.yaml").write_text(
+    text = (
         "search: {mode: keyword}\n"
         "mcp: {servers: [{name: gone, command: /nonexistent/mcp-server}]}\n"
         "tools:\n"
         "  - {id: fetch, source: {type: mcp, server: gone, tool: fetch}}\n"
         "  - {id: other, source: {type: mcp, server: unconfigured, tool: x}}\n"
     )
-    reg = Registry.default(root=tmp_path, watch=False, builtins=False)
-    try:
+    with _project(tmp_path, text) as reg:
         manifest = _manifest(reg).source
         wait_until(reg, lambda: "is down" in (manifest.last_check.get("fetch") or ""))
         assert "MCP server 'gone' is down" in (reg.entry("fetch").reason or "")
         assert "not configured (add it under mcp.servers)" in (reg.entry("other").reason or "")
-    finally:
-        reg.close()
