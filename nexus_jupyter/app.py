@@ -120,7 +120,26 @@ def configure_registry(
         reg.add_source(CliToolsSource(settings.cli_tools, base))
     if mcp and settings.mcp.servers:
         _add_mcp_servers(reg, settings, store)
+    _add_manifest_sources(reg, settings, base, watch=watch)
     return reg
+
+
+def _add_manifest_sources(reg: Any, settings: Settings, base: Path, *, watch: bool) -> None:
+    """The declared ``tools:`` and the skills folders (user, project, ``skills:``)."""
+    if settings.tools:
+        from .sources.declared import DeclaredToolsSource
+
+        reg.add_source(DeclaredToolsSource(settings.tools, base, registry=reg))
+        if settings.settings.auto_install:
+            from .sources.maintenance import auto_installer
+
+            reg.auto_installer = auto_installer(reg)
+    folders = [nexus_home() / "skills", base / "skills"]
+    folders += [base / Path(f).expanduser() for f in settings.skills]
+    if settings.skills or any(f.is_dir() for f in folders):
+        from .sources.skills import SkillsSource
+
+        reg.add_source(SkillsSource(folders, watch=watch))
 
 
 def _add_mcp_servers(reg: Any, settings: Settings, store: Any) -> None:

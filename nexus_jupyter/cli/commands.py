@@ -117,7 +117,12 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 
 def cmd_list(reg: Any, args: argparse.Namespace) -> int:
-    filters = {"source": args.source, "permission": args.permission, "category": args.category}
+    filters = {
+        "source": args.source,
+        "permission": args.permission,
+        "category": args.category,
+        "capability": args.capability,
+    }
     if args.available:
         filters["available"] = True
     rows = [_row(e) for e in reg.entries(**{k: v for k, v in filters.items() if v is not None})]

@@ -1,10 +1,11 @@
 """``nexus-tools``: the registry on the command line.
 
-    nexus-tools list [--source S] [--permission P] [--category C] [--available]
+    nexus-tools list [--source S] [--permission P] [--category C] [--capability C] [--available]
     nexus-tools search "convert currency" [--limit 5]
     nexus-tools info NAME
     nexus-tools call NAME '{"a": 1}'        # or: nexus-tools call NAME a=1 b=hello
-    nexus-tools check                        # every tool's availability and every source's status
+    nexus-tools check [NAME ...] [--all]     # every tool's availability and every source's status
+    nexus-tools install NAME ... | --all-missing [--yes]; register FILE; sync   (cmd_manifest)
     nexus-tools credentials set SERVICE KEY | list | delete SERVICE [KEY]
     nexus-tools serve ...                    # when the MCP server module is installed
 
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", help="source name or kind (builtin, mcp, mcp:time, ...)")
     p.add_argument("--permission", choices=["read_only", "workspace_write", "danger_full_access"])
     p.add_argument("--category")
+    p.add_argument("--capability")
     p.add_argument("--available", action="store_true", help="only tools that can run now")
 
     p = sub.add_parser("search", help="search the tools", parents=shared)
@@ -121,9 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="approve a call that asks for approval (dangerous tools)",
     )
 
-    sub.add_parser(
+    p = sub.add_parser(
         "check", help="show every tool's availability and every source's status", parents=shared
     )
+    p.add_argument(
+        "names", nargs="*", metavar="NAME", help="only these tools (exit 1: one is not available)"
+    )
+    p.add_argument("--all", action="store_true", help="every tool and source (the default)")
 
     p = sub.add_parser(
         "credentials", help="set, list or delete credentials (never shown)", parents=shared
@@ -141,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("key", nargs="?", default=None)
     c.add_argument("--provider", choices=["file", "keyring"], default=None)
 
+    from . import cmd_manifest
+
+    cmd_manifest.add_parsers(sub, shared)
     if importlib.util.find_spec(_SERVE) is not None:
         import importlib as _il
 
@@ -187,7 +196,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.action is None:
             raise UsageProblem("credentials needs an action: set, list or delete.")
         return commands.credentials(args)
+    from . import cmd_manifest
+
+    if args.command in cmd_manifest.COMMANDS:
+        return cmd_manifest.run(args)
     handler = getattr(commands, f"cmd_{args.command}")
+    if args.command == "check" and args.names:
+        handler = cmd_manifest.check_named
     with commands.open_registry(args) as reg, _masked_output(reg):
         result: int = handler(reg, args)
         return result

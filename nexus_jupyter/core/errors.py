@@ -11,6 +11,7 @@ The hierarchy::
     │   ├── PermissionDenied        the call is above the session's grant, blocked, or ACL-denied
     │   └── ApprovalRequired        the call needs a human approval nobody gave
     ├── MissingCredential           a credential the tool requires is not set
+    │   └── CredentialRefreshFailed an expired OAuth credential could not be refreshed
     ├── SourceError                 a source (file, folder, MCP server) failed to load
     ├── ConfigError                 nex.yaml (or runtime settings) is invalid
     └── ExportError                 a notebook tool cannot be written as a file
@@ -28,6 +29,7 @@ from typing import Any
 __all__ = [
     "ApprovalRequired",
     "ConfigError",
+    "CredentialRefreshFailed",
     "ExportError",
     "FieldError",
     "MissingCredential",
@@ -189,6 +191,24 @@ class MissingCredential(NexusError, LookupError):
             f"Missing credential {what!r}{for_tool}. Set it with "
             f"`%tool credentials set {service} {env_key}`, "
             f"`nexus-tools credentials set {service} {env_key}`, or the environment variable {env}."
+        )
+
+
+class CredentialRefreshFailed(MissingCredential):
+    """Raised when an expired OAuth credential (stored with ``refresh_token`` and
+    ``token_url``) could not be refreshed; the message says how to sign in again."""
+
+    def __init__(self, service: str, key: str, why: str) -> None:
+        self.service = service
+        self.key = key
+        self.tool = None
+        NexusError.__init__(
+            self,
+            f"Credential {service}/{key!s} has expired and refreshing it failed: {why}. "
+            f"Sign in again to get a new token, then store it with "
+            f"`nexus-tools credentials set {service} {key}` (and a new refresh_token with "
+            f"`nexus-tools credentials set {service} refresh_token`), or `%tool credentials set "
+            f"{service} {key}` in a notebook.",
         )
 
 

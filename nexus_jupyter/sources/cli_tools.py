@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import shlex
 import shutil
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,39 +38,34 @@ _SCHEMA = {
 }
 
 
-def check_cli_tool(settings: CliToolSettings) -> str | None:
+def _argv(command: str, root: Path) -> list[str]:
+    """``command`` split into words; a relative program path (``./scripts/build.sh``) is taken
+    from the project root, not from the working directory (so ``--root`` works)."""
+    words = shlex.split(command)
+    if words and "/" in words[0] and not Path(words[0]).is_absolute():
+        words[0] = str((root / words[0]).resolve())
+    return words
+
+
+def check_cli_tool(settings: CliToolSettings, root: str | Path = ".") -> str | None:
     """Why the tool cannot run here, or ``None`` when it can."""
     hint = f" Install: {settings.install_hint}" if settings.install_hint else ""
     try:
-        program = shlex.split(settings.command)[0]
+        program = _argv(settings.command, Path(root))[0]
     except (ValueError, IndexError):
         return f"invalid command {settings.command!r} in nex.yaml"
     if shutil.which(program) is None:
         return f"{program!r} is not installed (not on PATH).{hint}"
     if not settings.check:
         return None
-    try:
-        done = subprocess.run(
-            shlex.split(settings.check),
-            capture_output=True,
-            text=True,
-            timeout=CHECK_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, ValueError) as exc:
-        return f"check {settings.check!r} could not run ({type(exc).__name__}: {exc}).{hint}"
-    except subprocess.TimeoutExpired:
-        return f"check {settings.check!r} did not finish in {CHECK_TIMEOUT:g} s.{hint}"
-    if done.returncode != 0:
-        first = (done.stderr or done.stdout).strip().splitlines()[:1]
-        said = f": {first[0][:200]}" if first else ""
-        return f"check {settings.check!r} failed (exit {done.returncode}){said}.{hint}"
-    return None
+    from .install import check_command_reason
+
+    reason = check_command_reason(settings.check, None, shell=False)
+    return f"{reason}{hint}" if reason else None
 
 
 def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
-    base = shlex.split(settings.command)
+    base = _argv(settings.command, root)
 
     async def run(arguments: dict[str, Any]) -> dict[str, Any]:
         args = [str(a) for a in arguments.get("args") or []]
@@ -105,7 +99,8 @@ def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
         _SCHEMA,
         run,
         permission=settings.permission,
-        categories=("cli",),
+        categories=tuple(settings.categories),
+        capabilities=tuple(settings.capabilities),
         origin=settings.command,
     )
 
@@ -128,7 +123,7 @@ class CliToolsSource:
 
     def check(self) -> dict[str, str | None]:
         """Run every availability check now: ``{name: reason or None}``."""
-        self.last_check = {s.name: check_cli_tool(s) for s in self.settings}
+        self.last_check = {s.name: check_cli_tool(s, self.root) for s in self.settings}
         return dict(self.last_check)
 
     def publish_availability(self, publisher: SourcePublisher) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from nexus_jupyter import MissingCredential, Registry, ToolContext, ToolUnavailable, tool
+from nexus_jupyter import MissingCredential, Registry, ToolContext, tool
 from nexus_jupyter.core.policy.audit import AuditLog
 from nexus_jupyter.core.policy.credentials import CredentialStore, count_secret
 from nexus_jupyter.core.policy.policy import Policy
@@ -181,8 +181,8 @@ async def test_tool_without_its_credential_is_unavailable_with_reason(home: Path
         entry = reg.entry("weather")
         assert entry.status == "unavailable" and "weather-api" in (entry.reason or "")
         assert [e.name for e in reg.entries(available=False)] == ["weather"]
-        with pytest.raises(ToolUnavailable, match="missing credential"):
-            await reg.call("weather", {"city": "x"})
+        with pytest.raises(MissingCredential, match="nexus-tools credentials set weather-api"):
+            await reg.call("weather", {"city": "x"})  # the refusal says how to set it
         store.set("weather-api", "api_key", CANARY, provider="file")
         assert reg.entry("weather").status == "ok"
     finally:

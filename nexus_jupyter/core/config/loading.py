@@ -6,7 +6,7 @@ runtime settings, deep-merged and validated into one :class:`Settings`.
 'read_only'
 
 Merging: mappings merge key by key; lists of mappings that carry a ``name`` (MCP servers,
-CLI tools) merge by name, so a project can override one user-level server; other lists are
+CLI tools) merge by name (``tools:`` entries are replaced whole by ``id``), so a project can override one user-level server; other lists are
 replaced by the higher level. A bad file raises :class:`ConfigError` naming the file, the
 line and the key (with a "did you mean" for misspelled keys).
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,23 +83,44 @@ def merge_levels(low: Mapping[str, Any], high: Mapping[str, Any]) -> dict[str, A
         before = out.get(key)
         if isinstance(before, Mapping) and isinstance(value, Mapping):
             out[key] = merge_levels(before, value)
-        elif isinstance(before, list) and _named_list(before) and _named_list(value):
-            merged = {item["name"]: item for item in before}
+        elif isinstance(before, list) and (ident := _list_key(before, value)):
+            merged = {item[ident]: item for item in before}
             for item in value:
-                old = merged.get(item["name"])
-                merged[item["name"]] = merge_levels(old, item) if old else item
+                old = merged.get(item[ident])
+                # a server is merged key by key; a declared tool is replaced whole
+                merged[item[ident]] = merge_levels(old, item) if old and ident == "name" else item
             out[key] = list(merged.values())
         else:
             out[key] = value
     return out
 
 
-def _named_list(value: Any) -> bool:
+def _list_key(low: Any, high: Any) -> str | None:
+    """The key both lists are merged by: ``name`` (servers, CLI tools) or ``id`` (tools)."""
+    for ident in ("name", "id"):
+        if _named_list(low, ident) and _named_list(high, ident):
+            return ident
+    return None
+
+
+def _named_list(value: Any, ident: str = "name") -> bool:
     return (
         isinstance(value, list)
         and bool(value)
-        and all(isinstance(v, Mapping) and isinstance(v.get("name"), str) for v in value)
+        and all(isinstance(v, Mapping) and isinstance(v.get(ident), str) for v in value)
     )
+
+
+def _mark_declarations(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Each ``tools:`` entry of file ``path`` remembers it, so its relative paths resolve
+    against that file's folder (not the working directory)."""
+    tools = data.get("tools")
+    if not isinstance(tools, list):
+        return data
+    marked = [
+        {**t, "declared_in": str(path.resolve())} if isinstance(t, Mapping) else t for t in tools
+    ]
+    return {**data, "tools": marked}
 
 
 def load_settings(
@@ -124,6 +146,7 @@ def load_settings(
     for path, data in levels:
         if data:
             _validate(data, path)
+    levels = [(p, _mark_declarations(d, p) if p is not None else d) for p, d in levels]
     merged: dict[str, Any] = {}
     for _, data in levels:
         merged = merge_levels(merged, data)
@@ -141,15 +164,24 @@ def _validate(data: dict[str, Any], path: Path | None) -> Settings:
         raise ConfigError(_describe(exc, path)) from None
 
 
-def _describe(exc: ValidationError, path: Path | None) -> str:
+def _describe(
+    exc: ValidationError,
+    path: Path | None,
+    prefix: tuple[Any, ...] = (),
+    in_file: tuple[Any, ...] | None = None,
+) -> str:
+    """One message per error (up to five). ``prefix`` is where the validated part sits in
+    :class:`Settings` (``("tools", 0)`` for one declared tool) and ``in_file`` where it sits
+    in the file, when that differs (a definition file holding just the entry)."""
     messages = []
     for err in exc.errors()[:5]:
-        loc = tuple(err["loc"])
-        key = _dotted(loc)
-        line = _line_of(path, loc) if path is not None else None
+        loc, holder = _walk((*prefix, *err["loc"]))
+        file_loc = loc if in_file is None else (*in_file, *loc[len(prefix) :])
+        key = _dotted(file_loc)
+        line = _line_of(path, file_loc) if path is not None else None
         where = f"{path}, line {line}" if line else (str(path) if path else "runtime settings")
         if err["type"] == "extra_forbidden":
-            hint = _did_you_mean(loc)
+            hint = _did_you_mean(loc[-1], holder)
             messages.append(f"{where}: unknown key {key!r}.{hint}")
         else:
             value = err.get("input")
@@ -172,17 +204,46 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
-def _did_you_mean(loc: tuple[Any, ...]) -> str:
+def _walk(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None]:
+    """``loc`` without the tags pydantic puts after a field that holds a tagged union
+    (``tools[0].source.cli.command`` -> ``tools[0].source.command``), and the model in
+    which its last key is looked up (the union member the tag chose)."""
+    kept: list[Any] = []
     model: Any = Settings
-    for part in loc[:-1]:
+    holder: Any = Settings
+    members: tuple[type[BaseModel], ...] = ()
+    for part in loc:
+        if members:  # this part is the tag: it picks the member
+            model = next((m for m in members if part in _tags_of(m)), None)
+            members = ()
+            continue
+        kept.append(part)
+        holder = model
         if isinstance(part, int) or model is None:
             continue
         field = model.model_fields.get(part) if isinstance(part, str) else None
+        if field is not None and field.discriminator is not None:
+            members = _models_in(field.annotation)
         model = _model_of(field.annotation) if field is not None else None
+    return tuple(kept), holder
+
+
+def _tags_of(model: type[BaseModel]) -> tuple[Any, ...]:
+    field = model.model_fields.get("type")
+    return typing.get_args(field.annotation) if field is not None else ()
+
+
+def _models_in(annotation: Any) -> tuple[type[BaseModel], ...]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return (annotation,)
+    return tuple(m for arg in typing.get_args(annotation) for m in _models_in(arg))
+
+
+def _did_you_mean(key: Any, model: type[BaseModel] | None) -> str:
     if model is None:
         return ""
-    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.5)
-    known = ", ".join(k for k in model.model_fields if k != "files")
+    close = difflib.get_close_matches(str(key), list(model.model_fields), n=1, cutoff=0.5)
+    known = ", ".join(k for k in model.model_fields if k not in ("files", "declared_in"))
     return f" Did you mean {close[0]!r}?" if close else f" Known keys: {known}."
 
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..tools.spec import Permission
+from .manifest import ManifestSettings, ToolDeclaration, check_version
 
 if TYPE_CHECKING:
     from ..tools.context import Caller
@@ -193,6 +194,8 @@ class CliToolSettings(_Strict):
     description: str = ""
     permission: Permission = "danger_full_access"
     timeout: float = 60.0
+    categories: list[str] = Field(default_factory=lambda: ["cli"])
+    capabilities: list[str] = Field(default_factory=list)
 
 
 class SearchSignals(_Strict):
@@ -241,6 +244,11 @@ class Settings(_Strict):
     policies: list[PrincipalPolicy] = Field(default_factory=list)
     mcp: McpSettings = Field(default_factory=McpSettings)
     cli_tools: list[CliToolSettings] = Field(default_factory=list)
+    # the tool manifest (see .manifest): schema version, declared tools, skill folders
+    version: int = 1
+    tools: list[ToolDeclaration] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=list)
+    settings: ManifestSettings = Field(default_factory=ManifestSettings)
     serve: dict[str, Any] = Field(default_factory=dict)  # owned by `nexus-tools serve`
     files: tuple[str, ...] = ()  # the files merged, lowest level first (filled by the loader)
 
@@ -250,6 +258,11 @@ class Settings(_Strict):
         if isinstance(value, str):
             return {"default": value, "rest": value, "mcp": value}
         return value
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        return check_version(value)
 
     def rules(self) -> list[ApprovalRule]:
         """Every approval rule: the ``approvals`` shorthand first, then ``approval_rules``."""

@@ -14,10 +14,11 @@ never on the registry's background loop, which watchers, MCP sessions and widget
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
@@ -77,6 +78,11 @@ class CallPipeline:
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
         entry = self.registry._snapshot.entries.get(name)
+        if entry is not None and self._refresh_due(entry):
+            await asyncio.to_thread(self._refresh_credentials, entry)
+        installer = self._installer_for(entry)
+        if installer is not None and await asyncio.to_thread(installer, entry, request, approved):
+            entry = self.registry._snapshot.entries.get(name)
         tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             await self._ask(tool, arguments, request)
@@ -125,6 +131,11 @@ class CallPipeline:
         start = _perf()
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
+        if self._refresh_due(entry):
+            self._refresh_credentials(entry)
+        installer = self._installer_for(entry)
+        if installer is not None and installer(entry, request, approved):
+            entry = registry._snapshot.entries.get(name)
         tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             registry.loop.run(self._ask(tool, arguments, request))
@@ -154,10 +165,33 @@ class CallPipeline:
             live = registry._with_live_status(entry)
             if live.status != "ok":
                 self._audit_refusal(entry.tool, request, "unavailable", live.reason)
+                if entry.status == "ok" and registry.credentials is not None:
+                    registry.credentials.require(entry.spec)  # says how to set it
                 raise ToolUnavailable(f"Tool {name!r} cannot run now: {live.reason}.")
         if registry.policy is None:
             return entry.tool, False
         return entry.tool, self._needs_approval(entry.tool, arguments, request, approved)
+
+    def _refresh_due(self, entry: ToolEntry) -> bool:
+        """Whether a credential the tool needs is an expired, refreshable OAuth token."""
+        store = self.registry.credentials
+        if store is None or not entry.spec.requires_credentials:
+            return False
+        from ..policy.oauth_refresh import refresh_due
+
+        return bool(refresh_due(store, entry.spec))
+
+    def _installer_for(self, entry: ToolEntry | None) -> Callable[..., bool] | None:
+        """The registry's ``auto_installer`` when ``entry`` is unavailable (it is set when
+        nex.yaml says ``auto_install``; it asks before running anything), else ``None``."""
+        if entry is None or entry.status == "ok":
+            return None
+        return self.registry.auto_installer
+
+    def _refresh_credentials(self, entry: ToolEntry) -> None:
+        from ..policy.oauth_refresh import refresh_expired
+
+        refresh_expired(self.registry.credentials, entry.spec)
 
     def _needs_approval(
         self, tool: Tool, arguments: Any, request: RequestInfo, approved: bool

@@ -88,7 +88,13 @@ class RegistryReader:
         missing = self.credentials.missing(entry.spec)
         if not missing:
             return entry
-        reason = "missing credential " + ", ".join(repr(m) for m in missing)
+        service, _, key = missing[0].partition("/")
+        how = f"{service} {key or 'api_key'}"
+        reason = (
+            "missing credential "
+            + ", ".join(repr(m) for m in missing)
+            + f"; set it with `nexus-tools credentials set {how}` or `%tool credentials set {how}`"
+        )
         return ToolEntry(entry.tool, "unavailable", reason, entry.shadowed)
 
     def entries(self, **filters: Any) -> list[ToolEntry]:
@@ -167,6 +173,13 @@ class RegistryReader:
 
         use = spec_filter if filters else None
         return self.search_index.search(query, limit, filter=use, threshold=threshold)
+
+    def find_tools(self, **job: Any) -> builtins.list[ToolEntry]:
+        """The entries that can do a job (``capabilities``, ``categories``,
+        ``available_only``, ``prefer_source``), best first; see :mod:`.availability`."""
+        from .availability import find_tools
+
+        return find_tools(self.entries(), **job)
 
     def unserved_services(self, query: str) -> builtins.list[str]:
         """Services ``query`` names that no tool here works with (``["Acmeboard"]`` for "add a

@@ -20,7 +20,7 @@ are recomputed (:mod:`.changes`). Changes reach subscribers through their own qu
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -76,6 +76,8 @@ class Registry(RegistryWriter):
         self._calls = CallPipeline(self)
         self._settings: Any = None
         self.root: Path | None = None  # the project root, when built by Registry.default
+        # (entry, request, approved) -> installed?; set when nex.yaml says auto_install
+        self.auto_installer: Callable[[Any, Any, bool], bool] | None = None
         self._bg: BackgroundLoop | None = None
         self._closed = False
         self._notebook = MutableSource("notebook", "notebook")

@@ -1,0 +1,111 @@
+"""Skills: a real folder with two SKILL.md skills, listed, called, a declared script run,
+and hot-reloaded by the real watcher on edit, add and removal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexus_jupyter import Registry
+from nexus_jupyter.core.errors import SourceError
+from nexus_jupyter.sources.skills import SkillsSource, read_skill_file
+from tests.waiting import wait_until
+
+REVIEW = """---
+name: review
+description: Review a change for bugs and style.
+scripts:
+  - name: count
+    path: scripts/count.sh
+    args: ["{word}"]
+    parameters: {type: object, properties: {word: {type: string}}, required: [word]}
+---
+1. Read the diff.
+2. Run `review__count`.
+"""
+
+NOTES = """---
+name: release-notes
+description: Write release notes from the log.
+---
+Group the changes by kind.
+"""
+
+
+def _skill(folder: Path, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(text)
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    _skill(root / "review", REVIEW)
+    (root / "review" / "scripts").mkdir()
+    (root / "review" / "scripts" / "count.sh").write_text('echo "counted $1"\n')
+    (root / "review" / "checklist.md").write_text("- tests\n")
+    _skill(root / "notes", NOTES)
+    return root
+
+
+@pytest.fixture
+def reg(skills: Path) -> Registry:
+    registry = Registry(search="keyword")
+    registry.add_source(SkillsSource([skills]))
+    yield registry
+    registry.close()
+
+
+def test_two_skills_listed_and_callable(reg: Registry, skills: Path) -> None:
+    listed = [e.name for e in reg.entries(source="skill")]
+    assert listed == ["release-notes", "review", "review__count"]
+    review = reg.call_sync("review", {})
+    assert review.ok, review.error
+    assert review.structured["instructions"].startswith("1. Read the diff.")
+    assert review.structured["files"] == ["SKILL.md", "checklist.md", "scripts/count.sh"]
+    assert reg.get("release-notes").spec.description == "Write release notes from the log."
+    counted = reg.call_sync("review__count", {"word": "bugs"}, approved=True)
+    assert counted.structured == {"exit_code": 0, "stdout": "counted bugs\n", "stderr": ""}
+
+
+def test_skills_hot_reload_on_edit_add_and_remove(reg: Registry, skills: Path) -> None:
+    source = next(s.source for s in reg.sources() if s.name == "skill")
+    assert source.started.wait(10)
+    assert source._watchers and all(w.ready.wait(10) for w in source._watchers)
+    (skills / "notes" / "SKILL.md").write_text(NOTES.replace("from the log", "from git tags"))
+    wait_until(reg, lambda: "git tags" in reg.get("release-notes").spec.description)
+    _skill(skills / "triage", "---\nname: triage\ndescription: Sort new issues.\n---\nLabel.\n")
+    wait_until(reg, lambda: "triage" in reg.names())
+    (skills / "notes" / "SKILL.md").write_text("---\nname: [broken\n---\n")  # a bad save
+    wait_until(reg, lambda: "notes" in str(_skill_state(reg).error))
+    assert "git tags" in reg.get("release-notes").spec.description  # the last good version
+    (skills / "review" / "SKILL.md").unlink()
+    wait_until(reg, lambda: "review" not in reg.names() and "review__count" not in reg.names())
+
+
+def _skill_state(reg: Registry) -> Any:
+    return next(s for s in reg.sources() if s.name == "skill")
+
+
+def test_broken_skill_is_reported_and_others_still_load(tmp_path: Path) -> None:
+    _skill(tmp_path / "ok", NOTES)
+    _skill(tmp_path / "bad", "no front matter here\n")
+    source = SkillsSource([tmp_path], watch=False)
+    assert [t.spec.name for t in source.scan()] == ["release-notes"]
+    assert "front matter" in source.errors[str(tmp_path / "bad" / "SKILL.md")]
+    _skill(tmp_path / "half", "---\nname: half\n---\n")
+    with pytest.raises(SourceError, match="needs `name` and `description`"):
+        read_skill_file(tmp_path / "half" / "SKILL.md")
+
+
+def test_project_skills_folder_joins_the_default_registry(tmp_path: Path, skills: Path) -> None:
+    project = skills.parent
+    (project / "nex.yaml").write_text("search: {mode: keyword}\n")
+    reg = Registry.default(root=project, watch=False, builtins=False)
+    try:
+        assert {"review", "release-notes"} <= set(reg.names())
+        assert reg.get("review").spec.source == "skill"
+    finally:
+        reg.close()

@@ -1,0 +1,216 @@
+"""``nexus-tools check NAME | install | register | sync`` and ``list --capability`` as real
+subprocesses against temporary projects with real scripts and a real MCP server process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXE = str(Path(sys.executable).parent / "nexus-tools")
+
+# A project-written MCP server: one tool per line of tools.txt next to it.
+SERVER = """import sys
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("listed")
+
+
+def make(name):
+    def tool(text: str = "") -> str:
+        return f"{name}: {text}"
+    return tool
+
+
+for name in Path(__file__).with_name("tools.txt").read_text().split():
+    server.add_tool(make(name), name=name, description=f"Tool {name} of the listed server.")
+server.run()
+"""
+
+PROJECT = """# the project's tools -- this comment must survive `register`
+search: {mode: keyword}   # keyword search: no model in every subprocess
+tools:
+  - id: greet
+    source: {type: script, path: scripts/greet.sh, args: ["{name}"]}
+    parameters: {type: object, properties: {name: {type: string}}, required: [name]}
+    capabilities: [greeting]
+    permission: read_only
+  - id: alpha
+    source: {type: cli, command: 'true'}
+    availability: conditional
+    install: {check: "test -f alpha.installed", command: "touch alpha.installed"}
+  - id: beta
+    source: {type: cli, command: 'true'}
+    availability: conditional
+    install: {check: "test -f beta.installed", command: "touch beta.installed && touch beta.ran"}
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    ws = tmp_path / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    (ws / "scripts" / "greet.sh").write_text(
+        '#!/bin/bash\necho "hello $1 from $(basename "$(pwd)")"\n'
+    )
+    (ws / "nex.yaml").write_text(PROJECT)
+    out = {k: v for k, v in os.environ.items() if not k.startswith("NEXUS_CRED_")}
+    out["NEXUS_HOME"] = str(home)
+    return out
+
+
+def run(env: dict[str, str], tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """From a different working directory: everything must resolve against --root."""
+    return subprocess.run(
+        [EXE, *args],
+        env=env,
+        cwd=str(tmp / "home"),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_script_tool_runs_with_root_from_elsewhere(env: dict[str, str], tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    done = run(env, tmp_path, "call", "greet", "name=ada", "--root", ws, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structured"]["stdout"] == "hello ada from ws\n"
+    listed = run(env, tmp_path, "list", "--capability", "greeting", "--json", "--root", ws)
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["greet"]
+    info = run(env, tmp_path, "info", "greet", "--json", "--root", ws)
+    assert json.loads(info.stdout)["capabilities"] == ["greeting"]
+
+
+def test_check_named_exit_status(env: dict[str, str], tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    ok = run(env, tmp_path, "--root", ws, "check", "greet")
+    assert ok.returncode == 0 and ok.stdout.strip() == "greet: available", ok.stderr
+    bad = run(env, tmp_path, "check", "greet", "alpha", "--root", ws)
+    assert bad.returncode == 1
+    assert "alpha: unavailable -- check 'test -f alpha.installed' failed (exit 1)" in bad.stdout
+    assert "nexus-tools install alpha" in bad.stdout
+    unknown = run(env, tmp_path, "check", "nope", "--root", ws)
+    assert unknown.returncode == 2 and "No tool named 'nope'" in unknown.stderr
+
+
+def test_install_asks_or_needs_yes_then_rechecks(env: dict[str, str], tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    refused = run(env, tmp_path, "install", "alpha", "--root", str(ws))
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert not (ws / "alpha.installed").exists()
+    done = run(env, tmp_path, "install", "alpha", "--yes", "--root", str(ws))
+    assert done.returncode == 0, done.stderr
+    assert "alpha: install command: touch alpha.installed" in done.stdout
+    assert "alpha: installed" in done.stdout and (ws / "alpha.installed").exists()
+    assert run(env, tmp_path, "check", "alpha", "--root", str(ws)).returncode == 0
+
+
+def test_all_missing_installs_only_the_missing(env: dict[str, str], tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "beta.installed").touch()  # beta is already there: its command must not run
+    done = run(env, tmp_path, "--root", str(ws), "install", "--all-missing", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    outcomes = {o["name"]: o["status"] for o in json.loads(done.stdout)}
+    assert outcomes == {"alpha": "installed"}
+    assert (ws / "alpha.installed").exists() and not (ws / "beta.ran").exists()
+
+
+def test_register_keeps_comments_and_other_keys(env: dict[str, str], tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    definition = tmp_path / "lint.yaml"
+    definition.write_text(
+        "- id: lint\n  description: Lint the code.\n"
+        "  source: {type: cli, command: 'echo lint'}\n  categories: [quality]\n"
+        "- id: greet\n  description: Replaced greeting.\n"
+        "  source: {type: script, path: scripts/greet.sh, args: ['{name}']}\n"
+    )
+    done = run(env, tmp_path, "register", str(definition), "--root", str(ws))
+    assert done.returncode == 0, done.stderr
+    assert f"lint: added in {ws / 'nex.yaml'}" in done.stdout
+    assert "greet: replaced" in done.stdout
+    text = (ws / "nex.yaml").read_text()
+    assert "# the project's tools -- this comment must survive `register`" in text
+    assert "# keyword search: no model in every subprocess" in text
+    listed = run(env, tmp_path, "list", "--category", "quality", "--json", "--root", str(ws))
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["lint"]
+    assert text.count("id: greet") == 1 and "Replaced greeting." in text
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: broken\nsource:\n  type: cli\n  comand: x\n")
+    refused = run(env, tmp_path, "register", str(bad), "--user", "--root", str(ws))
+    assert refused.returncode == 1
+    assert f"{bad}, line 4: unknown key 'source.comand'. Did you mean 'command'?" in refused.stderr
+    assert not (tmp_path / "home" / "nex.yaml").exists()
+
+
+def test_register_user_level(env: dict[str, str], tmp_path: Path) -> None:
+    definition = tmp_path / "one.yaml"
+    definition.write_text("id: mine\nsource: {type: cli, command: 'true'}\n")
+    done = run(env, tmp_path, "register", str(definition), "--user")
+    assert done.returncode == 0, done.stderr
+    assert "id: mine" in (tmp_path / "home" / "nex.yaml").read_text()
+    bound = tmp_path / "bound.yaml"
+    bound.write_text("id: deploy\nproject_specific: true\nsource: {type: cli, command: 'true'}\n")
+    refused = run(env, tmp_path, "register", str(bound), "--user")
+    assert refused.returncode == 2 and "project_specific" in refused.stderr
+    assert "deploy" not in (tmp_path / "home" / "nex.yaml").read_text()
+
+
+def test_sync_reports_an_mcp_server_whose_tools_changed(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "server.py").write_text(SERVER)
+    (ws / "tools.txt").write_text("alpha_tool\nbeta_tool\n")
+    (ws / "nex.yaml").write_text(
+        PROJECT + f"mcp: {{servers: [{{name: listed, command: '{sys.executable}', "
+        "args: [server.py]}]}\n"
+    )
+    (ws / "nex.yaml").write_text(
+        (ws / "nex.yaml").read_text().replace("args: [server.py]", f"args: ['{ws / 'server.py'}']")
+    )
+    first = run(env, tmp_path, "sync", "--root", str(ws), "--wait", "60")
+    assert first.returncode == 0, first.stderr
+    listed = run(env, tmp_path, "list", "--source", "mcp", "--json", "--root", str(ws))
+    names = [r["name"] for r in json.loads(listed.stdout)]
+    assert names == ["mcp__listed__alpha_tool", "mcp__listed__beta_tool"], listed.stderr
+    assert first.stdout.startswith("First sync of this project:")
+    same = run(env, tmp_path, "sync", "--root", str(ws), "--wait", "60")
+    assert same.stdout.strip() == "No changes since the last sync.", same.stdout
+    (ws / "tools.txt").write_text("alpha_tool\ngamma_tool\n")
+    changed = run(env, tmp_path, "sync", "--root", str(ws), "--wait", "60")
+    assert changed.returncode == 0, changed.stderr
+    lines = changed.stdout.splitlines()
+    assert "added    mcp__listed__gamma_tool" in lines
+    assert "removed  mcp__listed__beta_tool" in lines
+    (ws / "alpha.installed").touch()  # a check now passes: alpha's status changes
+    again = run(env, tmp_path, "sync", "--root", str(ws), "--wait", "60", "--json")
+    report = json.loads(again.stdout)
+    assert [c["name"] for c in report["changed"]] == ["alpha"]
+    assert report["changed"][0]["after"]["status"] == "ok"
+
+
+def test_cli_tools_script_path_works_with_root(env: dict[str, str], tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "scripts" / "greet.sh").chmod(0o755)
+    (ws / "nex.yaml").write_text(
+        PROJECT + "cli_tools:\n  - {name: greet_cli, command: ./scripts/greet.sh,"
+        " categories: [demo], capabilities: [greeting]}\n"
+    )
+    listed = run(env, tmp_path, "list", "--capability", "greeting", "--json", "--root", str(ws))
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["greet", "greet_cli"]
+    checked = run(env, tmp_path, "--root", str(ws), "--json", "check")
+    tools = {t["name"]: t for t in json.loads(checked.stdout)["tools"]}
+    assert tools["greet_cli"]["status"] == "ok", tools["greet_cli"]
+    done = run(env, tmp_path, "--root", str(ws), "call", "greet_cli", '{"args": ["bo"]}', "--yes")
+    assert done.returncode == 0, done.stderr
+    assert '"stdout": "hello bo from ws\\n"' in done.stdout
