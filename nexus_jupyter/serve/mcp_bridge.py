@@ -50,7 +50,11 @@ def _is_object_schema(schema: Mapping[str, Any]) -> bool:
 
 
 def _annotations(spec: ToolSpec) -> dict[str, Any]:
-    """The tool's own MCP annotations, else hints derived from its permission."""
+    """The tool's own MCP annotations, else hints derived from its permission. A tool from
+    an MCP server or an external toolset keeps what its source declared: absent stays
+    absent (a client then assumes the MCP defaults: it may be destructive)."""
+    if spec.source_kind == "mcp" or spec.source.startswith("toolset:"):
+        return dict(spec.annotations)
     out: dict[str, Any] = {}
     for key, value in dict(spec.annotations).items():
         out[key] = value
@@ -69,9 +73,11 @@ def mcp_tool(spec: ToolSpec) -> Any:
         "name": spec.name,
         "description": spec.description,
         "inputSchema": dict(spec.input_schema),
-        "annotations": _annotations(spec),
         **dict(spec.display),  # title, icons: as the tool's MCP server declared them
     }
+    annotations = _annotations(spec)
+    if annotations:
+        data["annotations"] = annotations
     schema = output_schema(spec)
     if schema is not None:
         data["outputSchema"] = schema

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..tools.spec import Permission
+from ..toolsets.settings import SessionMode, ToolsetSettings
 
 if TYPE_CHECKING:
     from ..tools.context import Caller
@@ -240,6 +241,8 @@ class Settings(_Strict):
     mcp: McpSettings = Field(default_factory=McpSettings)
     cli_tools: list[CliToolSettings] = Field(default_factory=list)
     serve: dict[str, Any] = Field(default_factory=dict)  # owned by `nexus-tools serve`
+    toolsets: dict[str, ToolsetSettings] = Field(default_factory=dict)  # core/toolsets
+    mode: SessionMode = "default"  # prompt: ask above read-only; allow: never ask
     files: tuple[str, ...] = ()  # the files merged, lowest level first (filled by the loader)
 
     @field_validator("grant", mode="before")

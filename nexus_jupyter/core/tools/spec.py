@@ -102,6 +102,14 @@ class ToolSpec:
     version: str = ""
     #: How the tool is shown, as its MCP server declared it (``title``, ``icons``).
     display: Mapping[str, Any] = field(default_factory=dict)
+    #: The toolset the tool belongs to (``files``, ``shell``, ``web``, ``meta``, a nex.yaml
+    #: or entry-point toolset), or ``""``.
+    toolset: str = ""
+    #: Its toolset's approval map for this tool (see :mod:`nexus_jupyter.core.toolsets`).
+    approval: Mapping[str, Any] | None = None
+    #: The tool itself says a person must approve each call (a library's ``needs_approval``
+    #: or ``requires_approval``): nothing configured makes it laxer.
+    needs_approval: bool = False
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
@@ -188,4 +196,6 @@ class ToolSpec:
             "annotations": dict(self.annotations),
             "display": dict(self.display),
             "version": self.version,
+            "toolset": self.toolset,
+            "needs_approval": self.needs_approval,
         }

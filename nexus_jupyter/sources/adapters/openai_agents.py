@@ -1,0 +1,52 @@
+"""OpenAI Agents SDK function tools (``@function_tool``, ``FunctionTool``).
+
+The schema is ``params_json_schema``; a call goes through ``on_invoke_tool`` with the
+arguments as JSON, as the SDK's runner does. ``needs_approval`` (``True`` or a function that
+decides per call) becomes ``ToolSpec.needs_approval``: a function cannot be asked ahead of
+the call, so it is taken as "asks".
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from ...core.errors import ToolDefinitionError
+from ...core.tools.tool import Tool
+
+__all__ = ["to_tools"]
+
+
+def to_tools(obj: Any, *, origin: str = "") -> list[Tool]:
+    from agents import FunctionTool
+    from agents.tool_context import ToolContext as AgentsToolContext
+
+    if not isinstance(obj, FunctionTool):
+        raise ToolDefinitionError(
+            f"{obj!r} is an openai-agents object but not a FunctionTool (@function_tool)."
+        )
+    fn_tool = obj
+
+    async def run(arguments: dict[str, Any]) -> Any:
+        payload = json.dumps(arguments)
+        context = AgentsToolContext(
+            context=None,
+            tool_name=fn_tool.name,
+            tool_call_id=f"nexus-{uuid.uuid4().hex[:12]}",
+            tool_arguments=payload,
+        )
+        return await fn_tool.on_invoke_tool(context, payload)
+
+    return [
+        Tool.from_schema(
+            fn_tool.name,
+            fn_tool.description or "",
+            dict(fn_tool.params_json_schema),
+            run,
+            permission="workspace_write",
+            needs_approval=fn_tool.needs_approval is not False,
+            source_kind="config",
+            origin=origin or f"openai_agents:{fn_tool.name}",
+        )
+    ]
