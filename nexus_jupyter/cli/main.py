@@ -141,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("key", nargs="?", default=None)
     c.add_argument("--provider", choices=["file", "keyring"], default=None)
 
+    from .cmd_toolsets import add_parser as add_toolsets_parser
+
+    add_toolsets_parser(sub, shared)
     if importlib.util.find_spec(_SERVE) is not None:
         import importlib as _il
 
@@ -187,7 +190,11 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.action is None:
             raise UsageProblem("credentials needs an action: set, list or delete.")
         return commands.credentials(args)
-    handler = getattr(commands, f"cmd_{args.command}")
+    handler: Any = getattr(commands, f"cmd_{args.command}", None)
+    if args.command == "toolsets":
+        from .cmd_toolsets import cmd_toolsets
+
+        handler = cmd_toolsets
     with commands.open_registry(args) as reg, _masked_output(reg):
         result: int = handler(reg, args)
         return result

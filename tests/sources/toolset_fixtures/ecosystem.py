@@ -38,8 +38,6 @@ async def pa_wipe(path: str) -> str:
 pydantic_ai_toolset = FunctionToolset([pa_subtract, PaTool(pa_wipe, requires_approval=True)])
 
 
-
-
 @function_tool
 def oa_power(base: int, exponent: int) -> int:
     """Raise base to exponent."""
