@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.toolsets.overview import toolset_rows
@@ -11,9 +12,11 @@ from ..core.toolsets.overview import toolset_rows
 __all__ = ["add_parser", "cmd_toolsets", "toolsets_text"]
 
 
-def add_parser(sub: Any, shared: list[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Any, shared: Sequence[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "toolsets", help="list the toolsets (groups of tools) and their settings", parents=shared
+        "toolsets",
+        help="list the toolsets (groups of tools) and their settings",
+        parents=list(shared),
     )
     p.add_argument("name", nargs="?", help="show only this toolset's tools")
 
