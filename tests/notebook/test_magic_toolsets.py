@@ -103,3 +103,18 @@ def test_the_form_result_pane_shows_the_summary(
     pane = ResultPane()
     pane.show_result(registry.call_sync("calc", {"a": 4, "operation": "mul", "b": 5}))
     assert "Calculating: 4 mul 5" in pane.status.value
+
+
+def test_the_catalog_filters_by_toolset(shell: InteractiveShell, registry: Registry) -> None:
+    from nexus_jupyter.notebook.widgets.catalog import Catalog
+
+    catalog = Catalog(registry)
+    try:
+        assert ("files", "files") in catalog.toolset_filter.options
+        catalog.toolset_filter.value = "files"
+        assert catalog.names == ["edit", "glob", "grep", "ls", "read", "write"]
+        catalog.toolset_filter.value = "meta"
+        assert catalog.names == ["create_dynamic_tool", "tool_search"]
+        assert "toolset meta" in catalog.rows.children[0].children[1].value
+    finally:
+        catalog.close()
