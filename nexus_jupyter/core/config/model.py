@@ -33,6 +33,8 @@ A full example (every key optional)::
           headers: {Authorization: "Bearer ${credentials:github/token}"}
     cli_tools:
       - {name: gh, command: gh, check: "gh --version", install_hint: "apt install gh"}
+    mode: default                       # prompt | allow (see core/toolsets/settings.py)
+    toolsets: {shell: {approval: {bash: pre_approved}}}   # see core/toolsets/settings.py
 """
 
 from __future__ import annotations
