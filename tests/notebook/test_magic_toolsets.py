@@ -13,7 +13,6 @@ from nbhelpers import Face, run_ok
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.tools.context import NOTEBOOK_CALLER, RequestInfo
-from nexus_jupyter.notebook import extension
 from nexus_jupyter.notebook.history import session_history
 from nexus_jupyter.render.results import result_html
 from nexus_jupyter.session import reset_session_registry
@@ -44,15 +43,7 @@ def registry(tmp_path: Path) -> Iterator[Registry]:
     reg.close()
 
 
-@pytest.fixture
-def shell(registry: Registry) -> InteractiveShell:
-    sh = InteractiveShell.instance()
-    sh.reset()
-    if "nexus_jupyter" not in sh.extension_manager.loaded:
-        sh.run_line_magic("load_ext", "nexus_jupyter")
-    else:
-        extension.load(sh)
-    return sh
+# the conftest's `shell` fixture loads the extension over this module's `registry`
 
 
 def test_toolsets_lists_builtin_toolsets_and_their_state(shell: InteractiveShell) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...core.errors import ToolDefinitionError
 from ...core.tools.tool import Tool
+from .external import external_tool
 
 __all__ = ["to_tools"]
 
@@ -48,15 +49,14 @@ def to_tools(obj: Any, *, origin: str = "") -> list[Tool]:
     async def run(arguments: dict[str, Any]) -> Any:
         return await lc_tool.ainvoke(arguments)
 
+    where = origin or f"langchain:{type(lc_tool).__name__}"
     return [
-        Tool.from_schema(
+        external_tool(
             lc_tool.name,
-            lc_tool.description or "",
+            lc_tool.description,
             _schema(lc_tool),
             run,
-            permission="workspace_write",
             needs_approval=_asks(lc_tool),
-            source_kind="config",
-            origin=origin or f"langchain:{type(lc_tool).__name__}",
+            origin=where,
         )
     ]

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...core.errors import ToolDefinitionError
 from ...core.tools.tool import Tool
+from .external import external_tool
 
 __all__ = ["to_tools"]
 
@@ -38,15 +39,11 @@ def to_tools(obj: Any, *, origin: str = "") -> list[Tool]:
         )
         return await fn_tool.on_invoke_tool(context, payload)
 
+    asks = fn_tool.needs_approval is not False
+    where = origin or f"openai_agents:{fn_tool.name}"
+    schema = fn_tool.params_json_schema
     return [
-        Tool.from_schema(
-            fn_tool.name,
-            fn_tool.description or "",
-            dict(fn_tool.params_json_schema),
-            run,
-            permission="workspace_write",
-            needs_approval=fn_tool.needs_approval is not False,
-            source_kind="config",
-            origin=origin or f"openai_agents:{fn_tool.name}",
+        external_tool(
+            fn_tool.name, fn_tool.description, schema, run, needs_approval=asks, origin=where
         )
     ]

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...core.errors import ToolDefinitionError
 from ...core.tools.tool import Tool
+from .external import external_tool
 
 __all__ = ["to_tools"]
 
@@ -29,15 +30,13 @@ def _one(pa_tool: Any, origin: str) -> Tool:
         answer = schema.call(arguments, None)  # a coroutine for async functions
         return await answer if inspect.isawaitable(answer) else answer
 
-    return Tool.from_schema(
+    return external_tool(
         pa_tool.name,
-        pa_tool.description or "",
-        dict(schema.json_schema),
+        pa_tool.description,
+        schema.json_schema,
         run,
         output_schema=schema.return_schema,
-        permission="workspace_write",
         needs_approval=bool(pa_tool.requires_approval),
-        source_kind="config",
         origin=origin or f"pydantic_ai:{pa_tool.name}",
     )
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...core.errors import ToolDefinitionError
 from ...core.tools.tool import Tool
+from .external import external_tool
 
 __all__ = ["to_tools"]
 
@@ -30,15 +31,7 @@ def to_tools(obj: Any, *, origin: str = "") -> list[Tool]:
         return smol.forward(**arguments)
 
     asks = bool(getattr(smol, "requires_approval", False) or getattr(smol, "needs_approval", False))
+    where = origin or f"smolagents:{type(smol).__name__}"
     return [
-        Tool.from_schema(
-            smol.name,
-            smol.description or "",
-            schema,
-            run,
-            permission="workspace_write",
-            needs_approval=asks,
-            source_kind="config",
-            origin=origin or f"smolagents:{type(smol).__name__}",
-        )
+        external_tool(smol.name, smol.description, schema, run, needs_approval=asks, origin=where)
     ]
