@@ -9,17 +9,16 @@ themselves require approval still ask), ``default`` lets the permission tiers de
 from __future__ import annotations
 
 import html
-from typing import Any, get_args
+from typing import Any
 
 from ..core.errors import NexusError
-from ..core.toolsets.overview import toolset_rows
-from ..core.toolsets.settings import SessionMode
+from ..core.toolsets.names import SESSION_MODES
 from ..render.tables import left_aligned
 from .subcommands import MagicContext, subcommand
 
 __all__ = ["ToolsetTable", "set_mode"]
 
-MODES: tuple[str, ...] = get_args(SessionMode)
+MODES: tuple[str, ...] = SESSION_MODES
 
 
 class ToolsetTable:
@@ -61,6 +60,8 @@ class ToolsetTable:
     example="%tool toolsets web",
 )
 def toolsets(ctx: MagicContext, argv: list[str]) -> ToolsetTable:
+    from ..core.toolsets.overview import toolset_rows  # pydantic: not at %load_ext
+
     rows = toolset_rows(ctx.registry)
     if argv:
         chosen = [r for r in rows if r["toolset"] == argv[0]]

@@ -16,8 +16,10 @@ shows its error as the source's status; the registry keeps going.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import sys
 from collections.abc import Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
@@ -96,7 +98,13 @@ class ToolsetSource:
 
 def advertised_toolsets() -> dict[str, str]:
     """Toolsets installed packages advertise: name -> ``module:attribute``."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return dict(_scan_entry_points(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=4)
+def _scan_entry_points(search_path: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    # reading every installed distribution's metadata costs ~30 ms: once per import path
+    return tuple((ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP))
 
 
 def configured_toolsets(settings: Mapping[str, ToolsetSettings]) -> list[ToolsetSource]:

@@ -39,7 +39,7 @@ from typing import Any
 from ..config.model import ApprovalRule, GrantSettings, PrincipalPolicy
 from ..tools.context import RequestInfo
 from ..tools.spec import PERMISSIONS, Permission, ToolSpec, permission_rank
-from ..toolsets.settings import SessionMode
+from ..toolsets.names import SessionMode
 from .approvals import pick_rule
 from .protocols import Decision
 from .toolset_approval import toolset_verdict

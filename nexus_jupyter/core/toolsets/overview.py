@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .settings import BUILTIN_TOOLSETS, ToolsetSettings
+from .names import BUILTIN_TOOLSETS
+from .settings import ToolsetSettings
 
 __all__ = ["toolset_rows"]
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..tools.spec import Permission
+from .names import BUILTIN_TOOLSETS, SessionMode
 
 __all__ = [
     "BUILTIN_TOOLSETS",
@@ -36,18 +37,6 @@ __all__ = [
 ]
 
 Action = Literal["pre_approved", "ask", "blocked"]
-#: ``default``: the three tiers decide (danger_full_access asks); ``prompt``: every call
-#: above read-only asks; ``allow``: everything granted runs without asking, except tools that
-#: themselves say they need approval.
-SessionMode = Literal["default", "prompt", "allow"]
-
-#: The built-in toolsets and their tools.
-BUILTIN_TOOLSETS: dict[str, tuple[str, ...]] = {
-    "files": ("read", "ls", "glob", "grep", "write", "edit"),
-    "shell": ("bash",),
-    "web": ("web_fetch", "web_search"),
-    "meta": ("tool_search", "create_dynamic_tool"),
-}
 
 
 class _Strict(BaseModel):
