@@ -183,3 +183,16 @@ def test_shell_argument_rule_pre_approves_git(tmp_path: Path) -> None:
             registry.call_sync("bash", {"command": "cat f.txt"})
     finally:
         registry.close()
+
+
+def test_nex_yaml_mode_prompt_asks_above_read_only(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path, {}, mode="prompt")
+    try:
+        assert registry.policy.mode == "prompt"
+        assert registry.call_sync("ls", {"path": "."}).ok  # read-only still runs
+        with pytest.raises(ApprovalRequired, match="'write'"):
+            registry.call_sync("write", {"path": "x.txt", "content": "x"})
+        registry.policy.mode = "allow"
+        assert registry.call_sync("bash", {"command": "true"}).value["exit_code"] == 0
+    finally:
+        registry.close()
