@@ -158,3 +158,20 @@ def test_web_search_without_provider_says_how_to_configure(tmp_path: Path) -> No
         assert "provider: brave" in (result.error or "")
     finally:
         reg.close()
+
+
+async def test_the_connection_itself_is_guarded_against_rebinding(server: str) -> None:
+    """The check before a request is repeated where the socket is opened: a name that
+    resolved to a public address for the check still cannot connect to a private one."""
+    import httpx
+
+    from nexus_jupyter.core.errors import AddressRefused
+    from nexus_jupyter.sources.builtin.web_fetching import FetchLimits, _transport
+
+    port = server.rsplit(":", 1)[1]
+    async with httpx.AsyncClient(transport=_transport(FetchLimits())) as client:
+        for host in ("127.0.0.1", "localhost"):
+            with pytest.raises(AddressRefused, match="private or loopback"):
+                await client.get(f"http://{host}:{port}/page")
+    async with httpx.AsyncClient(transport=_transport(FetchLimits(allow_private=True))) as client:
+        assert (await client.get(f"{server}/page")).status_code == 200

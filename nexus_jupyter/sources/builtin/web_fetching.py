@@ -6,6 +6,10 @@ that is, or resolves to, a loopback, private, link-local, reserved or multicast 
 refused with :class:`~nexus_jupyter.core.errors.AddressRefused` unless ``allow_private`` is
 set (``toolsets: {web: {options: {allow_private: true}}}`` in nex.yaml). Redirects are
 followed by hand, so each target is checked, up to ``max_redirects``.
+
+The connection itself goes through :class:`GuardedBackend`, which resolves the host again,
+checks every address and connects to the checked one, so a name that answers a public address
+to the check and a private one to the connection (DNS rebinding) is refused too.
 """
 
 from __future__ import annotations
@@ -61,21 +65,69 @@ async def check_address(url: str, allow_private: bool) -> None:
         raise ValueError(f"web_fetch takes an http(s) URL with a host, got {url!r}.")
     if allow_private:
         return
-    host = parts.hostname
+    await _public_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+
+
+async def _public_addresses(host: str, port: int) -> list[str]:
+    """The addresses of ``host``, refused unless every one is public."""
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
-        )
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise ConnectionError(f"Cannot resolve host {host!r}: {exc}.") from None
-    for info in infos:
-        address = str(info[4][0])
+    addresses = [str(info[4][0]) for info in infos]
+    for address in addresses:
         if not _is_public(address):
             raise AddressRefused(
-                f"Refused to fetch {url!r}: host {host!r} is the private or loopback address "
-                f"{address}. To allow it, set toolsets: {{web: {{options: {{allow_private: "
-                "true}}}} in nex.yaml."
+                f"Refused to connect to {host!r}: it resolves to the private or loopback "
+                f"address {address}. To allow it, set toolsets: {{web: {{options: "
+                "{allow_private: true}}} in nex.yaml."
             )
+    return addresses
+
+
+def guarded_backend() -> Any:
+    """An httpcore network backend that connects only to checked public addresses."""
+    import httpcore
+
+    class GuardedBackend(httpcore.AsyncNetworkBackend):
+        def __init__(self) -> None:
+            self.inner = httpcore.AnyIOBackend()
+
+        async def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> Any:
+            address = (await _public_addresses(host, port))[0]
+            return await self.inner.connect_tcp(
+                address, port, timeout, local_address, socket_options
+            )
+
+        async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
+            raise AddressRefused("web_fetch does not connect to unix sockets.")
+
+        async def sleep(self, seconds: float) -> None:
+            await self.inner.sleep(seconds)
+
+    return GuardedBackend()
+
+
+def _transport(limits: FetchLimits) -> Any:
+    import httpcore
+    import httpx
+
+    transport = httpx.AsyncHTTPTransport()
+    if limits.allow_private:
+        return transport
+    # httpx takes no network backend, so its pool is swapped for one that has ours (TLS
+    # still verifies the name in the URL: httpcore passes it as the server name)
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(), network_backend=guarded_backend()
+    )
+    return transport
 
 
 async def fetch(url: str, limits: FetchLimits) -> Fetched:
@@ -83,7 +135,9 @@ async def fetch(url: str, limits: FetchLimits) -> Fetched:
     import httpx
 
     timeout = httpx.Timeout(limits.timeout)
-    async with httpx.AsyncClient(follow_redirects=False, timeout=timeout) as client:
+    async with httpx.AsyncClient(
+        follow_redirects=False, timeout=timeout, transport=_transport(limits)
+    ) as client:
         for hop in range(limits.max_redirects + 1):
             await check_address(url, limits.allow_private)
             async with client.stream("GET", url, headers={"User-Agent": _AGENT}) as response:
