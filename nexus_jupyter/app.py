@@ -114,6 +114,11 @@ def configure_registry(
             history=settings.history,
             isolation=isolation if settings.isolation == "auto" else settings.isolation,
         )
+    if builtins:  # the package's own toolsets come with the built-in ones
+        from .sources.toolsets import configured_toolsets
+
+        for toolset in configured_toolsets(settings.toolsets):
+            reg.add_source(toolset)
     if settings.cli_tools:
         from .sources.cli_tools import CliToolsSource
 

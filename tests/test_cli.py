@@ -227,9 +227,43 @@ def test_call_prints_content_when_there_is_no_structured_value(
         '    """A tiny picture."""\n'
         "    return Image(b'\\x89PNG' + bytes(2044))\n"
     )
-    echoed = run(env, tmp_path, "--wait", "60", "call", "mcp__peer__say", "text=two\nlines")
+    # the peer's tools declare no annotations, so they ask (MCP's default: may be destructive)
+    echoed = run(
+        env, tmp_path, "--wait", "60", "call", "--yes", "mcp__peer__say", "text=two\nlines"
+    )
     assert echoed.returncode == 0, echoed.stderr
+    assert echoed.stderr == "> mcp__peer__say(text='two\\nlines')\n"
     assert echoed.stdout == "two\nlines\n"
     pictured = run(env, tmp_path, "call", "picture")
     assert pictured.returncode == 0, pictured.stderr
     assert pictured.stdout == "[image: image/png, 2.0 KiB]\n"
+
+
+def test_toolsets_command_lists_builtin_and_configured_toolsets(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "ws" / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        "toolsets:\n  web: {enabled: false}\n  broken: {module: 'no_such_module_xyz:tools'}\n"
+    )
+    shown = run(env, tmp_path, "toolsets")
+    assert shown.returncode == 1  # the broken toolset is an error
+    lines = shown.stdout.splitlines()
+    assert any(
+        line.startswith("files") and "edit, glob, grep, ls, read, write" in line for line in lines
+    )
+    assert any(line.startswith("web") and " off " in line for line in lines)
+    assert "no_such_module_xyz" in shown.stdout
+    data = json.loads(run(env, tmp_path, "--json", "toolsets", "shell").stdout)
+    assert data == [
+        {
+            "toolset": "shell",
+            "enabled": True,
+            "origin": "builtin",
+            "tools": ["bash"],
+            "prefix": "",
+            "approval": "by permission",
+            "ceiling": None,
+            "error": None,
+        }
+    ]

@@ -208,6 +208,8 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
             args.name, arguments, request=request, timeout=args.timeout, approved=True
         )
     result = result.redacted()  # what a terminal shows never holds a secret
+    if not args.json and not result.is_error:  # on stderr: stdout stays the result alone
+        print(f"> {result.summary}", file=sys.stderr)
     if args.json:
         _print_json(result.to_dict())
     elif not result.is_error and (shown := _result_text(result)):
@@ -215,7 +217,8 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
     if result.is_error:
         message = " ".join(str(result.error).split())
         print(
-            f"nexus-tools: error: {args.name} failed: {result.error_type}: {message}",
+            f"nexus-tools: error: {args.name} failed ({result.summary}): "
+            f"{result.error_type}: {message}",
             file=sys.stderr,
         )
         return 1

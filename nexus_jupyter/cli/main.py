@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cmd_manifest
 
     cmd_manifest.add_parsers(sub, shared)
+    from .cmd_toolsets import add_parser as add_toolsets_parser
+
+    add_toolsets_parser(sub, shared)
     if importlib.util.find_spec(_SERVE) is not None:
         import importlib as _il
 
@@ -200,9 +203,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if args.command in cmd_manifest.COMMANDS:
         return cmd_manifest.run(args)
-    handler = getattr(commands, f"cmd_{args.command}")
+    handler: Any = getattr(commands, f"cmd_{args.command}", None)
     if args.command == "check" and args.names:
         handler = cmd_manifest.check_named
+    if args.command == "toolsets":
+        from .cmd_toolsets import cmd_toolsets
+
+        handler = cmd_toolsets
     with commands.open_registry(args) as reg, _masked_output(reg):
         result: int = handler(reg, args)
         return result

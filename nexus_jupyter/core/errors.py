@@ -9,7 +9,8 @@ The hierarchy::
     ├── ToolUnavailable             the tool is listed but cannot run now (server down, ...)
     ├── PolicyError
     │   ├── PermissionDenied        the call is above the session's grant, blocked, or ACL-denied
-    │   └── ApprovalRequired        the call needs a human approval nobody gave
+    │   ├── ApprovalRequired        the call needs a human approval nobody gave
+    │   └── AddressRefused          a web tool refused a private or loopback address
     ├── MissingCredential           a credential the tool requires is not set
     │   └── CredentialRefreshFailed an expired OAuth credential could not be refreshed
     ├── SourceError                 a source (file, folder, MCP server) failed to load
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "AddressRefused",
     "ApprovalRequired",
     "ConfigError",
     "CredentialRefreshFailed",
@@ -174,6 +176,11 @@ class ApprovalRequired(PolicyError):
         self.tool = tool
         self.arguments = arguments
         super().__init__(message)
+
+
+class AddressRefused(PolicyError):
+    """Raised by the web tools for a URL whose host is private, loopback or link-local (or
+    resolves to such an address), unless ``toolsets.web.options.allow_private`` allows it."""
 
 
 class MissingCredential(NexusError, LookupError):

@@ -34,6 +34,7 @@ class CallRecord:
     duration: float = 0.0
     at: float = field(default_factory=time.time)
     id: int = field(default_factory=lambda: next(_ids))
+    summary: str = ""  # the call in one readable line ("Calculating: 2 add 3")
 
     @property
     def ok(self) -> bool:
@@ -48,6 +49,7 @@ class CallRecord:
             "error_type": self.error_type,
             "duration": self.duration,
             "at": self.at,
+            "summary": self.summary,
         }
 
 
@@ -73,9 +75,12 @@ class CallHistory:
         error: str | None = None,
         error_type: str | None = None,
         duration: float = 0.0,
+        summary: str = "",
     ) -> CallRecord:
         """Append one call and tell the subscribers."""
-        entry = CallRecord(tool, dict(arguments or {}), value, error, error_type, duration)
+        entry = CallRecord(
+            tool, dict(arguments or {}), value, error, error_type, duration, summary=summary
+        )
         with self._lock:
             self._records.append(entry)
             del self._records[: -self.limit]
@@ -95,6 +100,7 @@ class CallHistory:
             error=result.error,
             error_type=result.error_type,
             duration=result.duration,
+            summary=result.summary,
         )
 
     def entries(self, tool: str | None = None) -> list[CallRecord]:

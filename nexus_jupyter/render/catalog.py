@@ -75,6 +75,8 @@ def tool_badges(tool: Tool, status: str = "ok", *, categories: bool = True) -> s
     """HTML badges: source, permission, status (when not ok) and categories."""
     spec = tool.spec
     badges = _badge(spec.source or spec.source_kind, "#546e7a")
+    if spec.toolset and spec.toolset != spec.source:
+        badges += _badge(f"toolset {spec.toolset}", "#00796b")
     badges += _badge(spec.permission, _PERMISSION_COLORS.get(spec.permission, "#555"))
     badges += _badge(status, "#2e7d32" if status == "ok" else "#b71c1c")
     if categories:

@@ -117,6 +117,9 @@ def result_html(result: Any) -> str:
     """A :class:`~nexus_jupyter.core.tools.result.ToolResult`: error, JSON tree, text, images."""
     esc = html.escape
     head = f"<b>{esc(result.tool)}</b> <span style='color:#888'>{_duration(result.duration)}</span>"
+    summary = getattr(result, "summary", "")
+    if summary:
+        head += f"<div class='nexus-call-summary' style='color:#555'>{esc(summary)}</div>"
     if result.is_error:
         return (
             f"<div class='nexus-result'>{head}<pre style='color:#b71c1c;white-space:pre-wrap'>"
@@ -172,6 +175,8 @@ def content_text(blocks: Iterable[dict[str, Any]]) -> str:
 
 def result_text(result: Any) -> str:
     head = f"{result.tool} ({_duration(result.duration)})"
+    if getattr(result, "summary", ""):
+        head += f"\n  {result.summary}"
     if result.is_error:
         return f"{head}\n  {result.error_type or 'Error'}: {result.error}"
     structured = result.structured
@@ -187,6 +192,13 @@ def _args_text(arguments: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _summary_html(record: Any) -> str:
+    summary = getattr(record, "summary", "")
+    return (
+        f"<br><small class='nexus-call-summary'>{html.escape(summary)}</small>" if summary else ""
+    )
+
+
 def history_html(records: Iterable[Any]) -> str:
     """Call records (``CallRecord``): id, time, tool, arguments, outcome, duration."""
     esc = html.escape
@@ -199,7 +211,7 @@ def history_html(records: Iterable[Any]) -> str:
         )
         rows.append(
             f"<tr><td>#{r.id}</td><td>{time.strftime('%H:%M:%S', time.localtime(r.at))}"
-            f"</td><td><code>{esc(r.tool)}</code></td><td><code>"
+            f"</td><td><code>{esc(r.tool)}</code>{_summary_html(r)}</td><td><code>"
             f"{esc(_args_text(r.arguments))}</code></td><td>{outcome}</td>"
             f"<td>{_duration(r.duration)}</td></tr>"
         )
@@ -220,4 +232,6 @@ def history_text(records: Iterable[Any]) -> str:
         lines.append(
             f"#{r.id:<4} {r.tool}({_args_text(r.arguments)}) -> {outcome} [{_duration(r.duration)}]"
         )
+        if getattr(r, "summary", ""):
+            lines.append(f"      {r.summary}")
     return "\n".join(lines) if lines else "No calls yet."

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CallHandler", "StatusHandler", "ToolHandler", "ToolsHandler", "entry_row", "entry_rows"]
 
-_FILTERS = ("source", "permission", "category", "capability", "status")
+_FILTERS = ("source", "permission", "category", "capability", "status", "toolset")
 _MAX_LIMIT = 1000
 _TOOL_NAME = r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)"
 
@@ -62,6 +62,7 @@ def entry_row(entry: ToolEntry, score: float | None = None) -> dict[str, Any]:
         "description": spec.description,
         "source": spec.source,
         "source_kind": spec.source_kind,
+        "toolset": spec.toolset,
         "origin": spec.origin,
         "permission": spec.permission,
         "categories": list(spec.categories),

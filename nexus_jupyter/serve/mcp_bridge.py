@@ -22,10 +22,19 @@ from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import ToolSpec
 
-__all__ = ["FIELD_ERRORS_META_KEY", "call_result", "error_result", "mcp_tool", "output_schema"]
+__all__ = [
+    "FIELD_ERRORS_META_KEY",
+    "SUMMARY_META_KEY",
+    "call_result",
+    "error_result",
+    "mcp_tool",
+    "output_schema",
+]
 
 #: ``_meta`` key of a validation error result: the per-field errors as JSON.
 FIELD_ERRORS_META_KEY = "nexus-jupyter/fieldErrors"
+#: ``_meta`` key of a call's result: the call in one human-readable line.
+SUMMARY_META_KEY = "nexus-jupyter/summary"
 _WRAP_MARK = "x-nexus-wrapped"
 
 
@@ -50,7 +59,11 @@ def _is_object_schema(schema: Mapping[str, Any]) -> bool:
 
 
 def _annotations(spec: ToolSpec) -> dict[str, Any]:
-    """The tool's own MCP annotations, else hints derived from its permission."""
+    """The tool's own MCP annotations, else hints derived from its permission. A tool from
+    an MCP server or an external toolset keeps what its source declared: absent stays
+    absent (a client then assumes the MCP defaults: it may be destructive)."""
+    if spec.source_kind == "mcp" or spec.source.startswith("toolset:"):
+        return dict(spec.annotations)
     out: dict[str, Any] = {}
     for key, value in dict(spec.annotations).items():
         out[key] = value
@@ -69,9 +82,11 @@ def mcp_tool(spec: ToolSpec) -> Any:
         "name": spec.name,
         "description": spec.description,
         "inputSchema": dict(spec.input_schema),
-        "annotations": _annotations(spec),
         **dict(spec.display),  # title, icons: as the tool's MCP server declared them
     }
+    annotations = _annotations(spec)
+    if annotations:
+        data["annotations"] = annotations
     schema = output_schema(spec)
     if schema is not None:
         data["outputSchema"] = schema
@@ -89,12 +104,14 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
     """The ``CallToolResult`` for a finished call (a failed tool gives ``isError``)."""
     import mcp_types as types
 
+    # the call in one readable line, for clients that show what ran ("Fetching https://...")
+    meta = {SUMMARY_META_KEY: result.summary} if result.describer is not None else None
     if result.is_error:
         text = result.error or "the tool failed"
         if result.error_type and result.error_type not in text:
             text = f"{result.error_type}: {text}"
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=True
+            content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
         )
     content = [_block(b) for b in result.content]
     structured = result.structured
@@ -117,7 +134,7 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
         structured = {"result": structured} if schema.get(_WRAP_MARK) else structured
     elif not isinstance(structured, dict):
         structured = None
-    return types.CallToolResult(content=content, structured_content=structured)
+    return types.CallToolResult(content=content, structured_content=structured, _meta=meta)
 
 
 def _block(block: dict[str, Any]) -> Any:

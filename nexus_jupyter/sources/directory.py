@@ -223,6 +223,9 @@ class DirectorySource:
             changed = False
             for raw in paths:
                 path = Path(raw)
+                for user in self._book.users_of(path):  # an edited helper: reload its users
+                    self._book.state(user).hash = ""
+                    changed |= self._reload_locked(user)
                 if is_tool_file(path, self.root, recursive=self.recursive):
                     changed |= self._reload_locked(path, defer)
                 elif path == self.root or path.is_dir() or self._tracks_below(path):
@@ -304,6 +307,7 @@ class DirectorySource:
             )
         load = self._isolation.load if self._isolation is not None else load_tool_text
         result = load(text, path, source=self.name, timeout=self.load_timeout)
+        self._book.set_helpers(path, result.helpers)
         if result.ok:
             self._book.set_tools(path, result.tools)
             self._book.set_ok(path)

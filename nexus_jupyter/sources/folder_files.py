@@ -50,6 +50,7 @@ class FolderFiles:
         self._failing: set[Path] = set()  # files whose last load failed
         self._touched: set[str] = set()  # tool names changed since the last publish
         self._offers_changed = False  # a file's resources or prompts changed since then
+        self._helper_users: dict[Path, set[Path]] = {}  # helper module -> tool files using it
 
     def state(self, path: Path) -> FileState:
         return self.files.setdefault(path, FileState(path))
@@ -102,7 +103,19 @@ class FolderFiles:
         self.set_offers(path, ())
         self._failing.discard(path)
         del self.files[path]
+        self.set_helpers(path, ())
         return True
+
+    def set_helpers(self, path: Path, helpers: Iterable[Path]) -> None:
+        """Record the helper modules beside it that tool file ``path`` imported."""
+        for users in self._helper_users.values():
+            users.discard(path)
+        for helper in helpers:
+            self._helper_users.setdefault(helper.resolve(), set()).add(path)
+
+    def users_of(self, helper: Path) -> list[Path]:
+        """The tool files that imported ``helper`` when they last loaded."""
+        return sorted(p for p in self._helper_users.get(helper.resolve(), ()) if p in self.files)
 
     def take_touched(self) -> set[str]:
         touched, self._touched = self._touched, set()

@@ -19,6 +19,8 @@ Whatever the file does while it runs (a syntax error, an exception, ``sys.exit()
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import sys
 import threading
@@ -31,6 +33,7 @@ from pathlib import Path
 from ..core.tools.decorator import get_tool_meta
 from ..core.tools.offers import PromptDef, ResourceDef, get_offer
 from ..core.tools.tool import Tool
+from .helper_imports import HelperScope, helper_scope
 
 __all__ = ["LoadResult", "content_hash", "load_tool_file", "load_tool_text"]
 
@@ -50,6 +53,7 @@ class LoadResult:
     line: int | None = None
     names: tuple[str, ...] = field(default=())
     offers: tuple[ResourceDef | PromptDef, ...] = ()  # @resource / @prompt functions
+    helpers: tuple[Path, ...] = ()  # helper modules beside the file that it imported
 
     @property
     def ok(self) -> bool:
@@ -111,24 +115,39 @@ def load_tool_text(
     module.__file__ = str(path)
     module.__dict__["__builtins__"] = __builtins__
     sys.modules[module.__name__] = module
+    scope = HelperScope(path.parent, path)
     try:
-        failure = _run_module(code, module, timeout)
+        failure = _run_module(code, module, timeout, path, scope)
         if isinstance(failure, BaseException):
             return _failed(result, _describe(failure), _line_in(failure, str(path)))
         if failure is not None:
             return _failed(result, failure, None)
-        return _collect(result, module, source, origin if origin is not None else str(path))
+        loaded = _collect(result, module, source, origin if origin is not None else str(path))
+        return with_helpers(loaded, scope.files) if scope.files else loaded
     finally:
         sys.modules.pop(module.__name__, None)
 
 
 def _run_module(
-    code: types.CodeType, module: types.ModuleType, timeout: float | None
+    code: types.CodeType,
+    module: types.ModuleType,
+    timeout: float | None,
+    path: Path,
+    helpers: HelperScope,
 ) -> BaseException | str | None:
-    """Run the module body: ``None`` when it finished, else its exception or a message."""
+    """Run the module body: ``None`` when it finished, else its exception or a message.
+    Helper modules beside ``path`` are importable while it runs (see :mod:`.helper_imports`)."""
+
+    def body() -> None:
+        with helper_scope(path) as scope:
+            try:
+                exec(code, module.__dict__)
+            finally:
+                helpers.roots, helpers.files = scope.roots, scope.files
+
     if timeout is None:
         try:
-            exec(code, module.__dict__)
+            body()
         except (
             BaseException
         ) as exc:  # SystemExit, KeyboardInterrupt in a file: its failure, not ours
@@ -138,7 +157,7 @@ def _run_module(
 
     def run() -> None:
         try:
-            exec(code, module.__dict__)
+            body()
         except BaseException as exc:  # reported to the caller below
             box.append(exc)
 
@@ -212,6 +231,21 @@ def _collect(result: LoadResult, module: types.ModuleType, source: str, origin: 
         names=tuple(t.name for t in tools),
         offers=tuple(offers),
     )
+
+
+def with_helpers(result: LoadResult, helper_files: set[Path]) -> LoadResult:
+    """``result`` with the helper files it imported, their contents folded into each tool's
+    code hash (an edited helper is a new version of every tool that uses it)."""
+    digest = hashlib.sha256()
+    for helper in sorted(helper_files):
+        digest.update(str(helper).encode())
+        with contextlib.suppress(OSError):
+            digest.update(helper.read_bytes())
+    mixed = digest.hexdigest()
+    tools = tuple(
+        t.with_spec(code_hash=content_hash(t.spec.code_hash + mixed)[:12]) for t in result.tools
+    )
+    return dataclasses.replace(result, tools=tools, helpers=tuple(sorted(helper_files)))
 
 
 def _failed(result: LoadResult, message: str, line: int | None) -> LoadResult:

@@ -141,6 +141,16 @@ def permission_from_annotations(annotations: Mapping[str, Any] | None) -> str:
     return "workspace_write"
 
 
+_UNANNOTATED = "MCP default (the server does not say the tool is read-only or not destructive)"
+
+
+def declares_harmless(annotations: Mapping[str, Any]) -> bool:
+    """Whether an MCP server said its tool is read-only or not destructive. MCP's default
+    for ``destructiveHint`` is true, so a tool without these hints asks for approval unless
+    nex.yaml's approvals say otherwise (secure by default)."""
+    return annotations.get("readOnlyHint") is True or annotations.get("destructiveHint") is False
+
+
 def tool_from_mcp(
     remote: Any, handler: Callable[..., Awaitable[Any]], *, origin: str, timeout: float | None
 ) -> Tool:
@@ -160,6 +170,9 @@ def tool_from_mcp(
         display["icons"] = [
             i.model_dump(by_alias=True, mode="json", exclude_none=True) for i in remote.icons
         ]
+    approval = None
+    if not declares_harmless(annotations):
+        approval = {"action": "ask", "rules": [], "label": _UNANNOTATED}
     return Tool.from_schema(
         remote.name,
         remote.description or (annotations.get("title") or ""),
@@ -169,6 +182,7 @@ def tool_from_mcp(
         annotations=annotations,
         display=display,
         permission=permission_from_annotations(annotations),
+        approval=approval,
         origin=origin,
         timeout=timeout,
         validate=True,

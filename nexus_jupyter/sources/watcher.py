@@ -87,7 +87,9 @@ class FolderWatcher:
             step=self.step_ms,
             debounce=self.debounce_ms,
             stop_event=self._stop,
-            recursive=self.source.recursive,
+            # always below too: a helper package (``_shared/``) beside the tool files is not
+            # itself loaded, but an edit to it reloads the files that import it
+            recursive=True,
             watch_filter=None,
         )
         pending = asyncio.ensure_future(changes_iter.__anext__())

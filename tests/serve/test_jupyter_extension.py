@@ -563,3 +563,13 @@ async def test_a_broken_nex_yaml_still_serves_the_tools_folder_and_says_why(jp_f
     config = next(s for s in status["sources"] if s["name"] == "nex.yaml")
     assert "invalid YAML" in config["error"]
     assert any(s["kind"] == "directory" for s in status["sources"])
+
+
+@pytest.mark.parametrize("given_registry", [None], indirect=True)
+@on_server_loop
+async def test_tools_filter_by_toolset_and_calls_carry_their_summary(jp_fetch):
+    data = await get_json(jp_fetch, "tools", params={"toolset": "files"})
+    assert {t["name"] for t in data["tools"]} == {"read", "ls", "glob", "grep", "write", "edit"}
+    assert {t["toolset"] for t in data["tools"]} == {"files"}
+    response = await call(jp_fetch, "ls", {"path": "."})
+    assert json.loads(response.body)["summary"] == "ls(path='.')"

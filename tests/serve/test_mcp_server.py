@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import threading
 import time
@@ -299,3 +300,19 @@ async def test_a_slow_subscriber_does_not_delay_a_save_reaching_mcp_clients(
             assert sorted(delays)[1] <= 0.150, delays
     finally:
         handle.stop()
+
+
+async def test_call_results_carry_the_calls_summary_in_meta(project: Path) -> None:
+    (project / "tools" / "dynamic" / "calc.py").write_text(
+        "from nexus_jupyter import tool\n\n\n"
+        '@tool(summary="Calculating: {a} {operation} {b}")\n'
+        "def calc(a: int, operation: str, b: int) -> int:\n"
+        '    """Apply add or mul to two integers."""\n'
+        '    return a + b if operation == "add" else a * b\n'
+    )
+    params = stdio_params(project).model_copy(update={"env": dict(os.environ)})  # this checkout
+    async with connect(params, "legacy") as (client, _inbox):
+        result = await client.call_tool("calc", {"a": 2, "operation": "add", "b": 3})
+        assert result.meta["nexus-jupyter/summary"] == "Calculating: 2 add 3"
+        plain = await client.call_tool("add", {"a": 1, "b": 2})
+        assert plain.meta["nexus-jupyter/summary"] == "add(a=1, b=2)"

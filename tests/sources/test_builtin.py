@@ -55,6 +55,8 @@ def test_permission_tiers(reg: Any) -> None:
         "write": "workspace_write",
         "edit": "workspace_write",
         "bash": "danger_full_access",
+        "web_fetch": "read_only",
+        "web_search": "read_only",
     }
     assert all(t.spec.source_kind == "builtin" for t in reg.list(source="builtin"))
 

@@ -136,3 +136,79 @@ def test_schema_to_signature_orders_required_first() -> None:
     assert docs == {"req": "Values."}
     with pytest.raises(ValueError, match="not a Python identifier"):
         schema_to_signature({"type": "object", "properties": {"bad-name": {}}})
+
+
+def test_builtin_names_are_reserved(tmp_path: Path) -> None:
+    registry = Registry.default(
+        root=tmp_path, config={"audit": False}, watch=False, mcp=False, search="keyword"
+    )
+    try:
+        for name in ("read", "bash", "web_fetch", "tool_search"):
+            refused = registry.call_sync(
+                "create_dynamic_tool",
+                {"name": name, "description": "Mine.", "code": "return 1"},
+                approved=True,
+            )
+            assert refused.error_type == "ExportError", refused.error
+            assert "built-in tool and is reserved" in (refused.error or "")
+        assert not (tmp_path / "tools" / "dynamic" / "read.py").exists()
+        assert registry.get("read").spec.source_kind == "builtin"
+    finally:
+        registry.close()
+
+
+def test_allow_overrides_lets_a_reserved_name_through(tmp_path: Path) -> None:
+    registry = Registry.default(
+        root=tmp_path,
+        config={"audit": False, "allow_overrides": ["ls"]},
+        watch=False,
+        mcp=False,
+        search="keyword",
+    )
+    try:
+        made = registry.call_sync(
+            "create_dynamic_tool",
+            {"name": "ls", "description": "Mine.", "code": "return 1"},
+            approved=True,
+        )
+        assert made.ok, made.error
+    finally:
+        registry.close()
+
+
+def test_a_name_of_another_source_is_refused(reg: Registry) -> None:
+    from nexus_jupyter import tool
+
+    @tool
+    def weather(city: str) -> str:
+        """A notebook tool."""
+        return city
+
+    reg.add(weather)
+    refused = create(reg, name="weather", description="Shadow it.", code="return 1")
+    assert refused.error_type == "ExportError" and "already comes from" in (refused.error or "")
+
+
+def test_agent_files_follow_the_naming_convention_and_record_who(
+    reg: Registry, tmp_path: Path
+) -> None:
+    made = create(
+        reg,
+        name="calc",
+        description="Calculate.",
+        parameters="a: int, operation: str, b: int",
+        code="return a + b if operation == 'add' else a * b",
+        agent_id="planner-7",
+        human_readable_format="Calculating: {a} {operation} {b}",
+    )
+    assert made.ok, made.error
+    path = tmp_path / "tools" / "dynamic" / "agent_planner-7_calc.py"
+    text = path.read_text()
+    assert "for agent 'planner-7' (principal 'local')" in text
+    assert made.structured["path"] == str(path.resolve())
+    called = reg.call_sync("calc", {"a": 2, "operation": "add", "b": 3})
+    assert called.value == 5 and called.summary == "Calculating: 2 add 3"
+    again = create(reg, name="calc", description="x", code="return 1", agent_id="planner-7")
+    assert again.is_error and "already exists" in (again.error or "")
+    bad = create(reg, name="calc2", description="x", code="return 1", agent_id="../up")
+    assert bad.error_type == "ExportError" and "Invalid agent_id" in (bad.error or "")

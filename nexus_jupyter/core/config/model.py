@@ -33,6 +33,8 @@ A full example (every key optional)::
           headers: {Authorization: "Bearer ${credentials:github/token}"}
     cli_tools:
       - {name: gh, command: gh, check: "gh --version", install_hint: "apt install gh"}
+    mode: default                       # prompt | allow (see core/toolsets/settings.py)
+    toolsets: {shell: {approval: {bash: pre_approved}}}   # see core/toolsets/settings.py
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..tools.spec import Permission
+from ..toolsets.settings import SessionMode, ToolsetSettings
 from .manifest import ManifestSettings, ToolDeclaration, check_version
 
 if TYPE_CHECKING:
@@ -250,6 +253,8 @@ class Settings(_Strict):
     skills: list[str] = Field(default_factory=list)
     settings: ManifestSettings = Field(default_factory=ManifestSettings)
     serve: dict[str, Any] = Field(default_factory=dict)  # owned by `nexus-tools serve`
+    toolsets: dict[str, ToolsetSettings] = Field(default_factory=dict)  # core/toolsets
+    mode: SessionMode = "default"  # prompt: ask above read-only; allow: never ask
     files: tuple[str, ...] = ()  # the files merged, lowest level first (filled by the loader)
 
     @field_validator("grant", mode="before")

@@ -55,8 +55,9 @@ class AuditLog:
         decision: str,
         duration: float,
         error: str | None,
+        summary: str | None = None,
     ) -> None:
-        """Append one line. Raises ``OSError`` when the file cannot be written (the
+        """Append one line (``summary``: the call in one readable line, masked here too). Raises ``OSError`` when the file cannot be written (the
         registry logs it and carries on)."""
         if error is not None:
             error = self._mask(error)[:_MAX_ERROR]
@@ -70,6 +71,8 @@ class AuditLog:
             "duration": round(float(duration), 6),
             "error": error,
         }
+        if summary:
+            entry["summary"] = self._mask(summary)
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode()
         with self._lock:
             # One descriptor for the log's life: opening the file per call cost ~10% of a

@@ -15,7 +15,11 @@
    matching ACL's ``grant``) is refused.
 3. **Approval rules** (``approvals`` / ``approval_rules``): ``blocked`` refuses,
    ``pre_approved`` allows, ``ask`` asks.
+   Then the tool's toolset approval map (``toolsets:``; blocked anywhere wins).
 4. **Default**: ``danger_full_access`` tools ask (secure by default); the rest are allowed.
+   A tool that itself requires approval (``needs_approval``) always asks. The session
+   ``mode`` turns the rest: ``prompt`` asks for every call above read-only, ``allow`` runs
+   every granted call without asking.
 
 An "ask" for a tool approved "always" in this session becomes "allow" -- until the tool's
 definition (name, description, schemas, permission) changes, which needs approval again.
@@ -35,8 +39,10 @@ from typing import Any
 from ..config.model import ApprovalRule, GrantSettings, PrincipalPolicy
 from ..tools.context import RequestInfo
 from ..tools.spec import PERMISSIONS, Permission, ToolSpec, permission_rank
+from ..toolsets.names import SessionMode
 from .approvals import pick_rule
 from .protocols import Decision
+from .toolset_approval import toolset_verdict
 
 __all__ = ["Decision", "Policy", "effective_principal", "how_to_allow"]
 
@@ -63,6 +69,7 @@ class Policy:
         grant: GrantSettings | Permission | Mapping[str, Any] | None = None,
         rules: Iterable[ApprovalRule | Mapping[str, Any]] = (),
         policies: Iterable[PrincipalPolicy | Mapping[str, Any]] = (),
+        mode: SessionMode = "default",
     ) -> None:
         if grant is None:
             grant = GrantSettings()
@@ -78,13 +85,20 @@ class Policy:
             p if isinstance(p, PrincipalPolicy) else PrincipalPolicy.model_validate(p)
             for p in policies
         ]
+        #: the session mode (nex.yaml ``mode:``, ``%tool mode``); see :meth:`_settle`
+        self.mode: SessionMode = mode
         self._approved: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Any) -> Policy:
         """The policy of a :class:`~nexus_jupyter.core.config.model.Settings`."""
-        return cls(settings.grant, settings.rules(), settings.policies)
+        return cls(
+            settings.grant,
+            settings.rules(),
+            settings.policies,
+            mode=getattr(settings, "mode", "default"),
+        )
 
     # -- deciding -------------------------------------------------------------------------
 
@@ -113,20 +127,44 @@ class Policy:
                 ),
                 "grant",
             )
-        rule = pick_rule(self.rules, name, arguments if isinstance(arguments, Mapping) else {})
-        if rule is not None:
-            if rule.action == "blocked":
+        args = arguments if isinstance(arguments, Mapping) else {}
+        rule = pick_rule(self.rules, name, args)
+        verdict = toolset_verdict(spec, args)
+        picked = [(rule.action, rule.label)] if rule is not None else []
+        for action, label in [*picked, *([verdict] if verdict is not None else [])]:
+            if action == "blocked":
                 return Decision(
                     "deny",
-                    f"Tool {name!r} is blocked by {rule.label} in nex.yaml. "
+                    f"Tool {name!r} is blocked by {label} in nex.yaml. "
                     + how_to_allow(request, "Change that rule to allow it."),
-                    rule.label,
+                    label,
                 )
-            if rule.action == "pre_approved":
-                return Decision("allow", f"pre-approved by {rule.label}", rule.label)
-            return self._ask(spec, f"{rule.label} says ask", rule.label)
-        if spec.permission == "danger_full_access":
-            return self._ask(spec, "danger_full_access tools ask unless pre-approved", None)
+        if rule is not None:
+            return self._settle(spec, rule.action, rule.label, grant)
+        if verdict is not None:
+            return self._settle(spec, verdict[0], verdict[1], grant)
+        return self._settle(spec, None, None, grant)
+
+    def _settle(
+        self, spec: ToolSpec, action: str | None, label: str | None, grant: Permission
+    ) -> Decision:
+        """The decision once a rule (or none) was picked: the tool's own "needs approval"
+        flag is a floor no setting lowers; the session mode turns the other asks."""
+        if spec.needs_approval:
+            return self._ask(spec, "the tool itself requires approval for every call", label)
+        if action == "pre_approved":
+            return Decision("allow", f"pre-approved by {label}", label)
+        if action is None and self.mode == "prompt" and spec.permission != "read_only":
+            action, label = "ask", "mode: prompt"
+        if action is None and spec.permission == "danger_full_access":
+            action = "ask"
+        if action == "ask" and self.mode == "allow":
+            return Decision("allow", "mode: allow runs everything granted without asking", label)
+        if action == "ask":
+            why = (
+                f"{label} says ask" if label else "danger_full_access tools ask unless pre-approved"
+            )
+            return self._ask(spec, why, label)
         return Decision("allow", f"{spec.permission} is within the grant ({grant})", None)
 
     def _acl_denial(
@@ -195,6 +233,7 @@ class Policy:
         """A JSON-ready summary (for ``nexus-tools check`` and the catalog)."""
         return {
             "grant": self.grant.model_dump(),
+            "mode": self.mode,
             "levels": list(PERMISSIONS),
             "rules": [{"rule": r.label, "action": r.action} for r in self.rules],
             "policies": [p.model_dump() for p in self.policies],

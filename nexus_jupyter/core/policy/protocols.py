@@ -86,6 +86,7 @@ class AuditSink(Protocol):
         decision: str,
         duration: float,
         error: str | None,
+        summary: str | None = None,
     ) -> None: ...
 
     def close(self) -> None: ...

@@ -19,6 +19,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
@@ -31,6 +32,7 @@ from ..errors import (
 from ..policy.approvals import how_to_approve
 from ..tools.context import CancellationToken, ProgressCallback, RequestInfo, ToolContext
 from ..tools.result import ToolResult
+from ..tools.summary import describe_call
 from .running import ToolRunner, cancelled_result
 
 if TYPE_CHECKING:
@@ -96,7 +98,7 @@ class CallPipeline:
             result = self.runner.inline(tool, kwargs, ctx)
         else:
             result = await self.runner.threaded(tool, kwargs, ctx, limit)
-        return self._finish(result, tool, request, start)
+        return self._finish(result, tool, arguments, request, start)
 
     def call_sync(
         self,
@@ -141,7 +143,7 @@ class CallPipeline:
             registry.loop.run(self._ask(tool, arguments, request))
         kwargs, ctx = self._bind(tool, arguments, request, None, progress)
         result = self.runner.inline(tool, kwargs, ctx)
-        return self._finish(result, tool, request, start)
+        return self._finish(result, tool, arguments, request, start)
 
     # -- steps, in the order they run -----------------------------------------------------
 
@@ -203,12 +205,12 @@ class CallPipeline:
         assert registry.policy is not None
         decision = registry.policy.check(tool.spec, arguments or {}, request)
         if decision.action == "deny":
-            self._audit_refusal(tool, request, "deny", decision.reason)
+            self._audit_refusal(tool, request, "deny", decision.reason, arguments)
             raise PermissionDenied(decision.reason)
         if decision.action != "ask" or approved:
             return False
         if registry.approver is None or not request.caller.can_approve:
-            self._audit_refusal(tool, request, "ask-denied", "no one to approve")
+            self._audit_refusal(tool, request, "ask-denied", "no one to approve", arguments)
             raise ApprovalRequired(
                 f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}). "
                 + how_to_approve(request.caller.face, tool.spec.name),
@@ -227,7 +229,7 @@ class CallPipeline:
         if answer == "always" and registry.policy is not None:
             registry.policy.remember(tool.spec, request)
         elif not answer:
-            self._audit_refusal(tool, request, "ask-denied", "denied by the user")
+            self._audit_refusal(tool, request, "ask-denied", "denied by the user", arguments)
             raise PermissionDenied(
                 f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}); "
                 "the call was denied."
@@ -250,7 +252,7 @@ class CallPipeline:
         try:
             kwargs = tool.validate(arguments)
         except Exception as exc:
-            self._audit_refusal(tool, request, "invalid", str(exc))
+            self._audit_refusal(tool, request, "invalid", str(exc), arguments)
             if isinstance(exc, ToolValidationError) and credentials is not None:
                 masked = exc.masked(credentials.mask)  # it quotes the values it refused
                 if masked is not exc:
@@ -279,24 +281,31 @@ class CallPipeline:
         return background is None or not background.in_loop_thread()
 
     def _finish(
-        self, result: ToolResult, tool: Tool, request: RequestInfo, start: float
+        self, result: ToolResult, tool: Tool, arguments: Any, request: RequestInfo, start: float
     ) -> ToolResult:
-        """Time, mask, label and audit a finished call."""
+        """Time, mask, label, describe and audit a finished call."""
         registry = self.registry
         result.duration = _perf() - start
+        result.describer = partial(_describe, tool, arguments)
         credentials = registry.credentials
         if credentials is not None:
             result.masker = credentials.mask  # see ToolResult.redacted
         if request is not _LOCAL:
             result.request_id = request.request_id
         if registry.audit is not None:
-            self._audit(tool, request, "allow", result.duration, result.error)
+            self._audit(tool, request, "allow", result.duration, result.error, result.summary)
         return result
 
     # -- audit ----------------------------------------------------------------------------
 
     def _audit(
-        self, tool: Tool, request: RequestInfo, decision: str, duration: float, error: str | None
+        self,
+        tool: Tool,
+        request: RequestInfo,
+        decision: str,
+        duration: float,
+        error: str | None,
+        summary: str | None = None,
     ) -> None:
         audit = self.registry.audit
         if audit is None:
@@ -310,11 +319,29 @@ class CallPipeline:
                 decision=decision,
                 duration=duration,
                 error=error,
+                summary=summary,
             )
         except Exception:
             log.exception("audit log write failed")
 
     def _audit_refusal(
-        self, tool: Tool, request: RequestInfo, decision: str, reason: str | None
+        self,
+        tool: Tool,
+        request: RequestInfo,
+        decision: str,
+        reason: str | None,
+        arguments: Any = None,
     ) -> None:
-        self._audit(tool, request, decision, 0.0, reason)
+        if self.registry.audit is None:
+            return
+        summary = _describe(tool, arguments) if isinstance(arguments, Mapping) else None
+        if summary is not None and self.registry.credentials is not None:
+            summary = self.registry.credentials.mask(summary)
+        self._audit(tool, request, decision, 0.0, reason, summary)
+
+
+def _describe(tool: Tool, arguments: Any) -> str:
+    """The call's one-line description (see :mod:`nexus_jupyter.core.tools.summary`)."""
+    summary = tool.meta.summary if tool.meta is not None else None
+    args = arguments if isinstance(arguments, Mapping) else {}
+    return describe_call(tool.spec.name, summary, args)

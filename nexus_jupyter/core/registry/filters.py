@@ -20,6 +20,7 @@ FILTER_NAMES = (
     "capability",
     "status",
     "available",
+    "toolset",
 )
 
 
@@ -62,7 +63,9 @@ def entry_filter(**filters: Any) -> Callable[[ToolEntry], bool]:
             elif key == "status":
                 if not _match(entry.status, wanted):
                     return False
-            elif key == "available" and bool(wanted) != entry.available:
+            elif (key == "available" and bool(wanted) != entry.available) or (
+                key == "toolset" and not _match(spec.toolset, wanted)
+            ):
                 return False
         return True
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar, overload
 
 from ..errors import ToolDefinitionError
 from .spec import Permission, validate_permission, validate_tool_name
+from .summary import SummarySpec, check_summary
 
 __all__ = ["TOOL_META_ATTR", "ToolMeta", "get_tool_meta", "on_tool_defined", "tool"]
 
@@ -58,6 +59,8 @@ class ToolMeta:
     requires_credentials: tuple[str, ...] = ()
     eager: bool = False
     timeout: float | None = None
+    #: a call's one-line description: a format string over the arguments or a function
+    summary: SummarySpec | None = None
 
     def options(self) -> dict[str, Any]:
         """The options that differ from the defaults, as keyword arguments to ``@tool``."""
@@ -78,6 +81,7 @@ _DEFAULTS = {
     "requires_credentials": (),
     "eager": False,
     "timeout": None,
+    "summary": None,
 }
 
 
@@ -103,6 +107,7 @@ def make_tool_meta(
     requires_credentials: str | Iterable[str] | None = None,
     eager: bool = False,
     timeout: float | None = None,
+    summary: SummarySpec | None = None,
 ) -> ToolMeta:
     """Check ``@tool`` options and freeze them. Raises :class:`ToolDefinitionError`."""
     if name is not None:
@@ -122,6 +127,7 @@ def make_tool_meta(
         requires_credentials=_strings(requires_credentials, "requires_credentials"),
         eager=bool(eager),
         timeout=float(timeout) if timeout is not None else None,
+        summary=check_summary(summary),
     )
 
 
@@ -140,6 +146,7 @@ def tool(
     requires_credentials: str | Iterable[str] | None = None,
     eager: bool = False,
     timeout: float | None = None,
+    summary: SummarySpec | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -149,7 +156,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     Options: ``name``, ``description`` (default: the docstring's first paragraph),
     ``permission`` (``read_only`` | ``workspace_write`` | ``danger_full_access``),
     ``categories``, ``capabilities``, ``requires_credentials``, ``eager`` (always shown
-    to agents, never deferred behind ``tool_search``) and ``timeout`` (seconds per call).
+    to agents, never deferred behind ``tool_search``), ``timeout`` (seconds per call) and
+    ``summary`` (a call's one-line description: ``"Calculating: {a} {operation} {b}"`` or a
+    function of the arguments; see :mod:`.summary`).
 
     The function is returned unchanged, so it can still be called directly.
     """

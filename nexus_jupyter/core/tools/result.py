@@ -77,6 +77,8 @@ class ToolResult:
     _content: list[dict[str, Any]] | None = field(default=None, repr=False)
     request_id: str | None = None
     masker: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+    #: makes the call's one-line description on first use (set by the call pipeline)
+    describer: Callable[[], str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def failure(
@@ -132,6 +134,15 @@ class ToolResult:
         return self._content
 
     @property
+    def summary(self) -> str:
+        """The call in one human-readable line ("Calculating: 2 add 3"), secrets masked;
+        ``""`` for a result no call pipeline made."""
+        if self.describer is None:
+            return ""
+        line = self.describer()
+        return self.masker(line) if self.masker is not None else line
+
+    @property
     def text(self) -> str:
         """All text blocks joined: handy in a terminal."""
         return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
@@ -148,8 +159,15 @@ class ToolResult:
         if (error, structured, content) == (self.error, self.structured, self.content):
             return self
         value = structured if not isinstance(self.value, str) else _mask_json(self.value, mask)
+        describe = self.describer
         return dataclasses.replace(
-            self, value=value, error=error, _structured=structured, _content=content, masker=None
+            self,
+            value=value,
+            error=error,
+            _structured=structured,
+            _content=content,
+            masker=None,
+            describer=(lambda: mask(describe())) if describe is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -168,6 +186,7 @@ class ToolResult:
             "is_error": self.is_error,
             "duration": self.duration,
             "request_id": self.request_id,
+            "summary": self.summary,
         }
 
     def __repr__(self) -> str:

@@ -105,6 +105,14 @@ class ToolSpec:
     #: ``"process"`` when calls run in a worker process that a timeout or cancel kills
     #: (``isolation: process``); empty when they run in the registry's process.
     isolation: str = ""
+    #: The toolset the tool belongs to (``files``, ``shell``, ``web``, ``meta``, a nex.yaml
+    #: or entry-point toolset), or ``""``.
+    toolset: str = ""
+    #: Its toolset's approval map for this tool (see :mod:`nexus_jupyter.core.toolsets`).
+    approval: Mapping[str, Any] | None = None
+    #: The tool itself says a person must approve each call (a library's ``needs_approval``
+    #: or ``requires_approval``): nothing configured makes it laxer.
+    needs_approval: bool = False
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
@@ -192,4 +200,6 @@ class ToolSpec:
             "display": dict(self.display),
             "isolation": self.isolation,
             "version": self.version,
+            "toolset": self.toolset,
+            "needs_approval": self.needs_approval,
         }

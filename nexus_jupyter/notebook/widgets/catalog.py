@@ -41,6 +41,7 @@ class Catalog(W.VBox):
             layout=W.Layout(width="50%"),
         )
         self.source_filter = _dropdown("source", [])
+        self.toolset_filter = _dropdown("toolset", [])
         self.permission_filter = _dropdown("permission", list(PERMISSIONS))
         self.category_filter = _dropdown("category", [])
         self.status_filter = _dropdown("status", ["ok", "unavailable", "error"])
@@ -64,13 +65,20 @@ class Catalog(W.VBox):
         for control in (
             self.search,
             self.source_filter,
+            self.toolset_filter,
             self.permission_filter,
             self.category_filter,
             self.status_filter,
         ):
             control.observe(lambda _: self.refresh(), names="value")
         filters = W.HBox(
-            [self.source_filter, self.permission_filter, self.category_filter, self.status_filter],
+            [
+                self.source_filter,
+                self.toolset_filter,
+                self.permission_filter,
+                self.category_filter,
+                self.status_filter,
+            ],
             layout=W.Layout(flex_flow="row wrap"),
         )
         right = W.VBox([self.details, self.try_button], layout=W.Layout(width="50%"))
@@ -86,6 +94,7 @@ class Catalog(W.VBox):
     def filters(self) -> dict[str, Any]:
         chosen = {
             "source": self.source_filter.value,
+            "toolset": self.toolset_filter.value,
             "permission": self.permission_filter.value,
             "category": self.category_filter.value,
             "status": self.status_filter.value,
@@ -117,8 +126,10 @@ class Catalog(W.VBox):
         entries = self.registry.entries()
         sources = sorted({e.spec.source for e in entries if e.spec.source})
         categories = sorted({c for e in entries for c in e.spec.categories})
+        toolsets = sorted({e.spec.toolset for e in entries if e.spec.toolset})
         for dropdown, values, label in (
             (self.source_filter, sources, "source"),
+            (self.toolset_filter, toolsets, "toolset"),
             (self.category_filter, categories, "category"),
         ):
             current = dropdown.value

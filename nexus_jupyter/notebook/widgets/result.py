@@ -195,6 +195,10 @@ class ResultPane(W.VBox):
         self.status.value = (
             f"<span style='color:#2e7d32'>✔ done</span> in <b>{_duration(result.duration)}</b>"
         )
+        if result.summary:
+            self.status.value += (
+                f" <span class='nexus-call-summary'>{html.escape(result.summary)}</span>"
+            )
         parts: list[W.Widget] = []
         for block in result.content:
             if block.get("type") == "image":

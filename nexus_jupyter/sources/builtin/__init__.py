@@ -8,9 +8,12 @@ tool_search            read_only               find tools, load deferred schemas
 write, edit            workspace_write         change files of the workspace
 create_dynamic_tool    workspace_write         write a tool file into the tools folder
 bash                   danger_full_access      run a shell command (asks first)
+web_fetch, web_search  read_only               fetch a page as markdown, search the web
 =====================  ======================  =========================================
 
-Every path is confined to the workspace root (see :mod:`.paths`).
+Every path is confined to the workspace root (see :mod:`.paths`). The tools come in the
+toolsets ``files``, ``shell``, ``web`` and ``meta``, which ``toolsets:`` in nex.yaml can
+turn off, give approval maps or a permission ceiling (see :mod:`nexus_jupyter.core.toolsets`).
 """
 
 from __future__ import annotations
@@ -23,11 +26,14 @@ from typing import Any
 
 from ...core.tools.spec import SourceKind
 from ...core.tools.tool import Tool
+from ...core.toolsets.settings import BUILTIN_TOOLSETS, ToolsetSettings
+from ...core.toolsets.shape import shape_toolset
 from .files import file_tools
 from .grep import grep_tool
 from .paths import Workspace
 from .shell import bash_tool
 from .tool_search import tool_search_tool
+from .web import web_tools
 
 __all__ = ["BuiltinSource", "Workspace", "builtin_tools"]
 
@@ -38,6 +44,7 @@ def builtin_tools(root: str | Path, registry: Any) -> list[Tool]:
     """Every built-in tool for workspace ``root`` (``registry`` serves ``tool_search``)."""
     ws = Workspace(root)
     tools = [*file_tools(ws, registry), grep_tool(ws), bash_tool(ws), tool_search_tool(registry)]
+    tools += web_tools(_toolset_settings(registry).get("web", ToolsetSettings()).options)
     # written by a sibling module that may not be installed in every build
     if importlib.util.find_spec(_DYNAMIC) is not None:
         module = importlib.import_module(_DYNAMIC)
@@ -59,8 +66,27 @@ class BuiltinSource:
 
     def load(self) -> Iterable[Tool]:
         if self._tools is None:
-            self._tools = builtin_tools(self.root, self.registry)
+            self._tools = _as_toolsets(
+                builtin_tools(self.root, self.registry), _toolset_settings(self.registry)
+            )
         return list(self._tools)
 
     def __repr__(self) -> str:
         return f"BuiltinSource(root={str(self.root)!r})"
+
+
+def _toolset_settings(registry: Any) -> dict[str, ToolsetSettings]:
+    settings = getattr(registry, "settings", None)
+    return dict(getattr(settings, "toolsets", None) or {})
+
+
+def _as_toolsets(tools: list[Tool], settings: dict[str, ToolsetSettings]) -> list[Tool]:
+    """The built-ins grouped into their toolsets and shaped by nex.yaml's ``toolsets:``."""
+    by_name = {t.spec.name: t for t in tools}
+    out: list[Tool] = []
+    for toolset, names in BUILTIN_TOOLSETS.items():
+        members = [by_name.pop(n) for n in names if n in by_name]
+        out += shape_toolset(
+            members, toolset, settings.get(toolset, ToolsetSettings()), external=False
+        )
+    return out + list(by_name.values())

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...core.errors import ExportError
+from ...core.tools.context import ToolContext
 from ...core.tools.decorator import tool
+from ...core.tools.summary import check_summary
 from ...core.tools.tool import Tool
 from ..directory import LOAD_TIMEOUT_S
 from ..loader import load_tool_text
@@ -36,6 +38,7 @@ from ..tool_files import (
     write_tool_file,
 )
 from .protected import refuse_protected
+from .reserved_names import agent_file_stem, refuse_reserved
 
 __all__ = ["build_tool_module", "create_dynamic_tool_tool", "schema_to_signature"]
 
@@ -103,11 +106,14 @@ def _has_await(body: list[ast.stmt]) -> bool:
     return False
 
 
-def _options(name: str, fn_name: str, description: str, permission: str) -> str:
+def _options(
+    name: str, fn_name: str, description: str, permission: str, summary: str | None = None
+) -> str:
     opts = {
         "name": name if name != fn_name else None,
         "description": description or None,
         "permission": permission if permission != "read_only" else None,
+        "summary": summary or None,
     }
     given = ", ".join(f"{k}={v!r}" for k, v in opts.items() if v is not None)
     return f"@tool({given})" if given else "@tool"
@@ -119,8 +125,13 @@ def build_tool_module(
     code: str,
     parameters: Mapping[str, Any] | str | None = None,
     permission: str = "read_only",
+    summary: str | None = None,
 ) -> str:
-    """The module text (without the stamp) for a new tool. Raises ValueError/ExportError."""
+    """The module text (without the stamp) for a new tool. Raises ValueError/ExportError.
+
+    ``summary`` is the tool's one-line description of a call (``@tool(summary=...)``)."""
+    if summary is not None:
+        check_summary(summary)
     validate_file_name(name)
     fn_name = name.replace("-", "_")
     if keyword.iskeyword(fn_name):
@@ -136,7 +147,7 @@ def build_tool_module(
         lines = source.splitlines(keepends=True)
         if not main.decorator_list:
             at = main.lineno - 1
-            lines.insert(at, _options(name, main.name, description, permission) + "\n")
+            lines.insert(at, _options(name, main.name, description, permission, summary) + "\n")
         prefix = (
             ""
             if "from nexus_jupyter import tool" in source
@@ -161,7 +172,7 @@ def build_tool_module(
     head = "from typing import Any, Literal\n\nfrom nexus_jupyter import tool\n\n\n"
     return (
         head
-        + _options(name, fn_name, "", permission)
+        + _options(name, fn_name, "", permission, summary)
         + "\n"
         + f"{asyn}def {fn_name}({signature}) -> Any:\n"
         + textwrap.indent(f'"""{doc.rstrip()}\n"""\n', "    ")
@@ -183,6 +194,10 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
         parameters: dict[str, Any] | str | None = None,
         permission: Literal["read_only", "workspace_write", "danger_full_access"] = "read_only",
         overwrite: bool = False,
+        human_readable_format: str | None = None,
+        agent_id: str | None = None,
+        *,
+        ctx: ToolContext,
     ) -> dict[str, Any]:
         """Create a new tool as a Python file in the tools folder; it is live at once.
 
@@ -199,18 +214,33 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
                 as "a: int, b: int = 2". Ignored when `code` has a `def`.
             permission: What the tool may do: read_only, workspace_write or danger_full_access.
             overwrite: Replace an existing tool file this tool (or export) wrote.
+            human_readable_format: A call's one-line description, a format string over the
+                parameters, e.g. "Calculating: {a} {operation} {b}".
+            agent_id: Who is creating the tool; the file is then named
+                agent_<agent_id>_<name>.py and records the agent.
         """
+        validate_file_name(name)
         folder = default_tools_dir(registry, root=base)
-        path = target_path(folder, name)
+        stem = agent_file_stem(name, agent_id)
+        path = target_path(folder, stem)
         refuse_protected(Path(os.path.realpath(path)), registry, str(path))
+        refuse_reserved(name, registry, path)
         if path.exists() and not overwrite:
             raise ExportError(
                 f"A tool file {path.name!r} already exists; pass overwrite=true "
                 "to replace it, or choose another name."
             )
-        body = build_tool_module(name, description, code, parameters, permission)
+        body = build_tool_module(
+            name, description, code, parameters, permission, human_readable_format
+        )
         when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        text = stamp_text(body, header=f"Tool {name!r}, created by create_dynamic_tool on {when}.")
+        who = f" for agent {agent_id!r}" if agent_id else ""
+        principal = ctx.request.principal_name
+        text = stamp_text(
+            body,
+            header=f"Tool {name!r}, created by create_dynamic_tool{who} (principal "
+            f"{principal!r}) on {when}.",
+        )
         check = load_tool_text(text, path, timeout=LOAD_TIMEOUT_S)
         if not check.ok:
             raise ValueError(
@@ -222,7 +252,7 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
                 f"The code defines the tools {list(check.names)!r}, not {name!r}; "
                 f"name the function {name.replace('-', '_')!r}."
             )
-        write_tool_file(folder, name, text, force=False, event="create")
+        write_tool_file(folder, stem, text, force=False, event="create")
         status = hand_over(registry, folder, path) if registry is not None else {}
         return {
             "name": name,

@@ -1,0 +1,82 @@
+"""One human-readable line per call: "Calculating: 2 add 3".
+
+A tool declares it with ``@tool(summary="Calculating: {a} {operation} {b}")`` (a format
+string over the call's arguments) or ``summary=`` a function called with the arguments as
+keyword arguments that returns the line. Tools without one (and a template or function that
+fails on these arguments) get :func:`default_summary`: the name and the arguments, short.
+Faces show the line through :attr:`ToolResult.summary
+<nexus_jupyter.core.tools.result.ToolResult.summary>`, with secrets masked.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["SummarySpec", "check_summary", "default_summary", "describe_call"]
+
+#: what ``@tool(summary=...)`` takes
+SummarySpec = str | Callable[..., str]
+_MAX = 160
+
+
+def check_summary(summary: Any) -> SummarySpec | None:
+    """``summary`` if it is a format string with valid syntax or a function, else raises."""
+    from ..errors import ToolDefinitionError
+
+    if summary is None or callable(summary):
+        return summary
+    if not isinstance(summary, str):
+        raise ToolDefinitionError(
+            f"@tool(summary=...) takes a format string or a function, got {summary!r}."
+        )
+    try:
+        list(string.Formatter().parse(summary))
+    except ValueError as exc:
+        raise ToolDefinitionError(
+            f"@tool(summary={summary!r}) is not a format string: {exc}."
+        ) from None
+    return summary
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def default_summary(name: str, arguments: Mapping[str, Any]) -> str:
+    """``name(a=2, operation='add', b=3)``, each value and the whole line kept short."""
+    parts = [f"{k}={_short(repr(v) if isinstance(v, str) else v)}" for k, v in arguments.items()]
+    line = f"{name}({', '.join(parts)})"
+    return line if len(line) <= _MAX else line[: _MAX - 1] + "…"
+
+
+class _Missing(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def describe_call(
+    name: str,
+    summary: SummarySpec | None,
+    arguments: Mapping[str, Any] | None,
+    mask: Callable[[str], str] | None = None,
+) -> str:
+    """The one-line description of a call of tool ``name`` with ``arguments``."""
+    args = dict(arguments or {})
+    line: str | None = None
+    try:
+        if isinstance(summary, str):
+            line = summary.format_map(_Missing(args))
+        elif summary is not None:
+            line = str(summary(**args))
+    except Exception:
+        line = None  # a summary must never break a call or its display
+    if not line:
+        line = default_summary(name, args)
+    line = " ".join(line.split())
+    if len(line) > _MAX:
+        line = line[: _MAX - 1] + "…"
+    return mask(line) if mask is not None else line

@@ -1,0 +1,74 @@
+"""The ``web`` toolset: ``web_fetch`` and ``web_search`` (read-only, they reach the internet).
+
+Both read ``toolsets.web.options`` of nex.yaml: the fetch limits and ``allow_private`` (see
+:mod:`.web_fetching`) and the search provider (see :mod:`.web_search_providers`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.tools.context import ToolContext
+from ...core.tools.decorator import tool
+from ...core.tools.tool import Tool
+from .web_fetching import FetchLimits, fetch, to_markdown
+from .web_search_providers import SearchConfig, search
+
+__all__ = ["web_tools"]
+
+MAX_RESULTS = 20
+
+
+def web_tools(options: dict[str, Any]) -> list[Tool]:
+    """``web_fetch`` and ``web_search`` configured by ``options``."""
+    limits = FetchLimits.from_options(options)
+
+    @tool(
+        permission="read_only",
+        categories=["web"],
+        capabilities=["internet", "fetch_url"],
+        summary="Fetching {url}",
+    )
+    async def web_fetch(url: str, prompt: str = "") -> dict[str, Any]:
+        """Fetch a web page and return it as readable markdown.
+
+        Args:
+            url: The http(s) URL to fetch. Private and loopback addresses are refused.
+            prompt: What you are looking for on the page; returned with the page so the
+                answer can focus on it.
+        """
+        page = await fetch(url, limits)
+        out: dict[str, Any] = {
+            "url": page.url,
+            "status": page.status,
+            "content_type": page.content_type,
+            "markdown": to_markdown(page),
+            "truncated": page.truncated,
+            "redirects": page.redirects,
+        }
+        if prompt:
+            out["prompt"] = prompt
+        return out
+
+    @tool(
+        permission="read_only",
+        categories=["web"],
+        capabilities=["internet", "web_search"],
+        summary="Searching the web for {query!r}",
+    )
+    async def web_search(query: str, limit: int = 5, *, ctx: ToolContext) -> list[dict[str, str]]:
+        """Search the web through the configured provider (Brave, Tavily or SearXNG).
+
+        Args:
+            query: What to search for.
+            limit: How many results to return (1 to 20).
+        """
+        if not 1 <= limit <= MAX_RESULTS:
+            raise ValueError(f"limit must be between 1 and {MAX_RESULTS}, got {limit!r}.")
+        config = SearchConfig.from_options(options)
+        return await search(config, query, limit, ctx.credentials.get, limits.timeout)
+
+    return [
+        Tool.from_function(fn, source="builtin", source_kind="builtin")
+        for fn in (web_fetch, web_search)
+    ]

@@ -1,0 +1,1 @@
+"""Modules that toolset tests load through ``module:`` and entry points."""
