@@ -7,6 +7,7 @@
     nexus-tools check                        # every tool's availability and every source's status
     nexus-tools credentials set SERVICE KEY | list | delete SERVICE [KEY]
     nexus-tools serve ...                    # when the MCP server module is installed
+    nexus-tools publish FILE [--cluster URL] # a tool file to every replica of a cluster
 
 Global options: ``--root DIR`` (workspace and project ``nex.yaml``), ``--config FILE`` (use
 this file as the project level), ``--json`` (machine-readable output), ``--wait SECONDS``. They
@@ -141,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("key", nargs="?", default=None)
     c.add_argument("--provider", choices=["file", "keyring"], default=None)
 
+    from . import cmd_publish
+
+    cmd_publish.add_parser(sub, shared)
     if importlib.util.find_spec(_SERVE) is not None:
         import importlib as _il
 
@@ -183,6 +187,10 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         code: int = _il.import_module(_SERVE).run(args)
         return code
+    if args.command == "publish":
+        from . import cmd_publish
+
+        return cmd_publish.run(args)
     if args.command == "credentials":
         if args.action is None:
             raise UsageProblem("credentials needs an action: set, list or delete.")

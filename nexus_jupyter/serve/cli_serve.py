@@ -69,6 +69,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="another Host header name clients may use (e.g. an alias of this machine); "
+        "NAME:PORT allows exactly that Host (a load balancer in front); "
         "loopback names are always allowed",
     )
     # SUPPRESS: when nested under `nexus-tools`, a default here would overwrite the value the
@@ -97,6 +98,13 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="refuse new HTTP sessions (503) while N are open (default: nex.yaml "
         "serve.max_sessions, else 1000)",
+    )
+    parser.add_argument(
+        "--cluster",
+        default=None,
+        metavar="redis://HOST:PORT/N",
+        help="act as one replica of a cluster sharing tools, events, approvals and audit "
+        "through this Redis (default: nex.yaml cluster:, else none)",
     )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
 
@@ -144,6 +152,12 @@ def run(args: argparse.Namespace) -> int:
         reg.close()
         print(f"nexus-tools serve: {exc}", file=sys.stderr)
         return 2
+    try:
+        replica = _join_cluster(args, reg)
+    except ConfigError as exc:
+        reg.close()
+        print(f"nexus-tools serve: {exc}", file=sys.stderr)
+        return 2
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
         # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that
@@ -161,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
                     defer=args.defer,
                     started=announce,
                     allowed_hosts=args.allow_host,
+                    bus=replica.bus if replica is not None else None,
                     **limits,
                 )
             )
@@ -172,8 +187,22 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     finally:
+        if replica is not None:
+            replica.close()
         reg.close()
     return 0
+
+
+def _join_cluster(args: argparse.Namespace, reg: Any) -> Any:
+    """``--cluster`` (else ``cluster:`` in nex.yaml): join that cluster as a replica."""
+    url = args.cluster or getattr(getattr(reg, "settings", None), "cluster", None)
+    if not url:
+        return None
+    from ..cluster import ClusterReplica
+    from ..core.config.paths import resolve_tools_dir
+
+    folder = args.dir or resolve_tools_dir(reg.root, reg.settings.tools_dir)
+    return ClusterReplica.join(reg, url, folder)
 
 
 def _mask_output(reg: Any, *, stdout: bool) -> None:

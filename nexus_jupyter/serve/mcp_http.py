@@ -40,6 +40,11 @@ def _split_host(value: str) -> tuple[str, int | None] | None:
     return host, port
 
 
+def exact_hosts(names: Sequence[str]) -> set[str]:
+    """The ``NAME:PORT`` entries of ``names`` (lowercase): Hosts allowed exactly as given."""
+    return {n.lower() for n in names if (parsed := _split_host(n)) is not None and parsed[1]}
+
+
 class HostGuard:
     """ASGI middleware: refuse requests whose ``Host`` or ``Origin`` is not this server."""
 
@@ -49,7 +54,9 @@ class HostGuard:
         self.names = set(LOOPBACK_NAMES)
         if host not in _WILDCARDS:
             self.names.add(host.strip("[]").lower())
-        self.names.update(n.strip("[]").lower() for n in extra_names)
+        # NAME:PORT allows that exact Host, e.g. the address of a load balancer in front.
+        self.exact = exact_hosts(extra_names)
+        self.names.update(n.strip("[]").lower() for n in extra_names if n.lower() not in self.exact)
         self.rejected = 0
         self.closed = False
 
@@ -58,6 +65,8 @@ class HostGuard:
         if parsed is None:
             return False
         host, port = parsed
+        if value is not None and value.lower() in self.exact:
+            return True
         return host.lower() in self.names and (port or 80) == self.port
 
     def origin_ok(self, value: str | None) -> bool:
@@ -72,7 +81,8 @@ class HostGuard:
             return False
         if parts.username is not None or parts.query or parts.fragment:
             return False
-        return (parts.hostname or "").lower() in self.names
+        hostname = (parts.hostname or "").lower()
+        return hostname in self.names or any(e.startswith(f"{hostname}:") for e in self.exact)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -169,11 +179,13 @@ def build_app(
     from mcp.server.transport_security import TransportSecuritySettings
 
     own = {host} if host not in _WILDCARDS else set()
+    exact = sorted(exact_hosts(extra_names))
+    extra_names = [n for n in extra_names if n.lower() not in exact]
     guard_names = sorted(LOOPBACK_NAMES | own | {n.strip("[]").lower() for n in extra_names})
     shown = [f"[{n}]" if ":" in n else n for n in guard_names]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{n}:{port}" for n in shown],
+        allowed_hosts=[f"{n}:{port}" for n in shown] + exact,
         allowed_origins=[f"{scheme}://{n}:*" for n in shown for scheme in ("http", "https")]
         + [f"{scheme}://{n}" for n in shown for scheme in ("http", "https")],
     )
@@ -183,7 +195,7 @@ def build_app(
         session_idle_timeout=session_idle_s,
         max_sessions=max_sessions,
     )
-    return HostGuard(app, host, port, extra_names)
+    return HostGuard(app, host, port, [*extra_names, *exact])
 
 
 async def run_uvicorn(

@@ -56,7 +56,14 @@ class RegistryServer:
     :meth:`attach` (which subscribes to the registry from the serving loop).
     """
 
-    def __init__(self, registry: Any, *, defer: bool = False, name: str = "nexus-tools") -> None:
+    def __init__(
+        self,
+        registry: Any,
+        *,
+        defer: bool = False,
+        name: str = "nexus-tools",
+        bus: Any = None,
+    ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
         from mcp_types import NotificationParams, SetLevelRequestParams
@@ -77,7 +84,8 @@ class RegistryServer:
         self.defer = defer
         self.log_levels = LogLevels()
         self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
-        self.bus = InMemorySubscriptionBus()
+        # A cluster passes its Redis bus (nexus_jupyter.cluster.bus), shared by replicas.
+        self.bus = bus if bus is not None else InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self.server = _Server(
             name,
@@ -173,12 +181,15 @@ class RegistryServer:
         kinds, self._pending = self._pending, set()
         connections = list(self._legacy)
         sends = []
+        # This registry changed: tell this server's clients only. On a cluster every
+        # replica's registry changes once it has loaded the change, and tells its own.
+        publish = getattr(self.bus, "publish_local", self.bus.publish)
         if "tools" in kinds:
-            await self.bus.publish(ToolsListChanged())
+            await publish(ToolsListChanged())
             sends += [c.send_tool_list_changed() for c in connections]
         if "offers" in kinds:
-            await self.bus.publish(ResourcesListChanged())
-            await self.bus.publish(PromptsListChanged())
+            await publish(ResourcesListChanged())
+            await publish(PromptsListChanged())
             sends += [c.send_resource_list_changed() for c in connections]
             sends += [c.send_prompt_list_changed() for c in connections]
         # Side by side, so one client that is slow to read cannot hold up the others.
@@ -368,6 +379,7 @@ async def serve_http(
     defer: bool = False,
     started: Any = None,
     allowed_hosts: Sequence[str] = (),
+    bus: Any = None,
     **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -375,11 +387,14 @@ async def serve_http(
     ``started`` (optional) is called with the bound ``(host, port)`` once listening.
     Requests must name loopback, ``host`` or one of ``allowed_hosts`` in ``Host``/``Origin``
     (DNS-rebinding protection). ``session_idle_s`` and ``max_sessions`` bound the stateful
-    sessions (see :mod:`.mcp_http`)."""
+    sessions (see :mod:`.mcp_http`). ``bus`` replaces the in-memory ``SubscriptionBus``
+    (a cluster's Redis bus, started and closed here)."""
     from .mcp_http import run_uvicorn
 
-    app = RegistryServer(registry, defer=defer)
+    app = RegistryServer(registry, defer=defer, bus=bus)
     app.attach()
+    if hasattr(bus, "start"):
+        await bus.start()
     try:
         await run_uvicorn(
             app.server,
@@ -392,6 +407,8 @@ async def serve_http(
         )
     finally:
         app.detach()
+        if hasattr(bus, "close"):
+            await bus.close()
 
 
 class McpServerHandle:

@@ -240,6 +240,7 @@ class Settings(_Strict):
     mcp: McpSettings = Field(default_factory=McpSettings)
     cli_tools: list[CliToolSettings] = Field(default_factory=list)
     serve: dict[str, Any] = Field(default_factory=dict)  # owned by `nexus-tools serve`
+    cluster: str | None = None  # redis://HOST:PORT/N: serve as one replica (nexus_jupyter.cluster)
     files: tuple[str, ...] = ()  # the files merged, lowest level first (filled by the loader)
 
     @field_validator("grant", mode="before")
