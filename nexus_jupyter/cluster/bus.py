@@ -66,6 +66,7 @@ class RedisSubscriptionBus:
         self._store: ClusterStore | None = None
         self._reader: asyncio.Task[None] | None = None
         self.connected = False
+        self._connected = asyncio.Event()
         self.received = 0  # events from other replicas delivered here
 
     def subscribe(self, listener: Callable[[Any], None]) -> Callable[[], None]:
@@ -90,6 +91,14 @@ class RedisSubscriptionBus:
         if self._reader is None:
             self._reader = asyncio.ensure_future(self._read_forever())
 
+    async def wait_connected(self, timeout: float) -> bool:
+        """Whether the reader is subscribed in Redis within ``timeout`` seconds."""
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
     async def close(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
@@ -108,6 +117,7 @@ class RedisSubscriptionBus:
                 pubsub = store.redis.pubsub()
                 await pubsub.subscribe(store.bus_channel)
                 self.connected, wait = True, RETRY_FIRST_S
+                self._connected.set()
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         await self._deliver(message["data"])
@@ -120,6 +130,7 @@ class RedisSubscriptionBus:
                 if self.connected:
                     log.warning("cluster bus: lost Redis (%s); local delivery only", exc)
             self.connected = False
+            self._connected.clear()
             with contextlib.suppress(Exception):
                 await store.close()
             await asyncio.sleep(wait)
