@@ -276,6 +276,8 @@ def cluster_rig(base: Path, replicas: int = 3) -> Iterator[ClusterRig]:
                 except subprocess.TimeoutExpired:
                     r.proc.kill()
                     r.proc.wait(5)
+                if r.proc.stdout is not None:
+                    r.proc.stdout.close()
 
         stack.callback(stop_replicas)
         for i in range(replicas):

@@ -333,6 +333,7 @@ async def test_a_killed_replica_fails_only_its_own_in_flight_calls(
         done = [a for a in answers if a is not None]
         assert victim not in done
         assert set(done) <= survivors
-        assert len(answers) - len(done) <= 2, answers  # round-robin: 2 of 6 went to the victim
+        # round-robin sent 2 of the 6 to the victim: those fail, and only those
+        assert 1 <= len(answers) - len(done) <= 2, answers
         after = [await answering_pid(lb, "slow", {"seconds": 0}) for _ in range(9)]
         assert all(a in survivors for a in after), after

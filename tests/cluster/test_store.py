@@ -1,0 +1,107 @@
+"""The cluster's Redis layout and ``nexus-tools publish``, against a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rig import RedisProcess, free_port, missing_programs
+
+from nexus_jupyter.cluster import ClusterAddress, ClusterStore
+from nexus_jupyter.core.errors import ConfigError
+
+ADD = '''from nexus_jupyter import tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+'''
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if missing_programs():
+        pytest.skip(f"{missing_programs()} not installed: run `make cluster-deps` (Debian)")
+    server = RedisProcess(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def test_address_parsing_and_a_clear_error_for_anything_else() -> None:
+    address = ClusterAddress.parse("redis://:secret@10.0.0.5:6380/2?prefix=team")
+    assert address.prefix == "team"
+    assert address.redis_url == "redis://:secret@10.0.0.5:6380/2"
+    assert address.shown() == "redis://10.0.0.5:6380/2"  # no password in logs
+    with pytest.raises(ConfigError, match=r"not a Redis URL; use redis://HOST:PORT/N"):
+        ClusterAddress.parse("http://127.0.0.1:6379")
+
+
+async def test_publishing_the_current_content_again_is_a_no_op(redis_url: str) -> None:
+    store = ClusterStore(ClusterAddress.parse(redis_url + "?prefix=noop"))
+    try:
+        first, new = await store.publish_file("a.py", "sha1", "text 1", "r1")
+        again, new_again = await store.publish_file("a.py", "sha1", "text 1", "r2")
+        second, _ = await store.publish_file("a.py", "sha2", "text 2", "r2")
+        assert (new, new_again, again) == (True, False, first)
+        assert second == first + 1
+        history = await store.history("a.py")
+        assert [(v.sha, v.origin) for v in history] == [("sha1", "r1"), ("sha2", "r2")]
+        assert (await store.current("a.py")).text == "text 2"  # type: ignore[union-attr]
+    finally:
+        await store.close()
+
+
+def run_publish(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexus_jupyter.cli.main", "publish", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_publish_command_stores_a_tool_file_and_refuses_a_broken_one(
+    redis_url: str, tmp_path: Path
+) -> None:
+    good = tmp_path / "add.py"
+    good.write_text(ADD)
+    url = redis_url + "?prefix=cli"
+    done = run_publish(str(good), "--cluster", url)
+    assert done.returncode == 0, done.stderr
+    assert "published add.py as revision 1" in done.stdout
+    assert "already the current version" in run_publish(str(good), "--cluster", url).stdout
+    broken = tmp_path / "broken.py"
+    broken.write_text("from nexus_jupyter import tool\n\n@tool\ndef f(:\n")
+    refused = run_publish(str(broken), "--cluster", url)
+    assert refused.returncode == 1
+    assert "broken.py does not load" in refused.stderr and "nothing was published" in refused.stderr
+    files = asyncio.run(_files(url))
+    assert files == {"add.py"}
+
+
+async def _files(url: str) -> set[str]:
+    store = ClusterStore(ClusterAddress.parse(url))
+    try:
+        return set(await store.files())
+    finally:
+        await store.close()
+
+
+def test_publish_command_says_how_to_fix_an_unreachable_cluster(tmp_path: Path) -> None:
+    file = tmp_path / "add.py"
+    file.write_text(ADD)
+    done = run_publish(str(file), "--cluster", f"redis://127.0.0.1:{free_port()}/0")
+    assert done.returncode == 1
+    assert "Cannot reach the cluster's Redis at redis://127.0.0.1:" in done.stderr
+    assert "check that redis-server runs there" in done.stderr
+    missing = run_publish(str(file), "--root", str(tmp_path))
+    assert missing.returncode == 1 and "--cluster redis://HOST:PORT/N" in missing.stderr
