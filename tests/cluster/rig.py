@@ -111,8 +111,11 @@ class RedisProcess:
 class Nginx:
     """nginx round-robin over the replicas, as documented in the README."""
 
-    def __init__(self, folder: Path, port: int, backends: list[int]) -> None:
+    def __init__(
+        self, folder: Path, port: int, backends: list[int], host_header: str = "$http_host"
+    ) -> None:
         self.folder, self.port, self.backends = folder, port, backends
+        self.host_header = host_header  # what the replicas see (they allow the balancer's)
         self.proc: subprocess.Popen[bytes] | None = None
 
     def config(self) -> str:
@@ -143,7 +146,7 @@ http {{
             proxy_pass http://replicas;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
-            proxy_set_header Host $http_host;
+            proxy_set_header Host {self.host_header};
             proxy_buffering off;
             proxy_read_timeout 300s;
         }}
