@@ -233,6 +233,46 @@ async def test_approve_always_on_one_member_is_honoured_by_every_replica(
             reg.close()
 
 
+async def test_a_tool_file_saved_by_a_joined_notebook_registry_reaches_every_replica(
+    rig: ClusterRig, tmp_path: Path
+) -> None:
+    from nexus_jupyter import Registry
+
+    project = tmp_path / "notebook"
+    folder = project / "tools" / "dynamic"
+    folder.mkdir(parents=True)
+    reg = Registry.default(root=project, mcp=False)  # what a kernel's registry is
+    member = ClusterReplica.join(reg, rig.redis.url, folder)
+    try:
+        assert await asyncio.to_thread(member.node.wait_connected, 10)
+        assert (folder / "whoami.py").is_file()  # the cluster's files arrived here too
+        # what `%tool export` does: a whole file written into the watched folder
+        (folder / "exported.py").write_text(PID_TOOL.format(name="exported", doc="Exported."))
+        async with mcp.Client(rig.balancer_url) as lb:
+            answered: set[int] = set()
+            deadline = time.monotonic() + 10
+            while answered != live_pids(rig) and time.monotonic() < deadline:
+                pid = await answering_pid(lb, "exported")
+                if pid is not None:
+                    answered.add(pid)
+            assert answered == live_pids(rig)
+        # a broken save never leaves the notebook
+        (folder / "broken.py").write_text("from nexus_jupyter import tool\n\n@tool\ndef f(:\n")
+        (folder / "later.py").write_text(PID_TOOL.format(name="later", doc="After the bad one."))
+        store = ClusterStore(ClusterAddress.parse(rig.redis.url))
+        try:
+            deadline = time.monotonic() + 10
+            while "later.py" not in await store.files():
+                assert time.monotonic() < deadline, "later.py was not published"
+                await asyncio.sleep(0.05)
+            assert "broken.py" not in await store.files()
+        finally:
+            await store.close()
+    finally:
+        member.close()
+        reg.close()
+
+
 async def test_audit_stream_holds_the_calls_of_every_replica(rig: ClusterRig) -> None:
     store = ClusterStore(ClusterAddress.parse(rig.redis.url))
     try:
