@@ -28,10 +28,12 @@ from ..core.errors import (
     NexusError,
     PermissionDenied,
     ToolNotFound,
+    ToolUnavailable,
     ToolValidationError,
 )
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
+from ..core.tasks.store import TaskStore
 from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
@@ -40,6 +42,7 @@ from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_channel import LogLevels, McpClientChannel
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
+from .mcp_tasks import McpTasks, TaskChannel
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -56,7 +59,14 @@ class RegistryServer:
     :meth:`attach` (which subscribes to the registry from the serving loop).
     """
 
-    def __init__(self, registry: Any, *, defer: bool = False, name: str = "nexus-tools") -> None:
+    def __init__(
+        self,
+        registry: Any,
+        *,
+        defer: bool = False,
+        name: str = "nexus-tools",
+        task_store: TaskStore | None = None,
+    ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
         from mcp_types import NotificationParams, SetLevelRequestParams
@@ -107,6 +117,8 @@ class RegistryServer:
         self.server.add_request_handler(
             "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )
+        self.tasks = McpTasks(task_store)  # long calls as tasks (the tasks extension)
+        self.tasks.register(self.server)
         self._legacy: set[Any] = set()
         self._listing: tuple[int, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -230,17 +242,33 @@ class RegistryServer:
         return listing
 
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
+        entry = self.registry.snapshot.entries.get(params.name)
+        tool = entry.tool if entry is not None else None
+        if tool is None or not self.tasks.runs_as_task(ctx, tool.spec.task_support):
+            return await self._serve_call(ctx, params)
+
+        async def serve(channel: TaskChannel, progress: Any) -> Any:
+            return await self._serve_call(ctx, params, task=channel, progress=progress)
+
+        meta = getattr(tool, "meta", None)
+        starts_at_call = getattr(meta, "task_start", "call") == "call"
+        return await self.tasks.start(ctx, params.name, serve, starts_at_call=starts_at_call)
+
+    async def _serve_call(
+        self, ctx: Any, params: Any, *, task: TaskChannel | None = None, progress: Any = None
+    ) -> Any:
+        """One ``tools/call``, answered in the request, or in a task (``task``: its channel;
+        a tool that cannot run at all is then a protocol error, so the task fails)."""
         from mcp.shared.exceptions import MCPError
         from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
-        from mcp_types import INVALID_PARAMS
+        from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
         from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
         request = RequestInfo(request_id=f"mcp-{ctx.request_id}", caller=MCP_CALLER)
-        progress = None
-        if progress_token_from_params(ctx.params) is not None:
+        if task is None and progress_token_from_params(ctx.params) is not None:
             progress = _progress_sender(ctx.session, asyncio.get_running_loop())
         # A tool that takes a ToolContext can watch for cancellation: give it a token that a
         # client's notifications/cancelled (which cancels this handler) trips. Other tools are
@@ -255,11 +283,15 @@ class RegistryServer:
         except StateError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         caller = McpClientChannel(ctx, self.log_levels, round_trip)
-        bound = CURRENT_CHANNEL.set(caller)  # the tool's ToolContext picks it up
+        if task is not None:
+            task.inner = caller
+        bound = CURRENT_CHANNEL.set(task or caller)  # the tool's ToolContext picks it up
         try:
             options = {"request": request, "progress": progress, "cancellation": token}
             result = await self._call_approving(name, arguments, options, caller, round_trip)
             await caller.flush()
+            if task is not None and result is not None and result.error_type == "ToolUnavailable":
+                raise MCPError(INTERNAL_ERROR, result.error or "the tool could not run")
             if result is None or (round_trip is not None and round_trip.questions):
                 assert round_trip is not None
                 return round_trip.result()  # the tool asked: its error result only says so
@@ -279,6 +311,8 @@ class RegistryServer:
             advice = "Call tool_search with what you want to do to find the right tool."
             raise MCPError(INVALID_PARAMS, exc.worded_for(advice)) from None
         except NexusError as exc:
+            if task is not None and isinstance(exc, ToolUnavailable):
+                raise MCPError(INTERNAL_ERROR, str(exc)) from None
             return error_result(exc)
         except asyncio.CancelledError:
             if token is not None:
