@@ -439,9 +439,16 @@ class McpSource:
                 await ctx.progress(done, total, message)
 
         try:
-            with self.relay.calling(ctx.channel if ctx is not None else None):
+            caller = ctx.channel if ctx is not None else None
+            with self.relay.calling(caller):
                 if remote_name in self._task_only and runs_tasks(client):
-                    result = await call_as_task(client, remote_name, arguments, progress=progress)
+                    result = await call_as_task(
+                        client,
+                        remote_name,
+                        arguments,
+                        progress=progress,
+                        on_task=lambda task_id: self.relay.task_started(task_id, caller),
+                    )
                 else:
                     result = await client.call_tool(
                         remote_name, arguments, progress_callback=progress

@@ -44,8 +44,10 @@ async def call_as_task(
     *,
     progress: Progress | None = None,
     ttl_ms: int = DEFAULT_TASK_TTL_MS,
+    on_task: Callable[[str], Callable[[], None]] | None = None,
 ) -> Any:
-    """Call ``name`` as a task and wait for its ``CallToolResult``."""
+    """Call ``name`` as a task and wait for its ``CallToolResult``. ``on_task(task_id)`` is
+    called once the task exists (it returns the function called when the call ends)."""
     import mcp_types as types
 
     session = client.session
@@ -58,6 +60,7 @@ async def call_as_task(
     if "task" not in raw:  # the server answered at once after all
         return types.CallToolResult.model_validate(raw)
     task = types.CreateTaskResult.model_validate(raw).task
+    forget = on_task(task.task_id) if on_task is not None else None
     watcher = asyncio.create_task(_report_status(session, task, progress))
     try:
         request = types.GetTaskPayloadRequest(
@@ -72,6 +75,8 @@ async def call_as_task(
     finally:
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
+        if forget is not None:
+            forget()
 
 
 async def _report_status(session: Any, task: Any, progress: Progress | None) -> None:

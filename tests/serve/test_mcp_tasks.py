@@ -264,3 +264,53 @@ async def test_upstream_task_only_tool_through_nexus(tmp_path: Path) -> None:
                 assert not report.is_error, text(report)
                 assert "Research Report: tides (ocean)" in text(report), mode
                 assert len(asked) == 1, mode
+
+
+@pytest.mark.skipif(
+    not EVERYTHING.exists() or NODE is None,
+    reason="server-everything is not installed: run `make npm-deps` (npm ci in tests/mcp_peers)",
+)
+async def test_an_upstream_question_reaches_the_client_whose_call_asked() -> None:
+    """Two clients at once: A's research task asks its question while B's later call is still
+    in flight, so B is the newest caller; the question names A's task and goes to A only.
+    B, calling a tool that asks while it is the newest, gets its own question."""
+    from nexus_jupyter.serve.mcp_server import McpServerHandle
+
+    reg = Registry()
+    reg.add_source(McpSource("everything", command=str(NODE), args=[str(EVERYTHING), "stdio"]))
+    handle = McpServerHandle.start(reg, port=0)
+    try:
+        for _ in range(300):
+            if reg.find(RESEARCH) is not None:
+                break
+            await asyncio.sleep(0.1)
+        asked: dict[str, list[str]] = {"A": [], "B": []}
+
+        def user(who: str) -> Any:
+            async def elicit(context: Any, params: Any) -> types.ElicitResult:
+                asked[who].append(params.message)
+                content = {"interpretation": f"{who}'s view", "name": who}
+                return types.ElicitResult(action="accept", content=content)
+
+            return elicit
+
+        async with (
+            mcp.Client(handle.url, mode="legacy", elicitation_callback=user("A")) as a,
+            mcp.Client(handle.url, mode="legacy", elicitation_callback=user("B")) as b,
+        ):
+            research = asyncio.create_task(
+                a.call_tool(RESEARCH, {"topic": "tides", "ambiguous": True})
+            )
+            await asyncio.sleep(0.5)  # A's task is working; B's call is newer from here on
+            long_b = asyncio.create_task(
+                b.call_tool(
+                    "mcp__everything__trigger-long-running-operation", {"duration": 6, "steps": 3}
+                )
+            )
+            report = await research
+            assert "tides (A's view)" in text(report)
+            assert len(asked["A"]) == 1 and asked["B"] == []
+            assert "Long running operation completed" in text(await long_b)
+    finally:
+        handle.stop()
+        reg.close()
