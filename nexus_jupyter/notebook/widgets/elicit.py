@@ -4,7 +4,7 @@ A call started from a form (``%tool try``) runs on the registry's background loo
 :class:`NotebookChannel` as its client; when the tool asks (``await ctx.elicit(message,
 schema)``), an :class:`ElicitForm` generated from the requested schema appears in the form's
 result pane, and the tool goes on with the answer once the user presses Submit, Decline or
-Cancel. As with approvals, the click resolves a future of the background loop from the kernel
+Dismiss (the MCP actions accept, decline and cancel). As with approvals, the click resolves a future of the background loop from the kernel
 thread, so neither thread waits on the other.
 
 A notebook has no model to sample, so ``ctx.sample`` raises
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 class ElicitForm(W.VBox):
-    """The tool's message, the fields of the requested schema, Submit / Decline / Cancel."""
+    """The tool's message, the fields of the requested schema, Submit / Decline / Dismiss."""
 
     def __init__(self, tool: str, message: str, schema: dict[str, Any], on_answer: Any) -> None:
         self.message = W.HTML(
@@ -47,7 +47,12 @@ class ElicitForm(W.VBox):
         fit = W.Layout(width="auto", min_width="100px")
         self.submit_button = W.Button(description="Submit", button_style="primary", layout=fit)
         self.decline_button = W.Button(description="Decline", layout=fit)
-        self.cancel_button = W.Button(description="Cancel", button_style="warning", layout=fit)
+        # "Dismiss", not "Cancel": the pane's own Cancel stops the whole call.
+        self.cancel_button = W.Button(
+            description="Dismiss",
+            tooltip="Close the question without answering (the tool is told it was dismissed)",
+            layout=fit,
+        )
         self.submit_button.on_click(lambda _: self.submit())
         self.decline_button.on_click(lambda _: self.choose("decline"))
         self.cancel_button.on_click(lambda _: self.choose("cancel"))
