@@ -34,7 +34,7 @@ from ..core.errors import (
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
 from ..core.tasks.store import TaskStore
-from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, InputRequired
+from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, ClientChannel, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
 from .mcp_approval import ask_client
@@ -288,7 +288,9 @@ class RegistryServer:
         bound = CURRENT_CHANNEL.set(task or caller)  # the tool's ToolContext picks it up
         try:
             options = {"request": request, "progress": progress, "cancellation": token}
-            result = await self._call_approving(name, arguments, options, caller, round_trip)
+            # a task's approval question waits in the task, like its other questions
+            asker = task or caller
+            result = await self._call_approving(name, arguments, options, asker, round_trip)
             await caller.flush()
             if task is not None and result is not None and result.error_type == "ToolUnavailable":
                 raise MCPError(INTERNAL_ERROR, result.error or "the tool could not run")
@@ -327,7 +329,7 @@ class RegistryServer:
         name: str,
         arguments: dict[str, Any],
         options: dict[str, Any],
-        caller: McpClientChannel,
+        caller: ClientChannel,
         round_trip: RoundTrip | None,
     ) -> Any:
         """``registry.call``; a call that needs approval asks the client's user (once, for
@@ -402,6 +404,7 @@ async def serve_http(
     defer: bool = False,
     started: Any = None,
     allowed_hosts: Sequence[str] = (),
+    task_store: TaskStore | None = None,
     **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -409,10 +412,11 @@ async def serve_http(
     ``started`` (optional) is called with the bound ``(host, port)`` once listening.
     Requests must name loopback, ``host`` or one of ``allowed_hosts`` in ``Host``/``Origin``
     (DNS-rebinding protection). ``session_idle_s`` and ``max_sessions`` bound the stateful
-    sessions (see :mod:`.mcp_http`)."""
+    sessions (see :mod:`.mcp_http`). ``task_store`` keeps the state of tasks (default: in
+    memory; a shared store lets replicas answer each other's task polls)."""
     from .mcp_http import run_uvicorn
 
-    app = RegistryServer(registry, defer=defer)
+    app = RegistryServer(registry, defer=defer, task_store=task_store)
     app.attach()
     try:
         await run_uvicorn(

@@ -314,3 +314,45 @@ async def test_an_upstream_question_reaches_the_client_whose_call_asked() -> Non
     finally:
         handle.stop()
         reg.close()
+
+
+async def test_a_task_that_needs_approval_asks_inside_the_task() -> None:
+    """A task tool whose policy says ask: the approval question waits in the task
+    (input_required, answered by tasks/update) and the tool runs once approved."""
+    from nexus_jupyter import tool
+    from nexus_jupyter.core.policy.policy import Policy
+    from nexus_jupyter.serve.mcp_approval import APPROVE
+    from nexus_jupyter.serve.mcp_server import McpServerHandle
+
+    ran: list[str] = []
+
+    @tool(permission="danger_full_access", task=True)
+    async def wipe(path: str) -> str:
+        """Delete a folder, slowly (asks first)."""
+        await asyncio.sleep(0.2)
+        ran.append(path)
+        return f"wiped {path}"
+
+    reg = Registry()
+    reg.add(wipe)
+    reg.policy = Policy(grant="danger_full_access")  # within the grant, but it asks
+    handle = McpServerHandle.start(reg, port=0)
+    try:
+        asked: list[tuple[str, dict[str, Any]]] = []
+
+        async def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            asked.append((method, params))
+            return {"action": "accept", "content": {"decision": APPROVE}}
+
+        extension = tasks_client_extension(answer)
+        async with mcp.Client(
+            handle.url, mode="auto", extensions=[extension], elicitation_callback=_never
+        ) as client:
+            done = await client.call_tool("wipe", {"path": "/tmp/x"})
+        assert text(done) == "wiped /tmp/x" and ran == ["/tmp/x"]
+        ((method, question),) = asked
+        assert method == "elicitation/create" and "'wipe'" in question["message"]
+        assert '"path": "/tmp/x"' in question["message"]
+    finally:
+        handle.stop()
+        reg.close()
