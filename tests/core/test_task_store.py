@@ -39,8 +39,10 @@ def test_expired_tasks_are_gone() -> None:
         record = TaskRecord.new("slow", ttl_ms=50)
         await store.create(record)
         await asyncio.sleep(0.08)
-        assert await store.get(record.task_id) is None
-        assert await store.transition(record.task_id, status="completed") is None
+        assert await store.get(record.task_id) is not None  # still running: kept
+        assert await store.transition(record.task_id, status="completed") is not None
+        await asyncio.sleep(0.08)
+        assert await store.get(record.task_id) is None  # finished, and its TTL ran out
         await store.create(TaskRecord.new("other"))  # creating drops what has expired
         assert len(store) == 1
 

@@ -13,8 +13,9 @@ between replicas)::
 The contract every store keeps:
 
 - ``create`` makes the task readable before it returns (a poll right after sees it).
-- ``get`` returns ``None`` for an unknown task and for one whose TTL has run out since it
-  was last updated; a store may forget expired tasks at any time after that.
+- ``get`` returns ``None`` for an unknown task and for a finished one whose TTL has run out
+  since it was last updated (a task still running never expires: its result must land); a
+  store may forget expired tasks at any time after that.
 - ``transition`` changes a task that has not finished yet, atomically, and returns the new
   record; it returns ``None`` (and changes nothing) for an unknown, expired or finished
   task, so a result that arrives after a cancel cannot overwrite it.
@@ -90,8 +91,8 @@ class TaskRecord:
         return self.status in TERMINAL_STATUSES
 
     def expired(self, now: float | None = None) -> bool:
-        """Whether its TTL has run out since the last update (never, without a TTL)."""
-        if self.ttl_ms is None:
+        """Whether it finished and its TTL has run out since (never, without a TTL)."""
+        if self.ttl_ms is None or not self.terminal:
             return False
         return (now if now is not None else time.time()) > self.updated_at + self.ttl_ms / 1000
 
