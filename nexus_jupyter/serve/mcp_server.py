@@ -39,7 +39,7 @@ from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
-from .mcp_channel import LogLevels, McpClientChannel
+from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
 from .mcp_tasks import McpTasks, TaskChannel
@@ -368,17 +368,7 @@ def _progress_sender(session: Any, loop: asyncio.AbstractEventLoop) -> Any:
     from the loop or from a sync tool's worker thread."""
 
     def send(current: float, total: float | None = None, message: str | None = None) -> None:
-        coro = session.report_progress(current, total, message)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            task = loop.create_task(coro)
-            _BACKGROUND.add(task)
-            task.add_done_callback(_BACKGROUND.discard)
-        else:
-            asyncio.run_coroutine_threadsafe(coro, loop)
+        run_soon(loop, session.report_progress(current, total, message))
 
     return send
 

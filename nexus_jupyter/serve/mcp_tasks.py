@@ -32,7 +32,7 @@ from pydantic import ConfigDict, Field
 
 from ..core.tasks.store import InMemoryTaskStore, TaskRecord, TaskStore
 from ..core.tools.channel import Elicitation, Sampled
-from .mcp_channel import McpClientChannel
+from .mcp_channel import McpClientChannel, run_soon, sampled, sampling_params
 
 __all__ = ["TASKS_EXTENSION", "McpTasks", "TaskChannel", "client_supports_tasks"]
 
@@ -321,20 +321,10 @@ class TaskChannel:
         self._set_status(f"{done}: {message}" if message else done)
 
     def _set_status(self, message: str) -> None:
-        loop = self.loop
-        if loop is None:
-            return
-        coro = self.tasks.store.transition(self.record.task_id, status_message=message)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            task = loop.create_task(coro)
-            _KEEP.add(task)
-            task.add_done_callback(_KEEP.discard)
-        else:  # a sync tool's worker thread
-            asyncio.run_coroutine_threadsafe(coro, loop)
+        if self.loop is not None:
+            run_soon(
+                self.loop, self.tasks.store.transition(self.record.task_id, status_message=message)
+            )
 
     async def elicit(
         self, message: str, schema: dict[str, Any], *, key: str | None = None
@@ -367,17 +357,9 @@ class TaskChannel:
                 messages, max_tokens=max_tokens, system_prompt=system_prompt, key=key
             )
         self.inner._check("sampling", "ask the client's model")
-        params = types.CreateMessageRequestParams(
-            messages=[types.SamplingMessage.model_validate(m) for m in messages],
-            max_tokens=max_tokens,
-            system_prompt=system_prompt,
-        )
-        answer = types.CreateMessageResult.model_validate(
-            await self._ask(key, "sampling/createMessage", params)
-        )
-        blocks = answer.content if isinstance(answer.content, list) else [answer.content]
-        text = "\n".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
-        return Sampled(text, answer.model, answer.stop_reason)
+        params = sampling_params(messages, max_tokens, system_prompt)
+        raw = await self._ask(key, "sampling/createMessage", params)
+        return sampled(types.CreateMessageResult.model_validate(raw))
 
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         import mcp_types as types
@@ -427,6 +409,3 @@ class TaskChannel:
         for key, future in zip(answered, futures, strict=True):
             if not future.done():
                 future.set_result(dict(responses[key]))
-
-
-_KEEP: set[asyncio.Task[Any]] = set()  # the loop keeps only weak references to tasks
