@@ -36,7 +36,7 @@ from .mcp_session import (
     result_from_mcp,
     tool_from_mcp,
 )
-from .mcp_tasks import call_as_task, runs_tasks
+from .mcp_tasks import call_as_task, runs_tasks, tasks_client_extension
 from .mcp_upstream import Relay, list_offers
 
 __all__ = ["McpSource"]
@@ -234,6 +234,8 @@ class McpSource:
             list_roots_callback=relay.on_roots,
             logging_callback=relay.on_log,
             log_level="info",
+            # a 2026-07-28 server's tasks: polled to their result, questions put to the caller
+            extensions=[tasks_client_extension(relay.answer_task_question)],
         )
         async with asyncio.timeout(_CONNECT_TIMEOUT_S):
             await client.__aenter__()

@@ -170,7 +170,7 @@ def tasks_client_extension(answer: Answer, *, progress: Progress | None = None) 
                 await asyncio.sleep(interval)
                 get = GetTask(method="tasks/get", params=TaskIdParams(taskId=task_id))
                 state = await session.send_request(get, TaskState)
-        except asyncio.CancelledError:
+        except BaseException:  # cancelled, or a question nobody could answer: stop the task
             cancel = CancelTask(method="tasks/cancel", params=TaskIdParams(taskId=task_id))
             with contextlib.suppress(Exception):
                 await asyncio.shield(session.send_request(cancel, types.EmptyResult))

@@ -223,6 +223,29 @@ class Relay:
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
         return types.ListRootsResult.model_validate({"roots": roots})
 
+    async def answer_task_question(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A question a 2026-07-28 task of the server asks (in ``tasks/get``), put to the
+        caller like any other; raises :class:`CallerUnavailable` when nobody can answer."""
+        import mcp_types as types
+
+        if method == "elicitation/create":
+            result = await self.on_elicit(
+                None, types.ElicitRequestFormParams.model_validate(params)
+            )
+        elif method == "sampling/createMessage":
+            result = await self.on_sample(
+                None, types.CreateMessageRequestParams.model_validate(params)
+            )
+        elif method == "roots/list":
+            result = await self.on_roots(None)
+        else:
+            raise CallerUnavailable(
+                f"MCP server {self.server!r} asked {method!r} in a task; nexus cannot answer that."
+            )
+        if isinstance(result, types.ErrorData):
+            raise CallerUnavailable(result.message)
+        return _dump(result)
+
     async def on_log(self, params: Any) -> None:
         caller = self.current
         data = params.data if isinstance(params.data, str) else repr(params.data)

@@ -356,3 +356,51 @@ async def test_a_task_that_needs_approval_asks_inside_the_task() -> None:
     finally:
         handle.stop()
         reg.close()
+
+
+async def test_nexus_as_the_client_of_a_2026_task_server(served: str) -> None:
+    """McpSource declares the tasks extension: another nexus's task tools answer with tasks,
+    polled to their result, and a task's question goes to whoever made the call."""
+    from nexus_jupyter.core.tools.channel import CURRENT_CHANNEL, Elicitation
+
+    class Caller:
+        loop: Any = None
+        asked: list[str] = []
+
+        def log(self, level: str, message: str, logger: str) -> None:
+            pass
+
+        async def elicit(self, message: str, schema: dict[str, Any], *, key: Any = None) -> Any:
+            self.asked.append(message)
+            return Elicitation("accept", {"colour": "ochre"})
+
+        async def sample(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("not asked")
+
+        async def list_roots(self, *, key: Any = None) -> list[dict[str, Any]]:
+            return []
+
+    reg = Registry()
+    source = McpSource("up", url=served)
+    reg.add_source(source)
+    try:
+        for _ in range(300):
+            if reg.find("mcp__up__ask_then_work") is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert source.protocol_version == "2026-07-28"
+        crunched = await reg.call("mcp__up__crunch", {"seconds": 0.3})
+        assert crunched.text == "crunched for 0.3 s", crunched.error
+        nobody = await reg.call("mcp__up__ask_then_work", {})
+        assert nobody.is_error and "only calls over MCP can" in (nobody.error or "")
+        caller = Caller()
+        caller.loop = asyncio.get_running_loop()
+        bound = CURRENT_CHANNEL.set(caller)  # type: ignore[arg-type]
+        try:
+            painted = await reg.call("mcp__up__ask_then_work", {})
+        finally:
+            CURRENT_CHANNEL.reset(bound)
+        assert painted.text == "painted ochre", painted.error
+        assert caller.asked == ["Colour?"]
+    finally:
+        reg.close()
