@@ -43,6 +43,7 @@ from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
 from .mcp_tasks import McpTasks, TaskChannel
+from .mcp_tasks_legacy import LegacyTasks, legacy_tasks_capability
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -83,6 +84,12 @@ class RegistryServer:
                 )
                 return super().create_initialization_options(opts, *args, **kwargs)
 
+            def get_capabilities(self, *args: Any, **kwargs: Any) -> Any:
+                # 2025-11-25 tasks (a 2026-07-28 answer drops this slot: tasks are an
+                # extension there)
+                capabilities = super().get_capabilities(*args, **kwargs)
+                return capabilities.model_copy(update={"tasks": legacy_tasks_capability()})
+
         self.registry = registry
         self.defer = defer
         self.log_levels = LogLevels()
@@ -119,6 +126,7 @@ class RegistryServer:
         )
         self.tasks = McpTasks(task_store)  # long calls as tasks (the tasks extension)
         self.tasks.register(self.server)
+        LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()
         self._listing: tuple[int, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -253,6 +261,9 @@ class RegistryServer:
         meta = getattr(tool, "meta", None)
         starts_at_call = getattr(meta, "task_start", "call") == "call"
         return await self.tasks.start(ctx, params.name, serve, starts_at_call=starts_at_call)
+
+    async def _serve_task(self, ctx: Any, params: Any, task: TaskChannel, progress: Any) -> Any:
+        return await self._serve_call(ctx, params, task=task, progress=progress)
 
     async def _serve_call(
         self, ctx: Any, params: Any, *, task: TaskChannel | None = None, progress: Any = None

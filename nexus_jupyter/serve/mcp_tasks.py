@@ -122,6 +122,9 @@ class McpTasks:
         self.ttl_ms, self.poll_interval_ms = ttl_ms, poll_interval_ms
         self._running: dict[str, asyncio.Task[None]] = {}
         self._channels: dict[str, TaskChannel] = {}
+        #: How tasks/get and tasks/cancel show a task to 2025-11-25 clients (set by
+        #: :class:`~.mcp_tasks_legacy.LegacyTasks`; ``None``: those clients get no tasks).
+        self.legacy_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def register(self, server: Any) -> None:
         """Advertise the extension and add its methods to an SDK low-level ``Server``."""
@@ -146,12 +149,23 @@ class McpTasks:
             raise _missing_extension("This tool runs only as a task: calling it")
         return False
 
-    async def start(self, ctx: Any, tool: str, serve: Serve, *, starts_at_call: bool) -> Any:
+    async def start(
+        self,
+        ctx: Any,
+        tool: str,
+        serve: Serve,
+        *,
+        starts_at_call: bool,
+        ttl_ms: int | None = None,
+    ) -> Any:
         """Run ``serve`` as a task; the ``CreateTaskResult`` once the task exists. With
         ``starts_at_call=False`` the tool decides (``ctx.start_task()``); if it finishes or
         asks a question first, its own result is returned instead."""
         record = TaskRecord.new(
-            tool, ttl_ms=self.ttl_ms, poll_interval_ms=self.poll_interval_ms, owner=_owner()
+            tool,
+            ttl_ms=ttl_ms or self.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+            owner=_owner(),
         )
         channel = TaskChannel(self, record)
         if starts_at_call:
@@ -213,12 +227,23 @@ class McpTasks:
 
     # -- the extension's methods -----------------------------------------------------------------
 
-    async def _record(self, ctx: Any, params: Any) -> TaskRecord:
+    def channel(self, task_id: str) -> TaskChannel | None:
+        """The channel of a task running in this process."""
+        return self._channels.get(task_id)
+
+    def _legacy(self, ctx: Any) -> bool:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        return self.legacy_view is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+    async def record(self, ctx: Any, params: Any) -> TaskRecord:
+        """The task ``params.task_id`` names, as this request may see it; raises the
+        protocol error otherwise (no extension, header mismatch, unknown or not its own)."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import INVALID_PARAMS
         from mcp_types.jsonrpc import HEADER_MISMATCH
 
-        if not client_supports_tasks(ctx):
+        if not self._legacy(ctx) and not client_supports_tasks(ctx):
             raise _missing_extension(f"{ctx.method}")
         request = getattr(ctx, "request", None)
         header = request.headers.get("mcp-name") if request is not None else None
@@ -238,8 +263,11 @@ class McpTasks:
         return record
 
     async def _get(self, ctx: Any, params: Any) -> dict[str, Any]:
-        record = await self._record(ctx, params)
+        record = await self.record(ctx, params)
         out = _envelope(record)
+        if self._legacy(ctx):
+            assert self.legacy_view is not None
+            return self.legacy_view(out)  # the result comes from tasks/result there
         if record.status == "completed" and record.result is not None:
             out["result"] = record.result
         elif record.status == "failed" and record.error is not None:
@@ -249,14 +277,14 @@ class McpTasks:
         return out
 
     async def _update(self, ctx: Any, params: Any) -> dict[str, Any]:
-        record = await self._record(ctx, params)
+        record = await self.record(ctx, params)
         channel = self._channels.get(record.task_id)
         if channel is not None:
             await channel.answer(params.input_responses)
         return {}
 
     async def _cancel(self, ctx: Any, params: Any) -> dict[str, Any]:
-        record = await self._record(ctx, params)
+        record = await self.record(ctx, params)
         if not record.terminal:
             await self.store.transition(
                 record.task_id, status="cancelled", status_message="cancelled by the client"
@@ -264,6 +292,9 @@ class McpTasks:
             call = self._running.get(record.task_id)
             if call is not None:
                 call.cancel()
+        if self._legacy(ctx):  # 2025-11-25 answers with the task
+            assert self.legacy_view is not None
+            return self.legacy_view(_envelope(await self.record(ctx, params)))
         return {}
 
     async def close(self) -> None:

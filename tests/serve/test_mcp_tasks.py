@@ -404,3 +404,44 @@ async def test_nexus_as_the_client_of_a_2026_task_server(served: str) -> None:
         assert caller.asked == ["Colour?"]
     finally:
         reg.close()
+
+
+async def test_2025_clients_run_tasks_on_that_revisions_wire(served: str) -> None:
+    """A 2025-11-25 client that asks for a task (tools/call with ``task``) gets one: its
+    status through tasks/get, the result through tasks/result, which also carries the task's
+    question to the client; tasks/cancel answers with the task."""
+    from nexus_jupyter.sources.mcp_tasks import call_as_task, runs_tasks
+
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"colour": "plum"})
+
+    async with mcp.Client(served, mode="legacy", elicitation_callback=elicit) as client:
+        assert runs_tasks(client)  # capabilities.tasks.requests.tools.call
+        progress: list[str | None] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append(message)
+
+        done = await call_as_task(client, "crunch", {"seconds": 1.2}, progress=on_progress)
+        assert text(done) == "crunched for 1.2 s"
+        assert any(m and "/3: step" in m for m in progress), progress
+        painted = await call_as_task(client, "ask_then_work", {})
+        assert text(painted) == "painted plum" and asked == ["Colour?"]
+
+        raw = await client.session._dispatcher.send_raw_request(
+            "tools/call", {"name": "forever", "arguments": {}, "task": {"ttl": 60000}}, {}
+        )
+        task = raw["task"]
+        assert task["status"] == "working" and task["ttl"] == 60000 and "ttlMs" not in task
+        get = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task["taskId"]))
+        assert (await client.session.send_request(get, types.GetTaskResult)).status == "working"
+        cancel = types.CancelTaskRequest(
+            params=types.CancelTaskRequestParams(task_id=task["taskId"])
+        )
+        cancelled = await client.session.send_request(cancel, types.CancelTaskResult)
+        assert cancelled.status == "cancelled"
+        # without the task parameter, the same tool answers as usual
+        assert text(await client.call_tool("crunch", {"seconds": 0})) == "crunched for 0 s"
