@@ -16,7 +16,8 @@ the call returns a ``CreateTaskResult`` at once. The client then uses
 Tools declared ``task_start="tool"`` ask their first questions in ordinary input-required
 rounds and become a task when they call ``ctx.start_task()``. A client without the extension
 gets an ordinary result, except from ``"required"`` tools: ``-32021``. Handshake-era clients
-(2025-11-25 and earlier) always get ordinary results. Task state lives in a
+(2025-11-25) get the same tasks on their own wire when they ask for one
+(:mod:`.mcp_tasks_legacy`), else ordinary results. Task state lives in a
 :class:`~nexus_jupyter.core.tasks.store.TaskStore`; the running calls live in this process.
 """
 
@@ -142,7 +143,7 @@ class McpTasks:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         if task_support == "forbidden" or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return False  # handshake-era clients get the result (a task-only tool waits)
+            return False  # handshake-era clients ask for a task themselves (.mcp_tasks_legacy)
         if client_supports_tasks(ctx):
             return True
         if task_support == "required":
