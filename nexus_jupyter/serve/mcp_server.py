@@ -28,18 +28,22 @@ from ..core.errors import (
     NexusError,
     PermissionDenied,
     ToolNotFound,
+    ToolUnavailable,
     ToolValidationError,
 )
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
-from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, InputRequired
+from ..core.tasks.store import TaskStore
+from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, ClientChannel, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
-from .mcp_channel import LogLevels, McpClientChannel
+from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
+from .mcp_tasks import McpTasks, TaskChannel
+from .mcp_tasks_legacy import LegacyTasks, legacy_tasks_capability
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -63,6 +67,7 @@ class RegistryServer:
         defer: bool = False,
         name: str = "nexus-tools",
         bus: Any = None,
+        task_store: TaskStore | None = None,
     ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
@@ -79,6 +84,12 @@ class RegistryServer:
                     tools_changed=True, prompts_changed=True, resources_changed=True
                 )
                 return super().create_initialization_options(opts, *args, **kwargs)
+
+            def get_capabilities(self, *args: Any, **kwargs: Any) -> Any:
+                # 2025-11-25 tasks (a 2026-07-28 answer drops this slot: tasks are an
+                # extension there)
+                capabilities = super().get_capabilities(*args, **kwargs)
+                return capabilities.model_copy(update={"tasks": legacy_tasks_capability()})
 
         self.registry = registry
         self.defer = defer
@@ -115,6 +126,9 @@ class RegistryServer:
         self.server.add_request_handler(
             "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )
+        self.tasks = McpTasks(task_store)  # long calls as tasks (the tasks extension)
+        self.tasks.register(self.server)
+        LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()
         self._listing: tuple[int, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -241,17 +255,36 @@ class RegistryServer:
         return listing
 
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
+        entry = self.registry.snapshot.entries.get(params.name)
+        tool = entry.tool if entry is not None else None
+        if tool is None or not self.tasks.runs_as_task(ctx, tool.spec.task_support):
+            return await self._serve_call(ctx, params)
+
+        async def serve(channel: TaskChannel, progress: Any) -> Any:
+            return await self._serve_call(ctx, params, task=channel, progress=progress)
+
+        meta = getattr(tool, "meta", None)
+        starts_at_call = getattr(meta, "task_start", "call") == "call"
+        return await self.tasks.start(ctx, params.name, serve, starts_at_call=starts_at_call)
+
+    async def _serve_task(self, ctx: Any, params: Any, task: TaskChannel, progress: Any) -> Any:
+        return await self._serve_call(ctx, params, task=task, progress=progress)
+
+    async def _serve_call(
+        self, ctx: Any, params: Any, *, task: TaskChannel | None = None, progress: Any = None
+    ) -> Any:
+        """One ``tools/call``, answered in the request, or in a task (``task``: its channel;
+        a tool that cannot run at all is then a protocol error, so the task fails)."""
         from mcp.shared.exceptions import MCPError
         from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
-        from mcp_types import INVALID_PARAMS
+        from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
         from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
         request = RequestInfo(request_id=f"mcp-{ctx.request_id}", caller=MCP_CALLER)
-        progress = None
-        if progress_token_from_params(ctx.params) is not None:
+        if task is None and progress_token_from_params(ctx.params) is not None:
             progress = _progress_sender(ctx.session, asyncio.get_running_loop())
         # A tool that takes a ToolContext can watch for cancellation: give it a token that a
         # client's notifications/cancelled (which cancels this handler) trips. Other tools are
@@ -266,11 +299,17 @@ class RegistryServer:
         except StateError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         caller = McpClientChannel(ctx, self.log_levels, round_trip)
-        bound = CURRENT_CHANNEL.set(caller)  # the tool's ToolContext picks it up
+        if task is not None:
+            task.inner = caller
+        bound = CURRENT_CHANNEL.set(task or caller)  # the tool's ToolContext picks it up
         try:
             options = {"request": request, "progress": progress, "cancellation": token}
-            result = await self._call_approving(name, arguments, options, caller, round_trip)
+            # a task's approval question waits in the task, like its other questions
+            asker = task or caller
+            result = await self._call_approving(name, arguments, options, asker, round_trip)
             await caller.flush()
+            if task is not None and result is not None and result.error_type == "ToolUnavailable":
+                raise MCPError(INTERNAL_ERROR, result.error or "the tool could not run")
             if result is None or (round_trip is not None and round_trip.questions):
                 assert round_trip is not None
                 return round_trip.result()  # the tool asked: its error result only says so
@@ -290,6 +329,8 @@ class RegistryServer:
             advice = "Call tool_search with what you want to do to find the right tool."
             raise MCPError(INVALID_PARAMS, exc.worded_for(advice)) from None
         except NexusError as exc:
+            if task is not None and isinstance(exc, ToolUnavailable):
+                raise MCPError(INTERNAL_ERROR, str(exc)) from None
             return error_result(exc)
         except asyncio.CancelledError:
             if token is not None:
@@ -304,7 +345,7 @@ class RegistryServer:
         name: str,
         arguments: dict[str, Any],
         options: dict[str, Any],
-        caller: McpClientChannel,
+        caller: ClientChannel,
         round_trip: RoundTrip | None,
     ) -> Any:
         """``registry.call``; a call that needs approval asks the client's user (once, for
@@ -343,17 +384,7 @@ def _progress_sender(session: Any, loop: asyncio.AbstractEventLoop) -> Any:
     from the loop or from a sync tool's worker thread."""
 
     def send(current: float, total: float | None = None, message: str | None = None) -> None:
-        coro = session.report_progress(current, total, message)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            task = loop.create_task(coro)
-            _BACKGROUND.add(task)
-            task.add_done_callback(_BACKGROUND.discard)
-        else:
-            asyncio.run_coroutine_threadsafe(coro, loop)
+        run_soon(loop, session.report_progress(current, total, message))
 
     return send
 
@@ -380,6 +411,7 @@ async def serve_http(
     started: Any = None,
     allowed_hosts: Sequence[str] = (),
     bus: Any = None,
+    task_store: TaskStore | None = None,
     **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -388,10 +420,11 @@ async def serve_http(
     Requests must name loopback, ``host`` or one of ``allowed_hosts`` in ``Host``/``Origin``
     (DNS-rebinding protection). ``session_idle_s`` and ``max_sessions`` bound the stateful
     sessions (see :mod:`.mcp_http`). ``bus`` replaces the in-memory ``SubscriptionBus``
-    (a cluster's Redis bus, started and closed here)."""
+    (a cluster's Redis bus, started and closed here). ``task_store`` keeps the state of
+    tasks (default: in memory; a shared store lets replicas answer each other's task polls)."""
     from .mcp_http import run_uvicorn
 
-    app = RegistryServer(registry, defer=defer, bus=bus)
+    app = RegistryServer(registry, defer=defer, bus=bus, task_store=task_store)
     app.attach()
     if hasattr(bus, "start"):
         await bus.start()

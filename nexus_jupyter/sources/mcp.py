@@ -36,6 +36,7 @@ from .mcp_session import (
     result_from_mcp,
     tool_from_mcp,
 )
+from .mcp_tasks import call_as_task, runs_tasks, tasks_client_extension
 from .mcp_upstream import Relay, list_offers
 
 __all__ = ["McpSource"]
@@ -93,6 +94,7 @@ class McpSource:
         self._stderr_lines = stderr_lines
         self._stderr: StderrTail | None = None
         self._tools: list[Tool] = []
+        self._task_only: set[str] = set()  # tools the server runs only as tasks
         self._skipped: dict[str, str] = {}
         self._publisher: SourcePublisher | None = None
         self._client: Any = None
@@ -232,6 +234,8 @@ class McpSource:
             list_roots_callback=relay.on_roots,
             logging_callback=relay.on_log,
             log_level="info",
+            # a 2026-07-28 server's tasks: polled to their result, questions put to the caller
+            extensions=[tasks_client_extension(relay.answer_task_question)],
         )
         async with asyncio.timeout(_CONNECT_TIMEOUT_S):
             await client.__aenter__()
@@ -372,6 +376,9 @@ class McpSource:
             except ToolDefinitionError as exc:
                 skipped[remote.name] = str(exc)
         self._tools, self._skipped = tools, skipped
+        self._task_only = {
+            r.name for r in listed if r.execution and r.execution.task_support == "required"
+        }
         if publish:
             self._publish()
 
@@ -434,8 +441,20 @@ class McpSource:
                 await ctx.progress(done, total, message)
 
         try:
-            with self.relay.calling(ctx.channel if ctx is not None else None):
-                result = await client.call_tool(remote_name, arguments, progress_callback=progress)
+            caller = ctx.channel if ctx is not None else None
+            with self.relay.calling(caller):
+                if remote_name in self._task_only and runs_tasks(client):
+                    result = await call_as_task(
+                        client,
+                        remote_name,
+                        arguments,
+                        progress=progress,
+                        on_task=lambda task_id: self.relay.task_started(task_id, caller),
+                    )
+                else:
+                    result = await client.call_tool(
+                        remote_name, arguments, progress_callback=progress
+                    )
         except Exception as exc:
             if is_connection_error(exc):
                 self._dropped.set()

@@ -160,6 +160,8 @@ def tool_from_mcp(
         display["icons"] = [
             i.model_dump(by_alias=True, mode="json", exclude_none=True) for i in remote.icons
         ]
+    execution = getattr(remote, "execution", None)
+    task_support = getattr(execution, "task_support", None) or "forbidden"
     return Tool.from_schema(
         remote.name,
         remote.description or (annotations.get("title") or ""),
@@ -168,6 +170,7 @@ def tool_from_mcp(
         output_schema=remote.output_schema,
         annotations=annotations,
         display=display,
+        task_support=task_support,
         permission=permission_from_annotations(annotations),
         origin=origin,
         timeout=timeout,

@@ -240,6 +240,7 @@ class ToolContext:
     - ``progress(current, total=None, message=None)``: report progress (sync or awaitable)
     - ``await elicit(message, schema)`` / ``await sample(prompt)``: ask the calling client's
       user or model (over MCP; see :mod:`.channel`)
+    - ``await start_task()``: from here on, run as a task (see ``@tool(task=...)``)
     - ``tool_name``: the name the tool was called under
     """
 
@@ -321,6 +322,14 @@ class ToolContext:
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """The calling client's roots (``{"uri", "name"}`` dicts): the folders it works in."""
         return await self._require_channel("list the client's roots").list_roots(key=key)
+
+    async def start_task(self) -> None:
+        """Go on as a task (tools declared ``@tool(task=..., task_start="tool")``): a client
+        that runs this call as a task gets its task now and polls for the rest, so ask
+        quick questions before this and do the long work after. Elsewhere it does nothing."""
+        start = getattr(self.channel, "start_task", None)
+        if start is not None:
+            await start()
 
     def _require_channel(self, what: str) -> ClientChannel:
         if self.channel is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from ..errors import ToolDefinitionError
-from .spec import Permission, validate_permission, validate_tool_name
+from .spec import TASK_SUPPORT, Permission, TaskSupport, validate_permission, validate_tool_name
 
 __all__ = ["TOOL_META_ATTR", "ToolMeta", "get_tool_meta", "on_tool_defined", "tool"]
 
@@ -58,6 +58,10 @@ class ToolMeta:
     requires_credentials: tuple[str, ...] = ()
     eager: bool = False
     timeout: float | None = None
+    task: TaskSupport = "forbidden"
+    #: ``"call"``: a task call is a task from its start; ``"tool"``: the tool asks its
+    #: questions first (input-required rounds) and calls ``ctx.start_task()``.
+    task_start: str = "call"
 
     def options(self) -> dict[str, Any]:
         """The options that differ from the defaults, as keyword arguments to ``@tool``."""
@@ -78,6 +82,8 @@ _DEFAULTS = {
     "requires_credentials": (),
     "eager": False,
     "timeout": None,
+    "task": "forbidden",
+    "task_start": "call",
 }
 
 
@@ -103,6 +109,8 @@ def make_tool_meta(
     requires_credentials: str | Iterable[str] | None = None,
     eager: bool = False,
     timeout: float | None = None,
+    task: bool | str = False,
+    task_start: str = "call",
 ) -> ToolMeta:
     """Check ``@tool`` options and freeze them. Raises :class:`ToolDefinitionError`."""
     if name is not None:
@@ -114,6 +122,8 @@ def make_tool_meta(
             f"@tool(timeout=...) takes a positive number of seconds, got {timeout!r}."
         )
     return ToolMeta(
+        task=_task_support(task),
+        task_start=_task_start(task_start),
         name=name,
         description=description,
         permission=validate_permission(permission),
@@ -123,6 +133,27 @@ def make_tool_meta(
         eager=bool(eager),
         timeout=float(timeout) if timeout is not None else None,
     )
+
+
+def _task_support(task: bool | str) -> TaskSupport:
+    if task is True:
+        return "optional"
+    if task is False:
+        return "forbidden"
+    if task not in TASK_SUPPORT:
+        raise ToolDefinitionError(
+            f"@tool(task=...) takes True, False, 'optional' or 'required', got {task!r}."
+        )
+    return task  # type: ignore[return-value,unused-ignore]
+
+
+def _task_start(task_start: str) -> str:
+    if task_start not in ("call", "tool"):
+        raise ToolDefinitionError(
+            f"@tool(task_start=...) takes 'call' (the task starts with the call) or 'tool' "
+            f"(the tool calls ctx.start_task()), got {task_start!r}."
+        )
+    return task_start
 
 
 @overload
@@ -140,6 +171,8 @@ def tool(
     requires_credentials: str | Iterable[str] | None = None,
     eager: bool = False,
     timeout: float | None = None,
+    task: bool | str = False,
+    task_start: str = "call",
 ) -> Callable[[F], F]: ...
 
 
@@ -149,7 +182,10 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     Options: ``name``, ``description`` (default: the docstring's first paragraph),
     ``permission`` (``read_only`` | ``workspace_write`` | ``danger_full_access``),
     ``categories``, ``capabilities``, ``requires_credentials``, ``eager`` (always shown
-    to agents, never deferred behind ``tool_search``) and ``timeout`` (seconds per call).
+    to agents, never deferred behind ``tool_search``), ``timeout`` (seconds per call) and
+    ``task`` (``True``/``"optional"``: an MCP client that supports tasks gets a task to poll
+    instead of waiting; ``"required"``: only as a task; with ``task_start="tool"`` the task
+    begins when the tool calls ``await ctx.start_task()``, after asking its questions).
 
     The function is returned unchanged, so it can still be called directly.
     """
