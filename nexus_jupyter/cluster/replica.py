@@ -4,9 +4,10 @@
     await serve_http(registry, ..., bus=replica.bus)
     replica.close()
 
-Joining wires four things to the same Redis (see the modules for each): the tools folder
+Joining wires five things to the same Redis (see the modules for each): the tools folder
 (:mod:`.node`), MCP listen events (:mod:`.bus`), "approve always" decisions and the audit
-stream (:mod:`.shared`). It also adds a source named ``cluster`` holding one read-only tool,
+stream (:mod:`.shared`), and the state of tasks (:mod:`.tasks`; the server is given
+``replica.bus`` and ``replica.task_store``). It also adds a source named ``cluster`` holding one read-only tool,
 ``cluster_status``, and whose status is an error while Redis is away, so the state shows
 wherever sources show (``%tool list``, the catalog, ``registry.status()``) and any MCP
 client can ask a replica how it is.
@@ -73,7 +74,10 @@ class ClusterReplica:
     """The parts that make one registry a replica; build with :meth:`join`."""
 
     def __init__(self, registry: Any, node: ClusterNode, bus: RedisSubscriptionBus) -> None:
+        from .tasks import RedisTaskStore
+
         self.registry, self.node, self.bus = registry, node, bus
+        self.task_store = RedisTaskStore(node.address)
 
     @classmethod
     def join(

@@ -176,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
                     started=announce,
                     allowed_hosts=args.allow_host,
                     bus=replica.bus if replica is not None else None,
+                    task_store=replica.task_store if replica is not None else None,
                     **limits,
                 )
             )

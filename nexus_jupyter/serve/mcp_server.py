@@ -440,8 +440,10 @@ async def serve_http(
         )
     finally:
         app.detach()
-        if hasattr(bus, "close"):
-            await bus.close()
+        for shared in (bus, task_store):  # a cluster's Redis connections, on this loop
+            close = getattr(shared, "close", None)
+            if close is not None:
+                await close()
 
 
 class McpServerHandle:

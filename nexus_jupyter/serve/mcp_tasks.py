@@ -126,6 +126,15 @@ class McpTasks:
         #: How tasks/get and tasks/cancel show a task to 2025-11-25 clients (set by
         #: :class:`~.mcp_tasks_legacy.LegacyTasks`; ``None``: those clients get no tasks).
         self.legacy_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        # A store shared by replicas tells us of cancels made through another replica.
+        watch = getattr(self.store, "watch_cancellations", None)
+        if watch is not None:
+            watch(self._cancel_running)
+
+    def _cancel_running(self, task_id: str) -> None:
+        call = self._running.get(task_id)
+        if call is not None:
+            call.cancel()
 
     def register(self, server: Any) -> None:
         """Advertise the extension and add its methods to an SDK low-level ``Server``."""

@@ -20,6 +20,7 @@ import mcp
 import mcp_types as types
 import pytest
 from rig import ClusterRig, cluster_rig, missing_programs
+from task_wire import post
 
 from nexus_jupyter.cluster import ClusterAddress, ClusterReplica, ClusterStore
 from nexus_jupyter.cluster.bus import RedisSubscriptionBus
@@ -48,6 +49,22 @@ from nexus_jupyter import tool
 def risky() -> int:
     """A tool that asks for approval before it runs."""
     return os.getpid()
+'''
+
+TASK_TOOL = '''import asyncio
+import os
+from pathlib import Path
+
+from nexus_jupyter import tool
+
+
+@tool(task=True)
+async def crunch(seconds: float, marker: str = "") -> dict:
+    """Work a while as a task; then leave a marker file and say which process worked."""
+    await asyncio.sleep(seconds)
+    if marker:
+        Path(marker).write_text(str(os.getpid()))
+    return {"pid": os.getpid()}
 '''
 
 SLOW_TOOL = '''import os
@@ -288,6 +305,54 @@ async def test_audit_stream_holds_the_calls_of_every_replica(rig: ClusterRig) ->
         assert any(r["decision"] != "allowed" for r in records if r["tool"] == "risky")
     finally:
         await store.close()
+
+
+async def test_a_task_started_on_one_replica_is_polled_and_cancelled_through_others(
+    rig: ClusterRig, tmp_path: Path
+) -> None:
+    file = tmp_path / "crunch.py"
+    file.write_text(TASK_TOOL)
+    await asyncio.to_thread(publish, file, rig.redis.url)
+    first, second, third = (r.url for r in rig.replicas)
+    deadline = time.monotonic() + 10
+    while True:  # until every replica has loaded it
+        async with mcp.Client(rig.balancer_url) as lb:
+            names = [{t.name for t in (await lb.list_tools()).tools} for _ in rig.replicas]
+        if all("crunch" in n for n in names):
+            break
+        assert time.monotonic() < deadline
+    marker = tmp_path / "finished"
+    created = await post(
+        first,
+        "tools/call",
+        {"name": "crunch", "arguments": {"seconds": 1.5, "marker": str(marker)}},
+    )
+    assert created["resultType"] == "task", created
+    task_id = created["taskId"]
+    assert (await post(second, "tasks/get", {"taskId": task_id}))["status"] == "working"
+    await post(third, "tasks/cancel", {"taskId": task_id})
+    assert (await post(second, "tasks/get", {"taskId": task_id}))["status"] == "cancelled"
+    await asyncio.sleep(2.0)
+    assert not marker.exists(), "the cancel through another replica did not stop the call"
+    # one that finishes: started on the first, its result read through the third
+    done = await post(first, "tools/call", {"name": "crunch", "arguments": {"seconds": 0.2}})
+    deadline = time.monotonic() + 10
+    while (got := await post(third, "tasks/get", {"taskId": done["taskId"]}))[
+        "status"
+    ] == "working":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    assert got["status"] == "completed", got
+    assert got["result"]["structuredContent"] == {"pid": rig.replicas[0].proc.pid}
+    # and the SDK's task client through the balancer: its polls land on every replica
+    from nexus_jupyter.sources.mcp_tasks import tasks_client_extension
+
+    async def never(*_: Any) -> Any:
+        raise AssertionError("no question expected")
+
+    async with mcp.Client(rig.balancer_url, extensions=[tasks_client_extension(never)]) as lb:
+        result = await lb.call_tool("crunch", {"seconds": 0.5})
+        assert not result.is_error and result.structured_content["pid"] in live_pids(rig)
 
 
 async def cluster_states(rig: ClusterRig) -> list[str]:
