@@ -35,6 +35,7 @@ from ..core.registry.state import RegistryChanged
 from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
+from .auth.settings import identity_of
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_channel import LogLevels, McpClientChannel
@@ -238,7 +239,13 @@ class RegistryServer:
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
-        request = RequestInfo(request_id=f"mcp-{ctx.request_id}", caller=MCP_CALLER)
+        principal, ceiling = identity_of(ctx.request)  # (None, None) without --auth
+        request = RequestInfo(
+            request_id=f"mcp-{ctx.request_id}",
+            principal=principal,
+            caller=MCP_CALLER,
+            ceiling=ceiling,
+        )
         progress = None
         if progress_token_from_params(ctx.params) is not None:
             progress = _progress_sender(ctx.session, asyncio.get_running_loop())
@@ -368,6 +375,7 @@ async def serve_http(
     defer: bool = False,
     started: Any = None,
     allowed_hosts: Sequence[str] = (),
+    auth: Any = None,
     **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -375,7 +383,8 @@ async def serve_http(
     ``started`` (optional) is called with the bound ``(host, port)`` once listening.
     Requests must name loopback, ``host`` or one of ``allowed_hosts`` in ``Host``/``Origin``
     (DNS-rebinding protection). ``session_idle_s`` and ``max_sessions`` bound the stateful
-    sessions (see :mod:`.mcp_http`)."""
+    sessions (see :mod:`.mcp_http`). ``auth`` (a :class:`~.auth.ServeAuth`) requires a
+    bearer token on every request; its subject is the calls' principal."""
     from .mcp_http import run_uvicorn
 
     app = RegistryServer(registry, defer=defer)
@@ -388,6 +397,7 @@ async def serve_http(
             started=started,
             closing=app.listen_handler.close,
             allowed_hosts=allowed_hosts,
+            auth=auth,
             **session_limits,
         )
     finally:
