@@ -11,6 +11,7 @@ import argparse
 import datetime
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.tools.spec import PERMISSIONS
@@ -18,7 +19,7 @@ from ..core.tools.spec import PERMISSIONS
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(sub: Any, shared: list[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Any, shared: Sequence[argparse.ArgumentParser]) -> None:
     """Add ``tokens create|list|revoke`` to the ``nexus-tools`` subparsers ``sub``."""
     p = sub.add_parser(
         "tokens", help="create, list or revoke API tokens for `serve --auth tokens`", parents=shared
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageProblem(f"No token named {args.name!r}; see `nexus-tools tokens list`.")
         print(f"Revoked the token of {args.name!r}.")
         return 0
-    rows = [{"name": t.name, "grant": t.grant, "created": _when(t.created)} for t in store.list()]
+    rows = [{"name": t.name, "grant": t.grant, "created": _when(t.created)} for t in store.tokens()]
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:

@@ -37,8 +37,10 @@ _SCOPE_OF_GRANT = {grant: scope for scope, grant in SCOPE_GRANTS.items()}
 
 def grant_of_scopes(scopes: Iterable[str]) -> Permission | None:
     """The highest level ``scopes`` grant; ``None`` when they name no ``tools:`` scope."""
-    levels = [SCOPE_GRANTS[s] for s in scopes if s in SCOPE_GRANTS]
-    return max(levels, key=permission_rank) if levels else None
+    levels: list[Permission] = [SCOPE_GRANTS[s] for s in scopes if s in SCOPE_GRANTS]
+    if not levels:
+        return None
+    return max(levels, key=permission_rank)
 
 
 def scopes_for_grant(grant: Permission) -> list[str]:

@@ -92,7 +92,7 @@ def discover_jwks_url(issuer: str, *, timeout: float = 10.0) -> str:
         url = base + suffix
         tried.append(url)
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310
+            with urllib.request.urlopen(url, timeout=timeout) as response:
                 document = json.load(response)
         except (OSError, ValueError, urllib.error.URLError):
             continue
@@ -127,11 +127,11 @@ def auth_app_options(auth: ServeAuth, resource_url: str) -> dict[str, Any]:
         return {"auth": settings, "token_verifier": verifier}
     from .verifiers import JwksCache, JwtVerifier
 
-    assert auth.issuer is not None and auth.audience is not None  # the validator said so
-    jwks_url = auth.jwks_url or discover_jwks_url(auth.issuer)
-    verifier = JwtVerifier(auth.issuer, auth.audience, JwksCache(jwks_url))
+    issuer, audience = auth.issuer or "", auth.audience or ""  # the validator said both are set
+    jwks_url = auth.jwks_url or discover_jwks_url(issuer)
+    verifier = JwtVerifier(issuer, audience, JwksCache(jwks_url))
     settings = AuthSettings(
-        issuer_url=auth.issuer,  # type: ignore[arg-type]
+        issuer_url=issuer,  # type: ignore[arg-type]
         resource_server_url=auth.public_url or resource_url,  # type: ignore[arg-type]
         required_scopes=[READ_SCOPE],
         # The verifier checks `aud` itself (the audience may be a name, not this URL).

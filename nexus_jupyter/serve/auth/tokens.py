@@ -66,8 +66,7 @@ def check_token_request(name: str, grant: str) -> Permission:
         )
     if grant not in PERMISSIONS:
         raise ConfigError(f"Unknown grant {grant!r}; choose one of {', '.join(PERMISSIONS)}.")
-    level: Permission = grant  # type: ignore[assignment]  # checked just above
-    return level
+    return grant
 
 
 @runtime_checkable
@@ -84,7 +83,7 @@ class TokenStore(Protocol):
         Raises :class:`ConfigError` when ``name`` has a token already or is not usable."""
         ...
 
-    def list(self) -> list[ApiToken]:
+    def tokens(self) -> list[ApiToken]:
         """Every token, oldest first."""
         ...
 
@@ -121,7 +120,7 @@ class FileTokenStore:
             self._write([*tokens, token])
         return token, secret
 
-    def list(self) -> list[ApiToken]:
+    def tokens(self) -> list[ApiToken]:
         with self._lock:
             return self._read()
 
