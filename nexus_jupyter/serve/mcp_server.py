@@ -239,7 +239,7 @@ class RegistryServer:
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
-        principal, ceiling = identity_of(ctx.request)  # (None, None) without --auth
+        principal, ceiling = identity_of(getattr(ctx, "request", None))  # (None, None): no --auth
         request = RequestInfo(
             request_id=f"mcp-{ctx.request_id}",
             principal=principal,

@@ -209,7 +209,9 @@ class McpSource:
             except BaseException as exc:  # ExceptionGroups from anyio included
                 if isinstance(exc, KeyboardInterrupt | SystemExit):
                     raise
-                reason = self._refused or describe(exc, _CONNECT_TIMEOUT_S)
+                reason = describe(exc, _CONNECT_TIMEOUT_S)
+                if self._refused and (self.auth is None or "error response" in reason):
+                    reason = self._refused  # says what to do, where the SDK's words do not
                 log.info("MCP server %s: %s", self.server, reason)
             self._client = None
             # Back off from the first quick retry only after a session that lasted: a server

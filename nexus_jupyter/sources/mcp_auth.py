@@ -99,7 +99,7 @@ class LoopbackCallback:
     async def wait(self, timeout: float = SIGN_IN_TIMEOUT_S) -> Any:
         from mcp.client.auth import AuthorizationCodeResult
 
-        done: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
 
         async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
@@ -121,7 +121,7 @@ class LoopbackCallback:
                 await writer.drain()
                 if not done.done():
                     if ok:
-                        done.set_result((query["code"], query.get("state")))
+                        done.set_result(query)
                     else:
                         done.set_exception(
                             SourceError(f"The sign-in was refused: {query.get('error', '?')!r}.")
@@ -132,7 +132,7 @@ class LoopbackCallback:
         server = await asyncio.start_server(answer, sock=self.sock)
         try:
             async with asyncio.timeout(timeout):
-                code, state = await done
+                query = await done
         except TimeoutError:
             raise SourceError(
                 f"Nobody signed in within {timeout:g} s; the sign-in link is offered again "
@@ -140,7 +140,10 @@ class LoopbackCallback:
             ) from None
         finally:
             server.close()
-        return AuthorizationCodeResult(code=code, state=state)
+        # `iss` too (RFC 9207): the SDK checks it against the issuer it discovered.
+        return AuthorizationCodeResult(
+            code=query["code"], state=query.get("state"), iss=query.get("iss")
+        )
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -204,7 +207,7 @@ def build_auth(
         redirect_uris=[callback.redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
-        token_endpoint_auth_method="client_secret_post" if secret else "none",
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
         scope=settings.scope,
     )
     preset = None

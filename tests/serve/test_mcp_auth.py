@@ -270,15 +270,22 @@ async def test_api_token_name_is_the_principal(tmp_path: Path, project: Path) ->
             assert error and "by its token" in text
 
 
-def test_non_loopback_needs_auth(project: Path, tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http"]
-    refused = subprocess.run(
-        [*cmd, "--host", "0.0.0.0", "--port", "0"],
+SERVE = [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http"]
+
+
+def _serve_fails(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``serve --transport http --port 0 ARGS`` that must exit at once (a refused setting)."""
+    return subprocess.run(
+        [*SERVE, "--port", "0", *args],
         cwd=project,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_non_loopback_needs_auth(project: Path, tmp_path: Path) -> None:
+    refused = _serve_fails(project, "--host", "0.0.0.0")
     assert refused.returncode == 2
     assert "without client authentication" in refused.stderr and "--auth tokens" in refused.stderr
     env = {"NEXUS_HOME": str(tmp_path / "home")}
@@ -287,30 +294,9 @@ def test_non_loopback_needs_auth(project: Path, tmp_path: Path) -> None:
 
 
 def test_bad_oauth_settings_are_clear(project: Path) -> None:
-    cmd = [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--transport", "http"]
-    missing = subprocess.run(
-        [*cmd, "--port", "0", "--auth", "oauth"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    missing = _serve_fails(project, "--auth", "oauth")
     assert missing.returncode == 2 and "--issuer URL and --audience AUD" in missing.stderr
-    unreachable = subprocess.run(
-        [
-            *cmd,
-            "--port",
-            "0",
-            "--auth",
-            "oauth",
-            "--issuer",
-            "http://127.0.0.1:9",
-            "--audience",
-            "a",
-        ],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    unreachable = _serve_fails(
+        project, "--auth", "oauth", "--issuer", "http://127.0.0.1:9", "--audience", "a"
     )
     assert unreachable.returncode == 2 and "--jwks-url" in unreachable.stderr
