@@ -6,6 +6,7 @@
     nexus-tools call NAME '{"a": 1}'        # or: nexus-tools call NAME a=1 b=hello
     nexus-tools check                        # every tool's availability and every source's status
     nexus-tools credentials set SERVICE KEY | list | delete SERVICE [KEY]
+    nexus-tools tokens create NAME [--grant G] | list | revoke NAME   # for serve --auth tokens
     nexus-tools serve ...                    # when the MCP server module is installed
     nexus-tools publish FILE [--cluster URL] # a tool file to every replica of a cluster
 
@@ -31,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..core.errors import NexusError, ToolNotFound, ToolValidationError
+from . import cmd_tokens
 
 __all__ = ["build_parser", "main"]
 
@@ -145,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cmd_publish
 
     cmd_publish.add_parser(sub, shared)
+    cmd_tokens.add_parser(sub, shared)
     if importlib.util.find_spec(_SERVE) is not None:
         import importlib as _il
 
@@ -191,6 +194,8 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from . import cmd_publish
 
         return cmd_publish.run(args)
+    if args.command == "tokens":
+        return cmd_tokens.run(args)
     if args.command == "credentials":
         if args.action is None:
             raise UsageProblem("credentials needs an action: set, list or delete.")

@@ -3,6 +3,8 @@ MCP servers of ``nex.yaml``) to MCP clients over stdio or streamable HTTP.
 
     nexus-tools serve                                   # stdio (for an agent's config)
     nexus-tools serve --transport http --port 8765      # http://127.0.0.1:8765/mcp
+    nexus-tools serve --transport http --host 0.0.0.0 --auth tokens
+    nexus-tools serve --transport http --auth oauth --issuer URL --audience AUD
     python -m nexus_jupyter.serve.cli_serve --dir tools/dynamic --defer
 
 Over stdio, stdout is the protocol channel: everything else goes to stderr.
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from .cli_serve_auth import add_auth_arguments, auth_from_arguments
 
 __all__ = ["add_parser", "build_registry", "main", "run"]
 
@@ -107,6 +110,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "through this Redis (default: nex.yaml cluster:, else none)",
     )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    add_auth_arguments(parser)
 
 
 def build_registry(
@@ -148,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
     _mask_output(reg, stdout=args.transport == "http")
     try:
         limits = _session_limits(args, reg) if args.transport == "http" else {}
+        if args.transport == "http":
+            limits["auth"] = auth_from_arguments(args, reg)
     except ConfigError as exc:
         reg.close()
         print(f"nexus-tools serve: {exc}", file=sys.stderr)

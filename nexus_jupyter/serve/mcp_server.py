@@ -37,6 +37,7 @@ from ..core.tasks.store import TaskStore
 from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, ClientChannel, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
+from .auth.settings import identity_of
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_channel import LogLevels, McpClientChannel, run_soon
@@ -283,7 +284,13 @@ class RegistryServer:
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
-        request = RequestInfo(request_id=f"mcp-{ctx.request_id}", caller=MCP_CALLER)
+        principal, ceiling = identity_of(getattr(ctx, "request", None))  # (None, None): no --auth
+        request = RequestInfo(
+            request_id=f"mcp-{ctx.request_id}",
+            principal=principal,
+            caller=MCP_CALLER,
+            ceiling=ceiling,
+        )
         if task is None and progress_token_from_params(ctx.params) is not None:
             progress = _progress_sender(ctx.session, asyncio.get_running_loop())
         # A tool that takes a ToolContext can watch for cancellation: give it a token that a
@@ -412,6 +419,7 @@ async def serve_http(
     allowed_hosts: Sequence[str] = (),
     bus: Any = None,
     task_store: TaskStore | None = None,
+    auth: Any = None,
     **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -421,7 +429,9 @@ async def serve_http(
     (DNS-rebinding protection). ``session_idle_s`` and ``max_sessions`` bound the stateful
     sessions (see :mod:`.mcp_http`). ``bus`` replaces the in-memory ``SubscriptionBus``
     (a cluster's Redis bus, started and closed here). ``task_store`` keeps the state of
-    tasks (default: in memory; a shared store lets replicas answer each other's task polls)."""
+    tasks (default: in memory; a shared store lets replicas answer each other's task polls).
+    ``auth`` (a :class:`~.auth.ServeAuth`) requires a bearer token on every request; its
+    subject is the calls' principal."""
     from .mcp_http import run_uvicorn
 
     app = RegistryServer(registry, defer=defer, bus=bus, task_store=task_store)
@@ -436,6 +446,7 @@ async def serve_http(
             started=started,
             closing=app.listen_handler.close,
             allowed_hosts=allowed_hosts,
+            auth=auth,
             **session_limits,
         )
     finally:

@@ -70,6 +70,7 @@ class McpSource:
         cwd: str | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
+        auth: Any = None,
         timeout: float | None = None,
         stderr_lines: int = 40,
         credentials: Any = None,
@@ -84,6 +85,8 @@ class McpSource:
         self.namespace = f"mcp__{name}"
         self.command, self.args, self.env, self.cwd = command, list(args), dict(env or {}), cwd
         self.url, self.headers = url, dict(headers or {})
+        self.auth = _auth_settings(name, auth)
+        self._refused: str | None = None  # why the server last answered 401/403
         self.timeout = timeout
         self.credentials = credentials
         self.state = "idle"
@@ -128,6 +131,7 @@ class McpSource:
             cwd=get("cwd"),
             url=get("url"),
             headers=dict(get("headers") or {}),
+            auth=get("auth"),
             timeout=get("timeout"),
             credentials=credentials,
         )
@@ -208,6 +212,8 @@ class McpSource:
                 if isinstance(exc, KeyboardInterrupt | SystemExit):
                     raise
                 reason = describe(exc, _CONNECT_TIMEOUT_S)
+                if self._refused and (self.auth is None or "error response" in reason):
+                    reason = self._refused  # says what to do, where the SDK's words do not
                 log.info("MCP server %s: %s", self.server, reason)
             self._client = None
             # Back off from the first quick retry only after a session that lasted: a server
@@ -278,9 +284,27 @@ class McpSource:
 
             url = interpolate(self.url, self.credentials, where=where)
             headers = interpolate(self.headers, self.credentials, where=where)
-            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+            sign_in, release = None, None
+            if self.auth is not None:
+                from .mcp_auth import build_auth
+
+                sign_in, release = build_auth(
+                    self.auth,
+                    server=self.server,
+                    url=url,
+                    credentials=self.credentials,
+                    fill=lambda text: interpolate(text, self.credentials, where=where),
+                    on_link=lambda link: self._set_state("signing in", f"sign in at {link}"),
+                )
+            self._refused = None
+            http = httpx2.AsyncClient(
+                headers=headers,
+                auth=sign_in,
+                timeout=httpx2.Timeout(30, read=300),
+                event_hooks={"response": [self._note_refusal]},
+            )
             return WatchedTransport(
-                ClosingTransport(streamable_http_client(url, http_client=http), http)
+                ClosingTransport(streamable_http_client(url, http_client=http), http, release)
             )
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -461,6 +485,27 @@ class McpSource:
             raise
         return result_from_mcp(ctx.tool_name if ctx is not None else remote_name, result)
 
+    async def _note_refusal(self, response: Any) -> None:
+        """Remember a 401/403 from the server: the SDK reports it only as "an error
+        response", which does not tell the user to sign in or fix a token."""
+        if response.status_code not in (401, 403) or response.request.url.path.startswith(
+            "/.well-known"
+        ):
+            return
+        challenge = response.headers.get("www-authenticate", "")
+        fix = (
+            "its sign-in failed or was refused; check auth: in nex.yaml"
+            if self.auth is not None
+            else "add auth: {type: oauth} (or client_credentials) to this server in nex.yaml, "
+            "or a token in headers: {Authorization: 'Bearer ${credentials:SERVICE/token}'}"
+        )
+        what = "needs authentication" if response.status_code == 401 else "refused the token"
+        self._refused = (
+            f"HTTP {response.status_code}: the server {what}"
+            + (f" ({challenge})" if challenge else "")
+            + f"; {fix}"
+        )
+
     # -- status ---------------------------------------------------------------------------
 
     def _set_state(self, state: str, reason: str | None) -> None:
@@ -493,3 +538,17 @@ class McpSource:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+
+def _auth_settings(name: str, auth: Any) -> Any:
+    """``auth`` as :class:`McpAuthSettings` (from nex.yaml's mapping); ``None`` when unset."""
+    if auth is None:
+        return None
+    from ..core.config.mcp_auth import McpAuthSettings
+
+    if isinstance(auth, McpAuthSettings):
+        return auth
+    try:
+        return McpAuthSettings.model_validate(auth)
+    except ValueError as exc:
+        raise SourceError(f"MCP server {name!r}: invalid auth settings: {exc}") from None

@@ -191,10 +191,11 @@ def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
 
 
 class ClosingTransport:
-    """Enter an SDK transport and close the httpx client we gave it afterwards."""
+    """Enter an SDK transport and close the httpx client we gave it afterwards (and call
+    ``release``, e.g. to free a sign-in callback port)."""
 
-    def __init__(self, inner: Any, http: Any) -> None:
-        self._inner, self._http = inner, http
+    def __init__(self, inner: Any, http: Any, release: Callable[[], Any] | None = None) -> None:
+        self._inner, self._http, self._release = inner, http, release
 
     async def __aenter__(self) -> Any:
         return await self._inner.__aenter__()
@@ -204,6 +205,8 @@ class ClosingTransport:
             return await self._inner.__aexit__(*exc)
         finally:
             await self._http.aclose()
+            if self._release is not None:
+                self._release()
 
 
 def is_connection_error(exc: BaseException) -> bool:

@@ -22,7 +22,7 @@ from conformance_suite import (
     run_client_scenario,
     run_server_scenarios,
 )
-from known_failures import KNOWN_CLIENT_FAILURES, KNOWN_FAILURES, NOT_APPLICABLE_PREFIX
+from known_failures import KNOWN_CLIENT_FAILURES, KNOWN_FAILURES
 from serving import serve_http  # tests/ is on sys.path (rootdir conftest)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,9 +100,10 @@ CLIENT = Path(__file__).resolve().parent / "nexus_client.py"
 def test_client_scenarios(
     revision: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The suite's client scenarios against the nexus MCP client (OAuth ones excepted)."""
+    """The suite's client scenarios against the nexus MCP client, OAuth ones included (the
+    client signs in as ``nexus_client.auth_for`` configures it)."""
     required = required_scenarios(revision, side="Client")
-    applicable = [s for s in required if not s.startswith(NOT_APPLICABLE_PREFIX)]
+    applicable = list(required)
     known = KNOWN_CLIENT_FAILURES[revision]
     command = f"{sys.executable} {CLIENT}"
     outcomes = {
@@ -114,10 +115,6 @@ def test_client_scenarios(
     for scenario, outcome in outcomes.items():
         why = known.get(scenario, "UNEXPECTED: " + "; ".join(outcome.failures))
         rows.append(f"  ok {scenario}" if outcome.passed else f"  xx {scenario}: {why}")
-    rows.append(
-        f"  not run ({len(required) - len(applicable)}): the {NOT_APPLICABLE_PREFIX}* "
-        "scenarios need OAuth, which the nexus MCP client does not do"
-    )
     with capsys.disabled():
         print("\n" + "\n".join(rows))
     unexpected = [s for s, o in outcomes.items() if not o.passed and s not in known]

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..tools.spec import Permission
+from .mcp_auth import McpAuthSettings
 
 if TYPE_CHECKING:
     from ..tools.context import Caller
@@ -150,6 +151,7 @@ class McpServerSettings(_Strict):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: McpAuthSettings | None = None  # OAuth sign-in for a url server (see mcp_auth.py)
     enabled: bool = True
     timeout: float | None = None
 
@@ -159,6 +161,12 @@ class McpServerSettings(_Strict):
             raise ValueError(
                 f"MCP server {self.name!r} needs exactly one of `command` (stdio) or `url` (HTTP)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _auth_needs_url(self) -> McpServerSettings:
+        if self.auth is not None and self.url is None:
+            raise ValueError(f"MCP server {self.name!r}: `auth` works with `url` servers only")
         return self
 
     @property

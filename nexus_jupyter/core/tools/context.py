@@ -34,6 +34,8 @@ from .channel import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from .spec import Permission
+
 __all__ = [
     "CLI_CALLER",
     "LOCAL_CALLER",
@@ -141,7 +143,8 @@ class RequestInfo:
 
     ``caller`` describes the face that took the call; ``client`` is its name in audit lines.
     Give either: a request built with ``client="mcp"`` alone gets that face's caller, one
-    built with neither is local Python code.
+    built with neither is local Python code. ``ceiling`` caps the granted level further for
+    this request alone (an authenticated client's token scopes); it never raises it.
     """
 
     request_id: str
@@ -149,6 +152,7 @@ class RequestInfo:
     session_id: str | None
     client: str  # "notebook", "rest", "mcp", "cli", ...: the caller's face unless named
     caller: Caller
+    ceiling: Permission | None
 
     def __init__(
         self,
@@ -157,6 +161,7 @@ class RequestInfo:
         session_id: str | None = None,
         client: str | None = None,
         caller: Caller | None = None,
+        ceiling: Permission | None = None,
     ) -> None:
         if caller is None:
             caller = _CALLERS_BY_CLIENT.get(client, _UNKNOWN_CLIENT)
@@ -166,6 +171,7 @@ class RequestInfo:
         set_field(self, "session_id", session_id)
         set_field(self, "client", client or caller.face)
         set_field(self, "caller", caller)
+        set_field(self, "ceiling", ceiling)
 
     @property
     def principal_name(self) -> str:
