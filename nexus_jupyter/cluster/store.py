@@ -73,6 +73,14 @@ class ClusterAddress:
         plain = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
         return cls(plain, prefix)
 
+    @property
+    def url(self) -> str:
+        """The cluster URL again, prefix included (what :meth:`parse` reads back)."""
+        if self.prefix == "nexus":
+            return self.redis_url
+        joint = "&" if "?" in self.redis_url else "?"
+        return f"{self.redis_url}{joint}prefix={self.prefix}"
+
     def shown(self) -> str:
         """The address without a password, for logs and status."""
         parts = urlsplit(self.redis_url)

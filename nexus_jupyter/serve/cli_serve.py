@@ -160,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         replica = _join_cluster(args, reg)
+        if "auth" in limits:
+            limits["auth"] = _cluster_tokens(limits["auth"], replica)
     except ConfigError as exc:
         reg.close()
         print(f"nexus-tools serve: {exc}", file=sys.stderr)
@@ -210,6 +212,13 @@ def _join_cluster(args: argparse.Namespace, reg: Any) -> Any:
 
     folder = args.dir or resolve_tools_dir(reg.root, reg.settings.tools_dir)
     return ClusterReplica.join(reg, url, folder)
+
+
+def _cluster_tokens(auth: Any, cluster: Any) -> Any:
+    """On a cluster, API tokens live in its Redis (unless a token file is named)."""
+    if cluster is None or auth.mode != "tokens" or auth.token_file:
+        return auth
+    return auth.model_copy(update={"token_file": cluster.node.address.url})
 
 
 def _mask_output(reg: Any, *, stdout: bool) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rig import RedisProcess, free_port, missing_programs
+from rig import free_port
 
 from nexus_jupyter.cluster import ClusterAddress, ClusterStore
 from nexus_jupyter.core.errors import ConfigError
@@ -24,23 +23,12 @@ def add(a: int, b: int) -> int:
 '''
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if missing_programs():
-        pytest.skip(f"{missing_programs()} not installed: run `make cluster-deps` (Debian)")
-    server = RedisProcess(tmp_path_factory.mktemp("redis"))
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
-
-
 def test_address_parsing_and_a_clear_error_for_anything_else() -> None:
     address = ClusterAddress.parse("redis://:secret@10.0.0.5:6380/2?prefix=team")
     assert address.prefix == "team"
     assert address.redis_url == "redis://:secret@10.0.0.5:6380/2"
     assert address.shown() == "redis://10.0.0.5:6380/2"  # no password in logs
+    assert ClusterAddress.parse(address.url) == address
     with pytest.raises(ConfigError, match=r"not a Redis URL; use redis://HOST:PORT/N"):
         ClusterAddress.parse("http://127.0.0.1:6379")
 

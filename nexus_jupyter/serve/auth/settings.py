@@ -42,7 +42,7 @@ class ServeAuth(BaseModel):
     audience: str | None = None
     jwks_url: str | None = None
     public_url: str | None = None
-    token_file: str | None = None  # default <NEXUS_HOME>/tokens.json
+    token_file: str | None = None  # default <NEXUS_HOME>/tokens.json; redis://... on a cluster
 
     @model_validator(mode="after")
     def _oauth_needs_issuer(self) -> ServeAuth:
@@ -113,10 +113,10 @@ def auth_app_options(auth: ServeAuth, resource_url: str) -> dict[str, Any]:
     if not auth.enabled:
         return {}
     if auth.mode == "tokens":
-        from .tokens import FileTokenStore
+        from .tokens import open_token_store
         from .verifiers import ApiTokenVerifier
 
-        verifier: Any = ApiTokenVerifier(FileTokenStore(auth.token_file))
+        verifier: Any = ApiTokenVerifier(open_token_store(auth.token_file))
         # No authorization server hands out static tokens, so there is no RFC 9728
         # metadata to point at: the 401 says only that a bearer token is needed.
         settings = AuthSettings(

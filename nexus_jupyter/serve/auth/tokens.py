@@ -28,7 +28,14 @@ from ...core.config.loading import nexus_home
 from ...core.errors import ConfigError
 from ...core.tools.spec import PERMISSIONS, Permission
 
-__all__ = ["ApiToken", "FileTokenStore", "TokenStore", "hash_secret", "new_secret"]
+__all__ = [
+    "ApiToken",
+    "FileTokenStore",
+    "TokenStore",
+    "hash_secret",
+    "new_secret",
+    "open_token_store",
+]
 
 #: What every secret starts with, so a leaked one is recognisable (and secret scanners can
 #: be taught the pattern).
@@ -180,3 +187,13 @@ class FileTokenStore:
             out.write(text)
         os.replace(partial, self.path)  # readers see the old file or the new one, never half
         self._stamp = None
+
+
+def open_token_store(location: str | Path | None = None) -> TokenStore:
+    """The token store at ``location``: a JSON file (default ``<NEXUS_HOME>/tokens.json``),
+    or a cluster's Redis (``redis://HOST:PORT/N``), shared by its replicas."""
+    if isinstance(location, str) and location.startswith(("redis://", "rediss://")):
+        from ...cluster.tokens import RedisTokenStore
+
+        return RedisTokenStore.at(location)
+    return FileTokenStore(location)
