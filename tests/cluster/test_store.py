@@ -93,3 +93,35 @@ def test_publish_command_says_how_to_fix_an_unreachable_cluster(tmp_path: Path) 
     assert "check that redis-server runs there" in done.stderr
     missing = run_publish(str(file), "--root", str(tmp_path))
     assert missing.returncode == 1 and "--cluster redis://HOST:PORT/N" in missing.stderr
+
+
+def test_a_joined_registry_shows_redis_going_away_and_coming_back(tmp_path: Path) -> None:
+    from rig import RedisProcess
+    from waiting import wait_until
+
+    from nexus_jupyter import Registry
+    from nexus_jupyter.cluster import ClusterReplica
+
+    server = RedisProcess(tmp_path / "redis")
+    server.start()
+    folder = tmp_path / "tools"
+    reg = Registry.default(root=tmp_path, mcp=False)
+    member = ClusterReplica.join(reg, server.url, folder)
+
+    def cluster_error() -> str | None:
+        return next(s.error for s in reg.sources() if s.name == "cluster")
+
+    try:
+        assert member.node.wait_connected(10)
+        assert cluster_error() is None
+        server.stop()
+        wait_until(reg, lambda: cluster_error() is not None, timeout=10)
+        assert f"Redis at {server.url} is unreachable" in str(cluster_error())
+        assert reg.call_sync("cluster_status", {}).structured["state"] == "degraded"
+        server.start()
+        wait_until(reg, lambda: cluster_error() is None, timeout=10)
+        assert member.status["state"] == "connected"
+    finally:
+        member.close()
+        reg.close()
+        server.stop()
