@@ -32,12 +32,15 @@ from typing import Any
 
 import mcp
 import mcp_types as types
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "cluster"))
-from rig import ClusterRig, Nginx, cluster_rig, free_port, missing_programs
+from mcp_throughput import throughput  # this folder: the same client loop, the same tool
 
 from nexus_jupyter.cluster import ClusterAddress, ClusterStore
 from nexus_jupyter.sources.loader import content_hash
+
+# The cluster rig of the tests (redis-server, replicas, nginx), and the helpers it uses.
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+sys.path[:0] = [str(TESTS / "cluster"), str(TESTS)]
+from rig import ClusterRig, Nginx, cluster_rig, free_port, missing_programs  # noqa: E402
 
 TOOL = '''from nexus_jupyter import tool
 
@@ -47,25 +50,6 @@ def add(a: int, b: int) -> int:
     """Add two integers{edit}."""
     return a + b
 '''
-
-
-async def load(url: str, seconds: float, concurrency: int) -> int:
-    """Calls completed in ``seconds`` with ``concurrency`` in flight (one client)."""
-    async with mcp.Client(url) as client:
-        for _ in range(10):
-            await client.call_tool("add", {"a": 1, "b": 2})
-        count = 0
-        deadline = time.perf_counter() + seconds
-
-        async def worker() -> None:
-            nonlocal count
-            while time.perf_counter() < deadline:
-                result = await client.call_tool("add", {"a": 20, "b": 22})
-                assert result.structured_content == {"result": 42}, result
-                count += 1
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return count
 
 
 def calls_per_second(url: str, seconds: float, clients: int, concurrency: int) -> float:
@@ -78,12 +62,12 @@ def calls_per_second(url: str, seconds: float, clients: int, concurrency: int) -
         )
         for _ in range(clients)
     ]
-    total = 0
+    total = 0.0
     for proc in procs:
         out, _ = proc.communicate(timeout=seconds + 60)
         assert proc.returncode == 0, out
-        total += int(out.strip().splitlines()[-1])
-    return total / seconds
+        total += float(out.strip().splitlines()[-1])
+    return total
 
 
 async def notify_latency(rig: ClusterRig, publishes: int) -> list[float]:
@@ -144,7 +128,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.worker:
         url, seconds, concurrency = args.worker
-        print(asyncio.run(load(url, float(seconds), int(concurrency))))
+        rate, _cpu = asyncio.run(throughput(url, "auto", float(seconds), int(concurrency)))
+        print(rate)
         return 0
     if missing_programs():
         print(f"needs {missing_programs()}: run `make cluster-deps`", file=sys.stderr)

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from .store import ClusterAddress, ClusterStore
+from .store import ClusterAddress, ClusterStore, follow_channel
 
 __all__ = ["RedisSubscriptionBus", "event_from_json", "event_to_json"]
 
@@ -107,34 +107,14 @@ class RedisSubscriptionBus:
             self._reader = None
 
     async def _read_forever(self) -> None:
-        from .node import RETRY_FIRST_S, RETRY_MAX_S
+        await follow_channel(self.address, "bus_channel", self._deliver, self._on_state)
 
-        wait = RETRY_FIRST_S
-        while True:
-            store = ClusterStore(self.address)
-            self._store = store
-            try:
-                pubsub = store.redis.pubsub()
-                await pubsub.subscribe(store.bus_channel)
-                self.connected, wait = True, RETRY_FIRST_S
-                self._connected.set()
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        await self._deliver(message["data"])
-            except asyncio.CancelledError:
-                self.connected = False
-                with contextlib.suppress(Exception):
-                    await store.close()
-                raise
-            except Exception as exc:
-                if self.connected:
-                    log.warning("cluster bus: lost Redis (%s); local delivery only", exc)
-            self.connected = False
+    def _on_state(self, store: ClusterStore | None) -> None:
+        self._store, self.connected = store, store is not None
+        if store is not None:
+            self._connected.set()
+        else:
             self._connected.clear()
-            with contextlib.suppress(Exception):
-                await store.close()
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, RETRY_MAX_S)
 
     async def _deliver(self, raw: str) -> None:
         try:

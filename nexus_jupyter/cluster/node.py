@@ -40,15 +40,11 @@ from typing import Any
 from ..sources.directory import is_tool_file
 from ..sources.loader import content_hash
 from ..sources.tool_files import directory_source_for, hand_over
-from .store import ClusterAddress, ClusterStore, FileVersion
+from .store import RETRY_FIRST_S, RETRY_MAX_S, ClusterAddress, ClusterStore, FileVersion
 
 __all__ = ["ClusterNode"]
 
 log = logging.getLogger(__name__)
-
-#: Waits between reconnection attempts: quick at first, then every RETRY_MAX_S.
-RETRY_FIRST_S = 0.2
-RETRY_MAX_S = 2.0
 
 
 class ClusterNode:

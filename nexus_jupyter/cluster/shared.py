@@ -94,42 +94,17 @@ class SharedAudit:
         self._buffer: collections.deque[dict[str, Any]] = collections.deque(maxlen=AUDIT_KEEP)
         self._flusher = node.registry.loop.submit(self._flush_forever())
 
-    def record(
-        self,
-        *,
-        tool: str,
-        principal: str | None,
-        request_id: str | None,
-        client: str | None,
-        decision: str,
-        duration: float,
-        error: str | None,
-    ) -> None:
+    def record(self, **entry: Any) -> None:
+        """The :class:`AuditSink` call: ``tool``, ``principal``, ``request_id``, ``client``,
+        ``decision``, ``duration`` and ``error``, all keywords."""
         if self.inner is not None:
-            self.inner.record(
-                tool=tool,
-                principal=principal,
-                request_id=request_id,
-                client=client,
-                decision=decision,
-                duration=duration,
-                error=error,
-            )
+            self.inner.record(**entry)
+        error = entry.get("error")
         if error is not None and self.masker is not None:
             error = self.masker(error)
-        self._buffer.append(
-            {
-                "time": time.time(),
-                "replica": self.node.replica,
-                "tool": tool,
-                "principal": principal,
-                "request_id": request_id,
-                "client": client,
-                "decision": decision,
-                "duration": round(float(duration), 6),
-                "error": error[:2000] if error else error,
-            }
-        )
+        shared = {**entry, "error": error[:2000] if error else error}
+        shared["duration"] = round(float(entry.get("duration", 0.0)), 6)
+        self._buffer.append({"time": time.time(), "replica": self.node.replica, **shared})
 
     def close(self) -> None:
         self._flusher.cancel()

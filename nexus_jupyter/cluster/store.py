@@ -9,6 +9,8 @@ Keys (``P`` is the prefix, ``nexus`` unless the URL says ``?prefix=...``)::
     P:approvals           hash  "<tool>\\0<definition hash>" -> {"by", "at"}; channel P:approved
     P:audit               stream of call records (capped at AUDIT_KEEP)
     P:bus                 pub/sub channel of MCP listen events (see :mod:`.bus`)
+    P:task:<id>           one task's state (see :mod:`.tasks`); channel P:task-cancelled
+    P:tokens              hash  API token name -> its kept fields (see :mod:`.tokens`)
 
 A publication is one Lua script, so the counter, the current version, the history and the
 announcement change together, and publishing content that is already current is a no-op
@@ -17,19 +19,34 @@ announcement change together, and publishing content that is already current is 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from ..core.errors import ConfigError
 
-__all__ = ["AUDIT_KEEP", "HISTORY_KEEP", "ClusterAddress", "ClusterStore", "FileVersion"]
+__all__ = [
+    "AUDIT_KEEP",
+    "HISTORY_KEEP",
+    "ClusterAddress",
+    "ClusterStore",
+    "FileVersion",
+    "follow_channel",
+]
+
+log = logging.getLogger(__name__)
 
 HISTORY_KEEP = 100
 AUDIT_KEEP = 10_000
+#: Waits between reconnection attempts: quick at first, then every RETRY_MAX_S.
+RETRY_FIRST_S = 0.2
+RETRY_MAX_S = 2.0
 
 # KEYS: files, history, revision. ARGV: file, sha, text, origin, at, keep, channel.
 # Returns {revision, 1 if this was a new version else 0}.
@@ -139,6 +156,10 @@ class ClusterStore:
         self.published_channel, self.bus_channel = f"{p}:published", f"{p}:bus"
         self.approvals_key, self.approved_channel = f"{p}:approvals", f"{p}:approved"
         self.audit_key = f"{p}:audit"
+        self.tasks_cancelled_channel, self.tokens_key = f"{p}:task-cancelled", f"{p}:tokens"
+
+    def task_key(self, task_id: str) -> str:
+        return f"{self.address.prefix}:task:{task_id}"
 
     def history_key(self, file: str) -> str:
         return f"{self.address.prefix}:history:{file}"
@@ -208,3 +229,38 @@ class ClusterStore:
         """The newest ``last`` audit records of the whole cluster, oldest first."""
         raw = await self.redis.xrevrange(self.audit_key, count=last)
         return [{k: json.loads(v) for k, v in fields.items()} for _id, fields in reversed(raw)]
+
+
+async def follow_channel(
+    address: ClusterAddress,
+    channel: str,
+    deliver: Callable[[str], Awaitable[None]],
+    on_state: Callable[[ClusterStore | None], None] | None = None,
+) -> None:
+    """Hand every message of the store's ``channel`` (an attribute name, such as
+    ``"bus_channel"``) to ``deliver``, until cancelled. When Redis goes away it reconnects
+    (after RETRY_FIRST_S, doubling up to RETRY_MAX_S); ``on_state`` gets the connected
+    store once subscribed and ``None`` when the subscription is lost."""
+    wait = RETRY_FIRST_S
+    while True:
+        store = ClusterStore(address)
+        try:
+            pubsub = store.redis.pubsub()
+            await pubsub.subscribe(getattr(store, channel))
+            wait = RETRY_FIRST_S
+            if on_state is not None:
+                on_state(store)
+            async for message in pubsub.listen():
+                if message.get("type") == "message":
+                    await deliver(str(message["data"]))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # Redis away, refused, timed out, restarted
+            log.warning("cluster: Redis subscription %s lost (%s); reconnecting", channel, exc)
+        finally:
+            if on_state is not None:
+                on_state(None)
+            with contextlib.suppress(Exception):
+                await store.close()
+        await asyncio.sleep(wait)
+        wait = min(wait * 2, RETRY_MAX_S)

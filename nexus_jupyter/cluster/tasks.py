@@ -17,16 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..core.tasks.store import TaskRecord
-from .store import ClusterAddress, ClusterStore
+from .store import ClusterAddress, ClusterStore, follow_channel
 
 __all__ = ["RedisTaskStore"]
-
-log = logging.getLogger(__name__)
 
 
 class RedisTaskStore:
@@ -37,17 +34,20 @@ class RedisTaskStore:
         self._store: ClusterStore | None = None
         self._cancel_listeners: list[Callable[[str], None]] = []
         self._reader: asyncio.Task[None] | None = None
-        self.channel = f"{address.prefix}:task-cancelled"
-
-    def _key(self, task_id: str) -> str:
-        return f"{self.address.prefix}:task:{task_id}"
 
     @property
-    def redis(self) -> Any:
+    def store(self) -> ClusterStore:
         # Made on first use, on the loop that serves (redis.asyncio binds to a loop).
         if self._store is None:
             self._store = ClusterStore(self.address)
-        return self._store.redis
+        return self._store
+
+    @property
+    def redis(self) -> Any:
+        return self.store.redis
+
+    def _key(self, task_id: str) -> str:
+        return self.store.task_key(task_id)
 
     async def create(self, record: TaskRecord) -> None:
         self._start_reader()
@@ -81,7 +81,7 @@ class RedisTaskStore:
                     else:
                         pipe.set(key, json.dumps(record.to_dict()))
                     if record.status == "cancelled":
-                        pipe.publish(self.channel, task_id)
+                        pipe.publish(self.store.tasks_cancelled_channel, task_id)
                     await pipe.execute()
                     return record
                 except WatchError:
@@ -98,24 +98,11 @@ class RedisTaskStore:
             self._reader = asyncio.ensure_future(self._read_forever())
 
     async def _read_forever(self) -> None:
-        from .node import RETRY_FIRST_S, RETRY_MAX_S
+        await follow_channel(self.address, "tasks_cancelled_channel", self._cancelled)
 
-        wait = RETRY_FIRST_S
-        while True:
-            try:
-                pubsub = self.redis.pubsub()
-                await pubsub.subscribe(self.channel)
-                wait = RETRY_FIRST_S
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        for listener in list(self._cancel_listeners):
-                            listener(str(message["data"]))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("cluster tasks: cancellation feed lost (%s); retrying", exc)
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, RETRY_MAX_S)
+    async def _cancelled(self, task_id: str) -> None:
+        for listener in list(self._cancel_listeners):
+            listener(task_id)
 
     async def close(self) -> None:
         if self._reader is not None:

@@ -41,7 +41,7 @@ class RedisTokenStore:
         import redis
 
         self.address = address
-        self.key = f"{address.prefix}:tokens"
+        self.key = f"{address.prefix}:tokens"  # ClusterStore.tokens_key (that one is async)
         self.redis: Any = redis.Redis.from_url(
             address.redis_url,
             socket_timeout=timeout,

@@ -12,20 +12,18 @@ Every process is started by PID and stopped by PID; nothing touches system servi
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-START_DEADLINE_S = 60.0
+from serving import ServeProcess, serve_http  # tests/ is on sys.path (rootdir conftest)
 
 #: Replicas may create and run tools through MCP without a person to ask (test setup only).
 NEX_YAML = """\
@@ -182,9 +180,15 @@ http {{
 class Replica:
     index: int
     project: Path
-    proc: subprocess.Popen[str]
-    url: str = ""
-    output: list[str] = field(default_factory=list)
+    served: ServeProcess
+
+    @property
+    def proc(self) -> subprocess.Popen[str]:
+        return self.served.proc
+
+    @property
+    def url(self) -> str:
+        return self.served.url
 
     @property
     def folder(self) -> Path:
@@ -195,52 +199,14 @@ class Replica:
         return int(self.url.rsplit(":", 1)[1].split("/")[0])
 
 
-def start_replica(index: int, base: Path, redis_url: str, balancer_port: int) -> Replica:
-    project = base / f"replica{index}"
-    (project / "tools" / "dynamic").mkdir(parents=True, exist_ok=True)
-    (project / "nex.yaml").write_text(NEX_YAML)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nexus_jupyter.serve.cli_serve",
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--cluster",
-            redis_url,
-            "--allow-host",
-            f"127.0.0.1:{balancer_port}",
-            "--log-level",
-            "WARNING",
-        ],
-        cwd=project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``nexus-tools ARGS`` in a fresh process."""
+    return subprocess.run(
+        [sys.executable, "-m", "nexus_jupyter.cli.main", *args],
+        capture_output=True,
         text=True,
-        env={**os.environ},
+        timeout=60,
     )
-    replica = Replica(index, project, proc)
-    assert proc.stdout is not None
-    timer = threading.Timer(START_DEADLINE_S, proc.kill)
-    timer.start()
-    for line in proc.stdout:
-        replica.output.append(line)
-        if "Serving" in line:
-            replica.url = line.rsplit(" ", 1)[1].strip()
-            break
-    timer.cancel()
-    assert replica.url, "replica did not start:\n" + "".join(replica.output)
-    stream = proc.stdout
-
-    def drain() -> None:
-        for rest in stream:
-            replica.output.append(rest)
-
-    threading.Thread(target=drain, daemon=True).start()
-    return replica
 
 
 @dataclass
@@ -268,23 +234,13 @@ def cluster_rig(base: Path, replicas: int = 3) -> Iterator[ClusterRig]:
         stack.callback(redis.stop)
         balancer_port = free_port()
         started: list[Replica] = []
-
-        def stop_replicas() -> None:
-            for r in started:
-                if r.proc.poll() is None:
-                    r.proc.terminate()
-            for r in started:
-                try:
-                    r.proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    r.proc.kill()
-                    r.proc.wait(5)
-                if r.proc.stdout is not None:
-                    r.proc.stdout.close()
-
-        stack.callback(stop_replicas)
         for i in range(replicas):
-            started.append(start_replica(i, base, redis.url, balancer_port))
+            project = base / f"replica{i}"
+            (project / "tools" / "dynamic").mkdir(parents=True, exist_ok=True)
+            (project / "nex.yaml").write_text(NEX_YAML)
+            extra = ("--cluster", redis.url, "--allow-host", f"127.0.0.1:{balancer_port}")
+            served = stack.enter_context(serve_http(project, *extra))
+            started.append(Replica(i, project, served))
         nginx = Nginx(base / "nginx", balancer_port, [r.port for r in started])
         nginx.start()
         stack.callback(nginx.stop)

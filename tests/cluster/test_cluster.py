@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Any
 import mcp
 import mcp_types as types
 import pytest
-from rig import ClusterRig, cluster_rig, missing_programs
+from rig import ClusterRig, cluster_rig, missing_programs, run_cli
 from task_wire import post
 
 from nexus_jupyter.cluster import ClusterAddress, ClusterReplica, ClusterStore
@@ -103,29 +101,26 @@ async def answering_pid(client: mcp.Client, name: str, arguments: Any = None) ->
     return None if result.is_error else int(text(result))
 
 
-def publish(file: Path, url: str, *extra: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nexus_jupyter.cli.main",
-            "publish",
-            str(file),
-            "--cluster",
-            url,
-            "--json",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def publish(file: Path, url: str, *extra: str) -> Any:
+    done = run_cli("publish", str(file), "--cluster", url, "--json", *extra)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
 def live_pids(rig: ClusterRig) -> set[int]:
     return {r.proc.pid for r in rig.replicas if r.proc.poll() is None}
+
+
+async def answered_by_all(rig: ClusterRig, name: str, timeout: float = 5.0) -> bool:
+    """Call ``name`` through the balancer until every live replica has answered it."""
+    answered: set[int] = set()
+    deadline = time.monotonic() + timeout
+    async with mcp.Client(rig.balancer_url) as lb:
+        while answered != live_pids(rig) and time.monotonic() < deadline:
+            pid = await answering_pid(lb, name)
+            if pid is not None:
+                answered.add(pid)
+    return answered == live_pids(rig)
 
 
 async def test_tool_created_on_one_replica_is_callable_through_the_balancer_on_all(
@@ -238,13 +233,7 @@ async def test_approve_always_on_one_member_is_honoured_by_every_replica(
             assert await asyncio.to_thread(member.node.wait_connected, 10)
             spec = reg.get("risky").spec
             reg.policy.remember(spec)
-            answered: set[int] = set()
-            deadline = time.monotonic() + 5
-            while answered != live_pids(rig) and time.monotonic() < deadline:
-                pid = await answering_pid(lb, "risky")
-                if pid is not None:
-                    answered.add(pid)
-            assert answered == live_pids(rig)
+            assert await answered_by_all(rig, "risky")
         finally:
             member.close()
             reg.close()
@@ -265,14 +254,7 @@ async def test_a_tool_file_saved_by_a_joined_notebook_registry_reaches_every_rep
         assert (folder / "whoami.py").is_file()  # the cluster's files arrived here too
         # what `%tool export` does: a whole file written into the watched folder
         (folder / "exported.py").write_text(PID_TOOL.format(name="exported", doc="Exported."))
-        async with mcp.Client(rig.balancer_url) as lb:
-            answered: set[int] = set()
-            deadline = time.monotonic() + 10
-            while answered != live_pids(rig) and time.monotonic() < deadline:
-                pid = await answering_pid(lb, "exported")
-                if pid is not None:
-                    answered.add(pid)
-            assert answered == live_pids(rig)
+        assert await answered_by_all(rig, "exported", timeout=10)
         # a broken save never leaves the notebook
         (folder / "broken.py").write_text("from nexus_jupyter import tool\n\n@tool\ndef f(:\n")
         (folder / "later.py").write_text(PID_TOOL.format(name="later", doc="After the bad one."))
@@ -407,14 +389,7 @@ async def test_redis_restarted_empty_loses_no_tool(rig: ClusterRig, tmp_path: Pa
         assert before | {"offline.py"} <= after
     finally:
         await store.close()
-    async with mcp.Client(rig.balancer_url) as lb:
-        answered: set[int] = set()
-        deadline = time.monotonic() + 5
-        while answered != live_pids(rig) and time.monotonic() < deadline:
-            pid = await answering_pid(lb, "offline")
-            if pid is not None:
-                answered.add(pid)
-        assert answered == live_pids(rig)
+    assert await answered_by_all(rig, "offline")
 
 
 async def test_a_killed_replica_fails_only_its_own_in_flight_calls(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from rig import free_port
+from rig import free_port, run_cli
 
 from nexus_jupyter.cluster import ClusterAddress, ClusterStore
 from nexus_jupyter.core.errors import ConfigError
@@ -49,12 +48,7 @@ async def test_publishing_the_current_content_again_is_a_no_op(redis_url: str) -
 
 
 def run_publish(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexus_jupyter.cli.main", "publish", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli("publish", *args)
 
 
 def test_publish_command_stores_a_tool_file_and_refuses_a_broken_one(

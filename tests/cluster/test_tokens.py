@@ -4,23 +4,18 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx2
+from rig import run_cli
 from serving import INIT, serve_http
 
 from nexus_jupyter.cluster.tokens import REFRESH_S
 
 
 def tokens(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexus_jupyter.cli.main", "tokens", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli("tokens", *args)
 
 
 def status_with(url: str, secret: str) -> int:
