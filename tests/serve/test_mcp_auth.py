@@ -300,3 +300,15 @@ def test_bad_oauth_settings_are_clear(project: Path) -> None:
         project, "--auth", "oauth", "--issuer", "http://127.0.0.1:9", "--audience", "a"
     )
     assert unreachable.returncode == 2 and "--jwks-url" in unreachable.stderr
+
+
+def test_auth_from_nex_yaml(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "nex.yaml").write_text("serve: {auth: tokens}\n")
+    env = {"NEXUS_HOME": str(tmp_path / "home")}
+    with serve_http(project, "--host", "0.0.0.0", env=env) as served:  # allowed: auth is on
+        assert _initialize(served.url.replace("0.0.0.0", "127.0.0.1"), None).status_code == 401
+    (project / "nex.yaml").write_text("serve: {auth: {mode: oauth}}\n")
+    refused = _serve_fails(project)
+    assert refused.returncode == 2 and "--issuer URL and --audience AUD" in refused.stderr
