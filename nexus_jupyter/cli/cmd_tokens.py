@@ -50,13 +50,13 @@ def add_parser(sub: Any, shared: Sequence[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``nexus-tools tokens ACTION``; returns the exit code."""
-    from ..serve.auth.tokens import FileTokenStore
+    from ..serve.auth.tokens import open_token_store
     from .commands import _table
     from .main import UsageProblem
 
     if args.action is None:
         raise UsageProblem("tokens needs an action: create, list or revoke.")
-    store = FileTokenStore(getattr(args, "token_file", None))
+    store = open_token_store(getattr(args, "token_file", None))
     if args.action == "create":
         token, secret = store.create(args.name, args.grant)
         if args.json:

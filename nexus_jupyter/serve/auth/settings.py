@@ -113,10 +113,10 @@ def auth_app_options(auth: ServeAuth, resource_url: str) -> dict[str, Any]:
     if not auth.enabled:
         return {}
     if auth.mode == "tokens":
-        from .tokens import FileTokenStore
+        from .tokens import open_token_store
         from .verifiers import ApiTokenVerifier
 
-        verifier: Any = ApiTokenVerifier(FileTokenStore(auth.token_file))
+        verifier: Any = ApiTokenVerifier(open_token_store(auth.token_file))
         # No authorization server hands out static tokens, so there is no RFC 9728
         # metadata to point at: the 401 says only that a bearer token is needed.
         settings = AuthSettings(

@@ -28,7 +28,14 @@ from ...core.config.loading import nexus_home
 from ...core.errors import ConfigError
 from ...core.tools.spec import PERMISSIONS, Permission
 
-__all__ = ["ApiToken", "FileTokenStore", "TokenStore", "hash_secret", "new_secret"]
+__all__ = [
+    "ApiToken",
+    "FileTokenStore",
+    "TokenStore",
+    "hash_secret",
+    "new_secret",
+    "open_token_store",
+]
 
 #: What every secret starts with, so a leaked one is recognisable (and secret scanners can
 #: be taught the pattern).
@@ -180,3 +187,10 @@ class FileTokenStore:
             out.write(text)
         os.replace(partial, self.path)  # readers see the old file or the new one, never half
         self._stamp = None
+
+
+def open_token_store(token_file: str | Path | None = None) -> TokenStore:
+    """The token store that ``nexus-tools tokens`` and ``serve --auth tokens`` share: the
+    file ``token_file`` (default ``<NEXUS_HOME>/tokens.json``). The one place to choose
+    another backend (a store shared by replicas)."""
+    return FileTokenStore(token_file)
