@@ -138,7 +138,6 @@ def run(args: argparse.Namespace) -> int:
     reg = build_registry(
         root=getattr(args, "root", None), tools_dir=args.dir, config=getattr(args, "config", None)
     )
-    reg.warm_search()  # an agent's first tool_search should not wait for the model
 
     def announce(address: tuple[str, int]) -> None:
         host, port = address
@@ -153,10 +152,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         limits = _session_limits(args, reg) if args.transport == "http" else {}
         if args.transport == "http":
+            from .mcp_http import check_address
+
             limits["auth"] = auth_from_arguments(args, reg)
+            check_address(args.host, args.port, authenticated=limits["auth"].enabled)
     except ConfigError as exc:
         reg.close()
-        print(f"nexus-tools serve: {exc}", file=sys.stderr)
+        print(
+            f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr
+        )
         return 2
     try:
         replica = _join_cluster(args, reg)
@@ -166,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
         reg.close()
         print(f"nexus-tools serve: {exc}", file=sys.stderr)
         return 2
+    # Only once the settings are known good: exiting while the model loads aborts the process.
+    reg.warm_search()  # an agent's first tool_search should not wait for the model
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
         # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that

@@ -134,10 +134,10 @@ def check_address(host: str, port: int, *, authenticated: bool = False) -> None:
         loopback = False
     if not loopback and not authenticated:
         raise ConfigError(
-            f"Refusing to serve MCP on {host!r} without client authentication: anyone who "
-            "reaches the port could run tools here. Add --auth tokens (API tokens from "
-            "`nexus-tools tokens create NAME`) or --auth oauth --issuer URL --audience AUD, "
-            "or bind loopback only (127.0.0.1, ::1, localhost)."
+            f"Refusing to serve MCP on {host!r} without client authentication: without "
+            "--auth the HTTP transport binds loopback only (127.0.0.1, ::1, localhost), since "
+            "anyone who reaches the port could run tools here. Add --auth tokens (API tokens "
+            "from `nexus-tools tokens create NAME`) or --auth oauth --issuer URL --audience AUD."
         )
 
 

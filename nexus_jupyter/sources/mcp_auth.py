@@ -85,8 +85,8 @@ class CredentialTokenStorage:
 
 
 class LoopbackCallback:
-    """A one-shot HTTP listener on ``127.0.0.1`` that takes the browser's redirect after
-    sign-in and hands back ``(code, state)``."""
+    """An HTTP listener on ``127.0.0.1`` that takes the browser's redirect after each sign-in
+    (the first, and any step-up to more scopes) and hands back its code."""
 
     def __init__(self, port: int = 0) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -95,57 +95,57 @@ class LoopbackCallback:
         self.sock.listen(8)
         self.sock.setblocking(False)
         self.redirect_uri = f"http://127.0.0.1:{self.sock.getsockname()[1]}/callback"
+        self._server: asyncio.Server | None = None
+        self._waiting: asyncio.Future[dict[str, str]] | None = None
 
     async def wait(self, timeout: float = SIGN_IN_TIMEOUT_S) -> Any:
         from mcp.client.auth import AuthorizationCodeResult
 
-        done: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
-
-        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                line = (await reader.readline()).decode("latin-1")
-                while (await reader.readline()) not in (b"\r\n", b"\n", b""):
-                    pass
-                target = line.split(" ")[1] if line.count(" ") >= 2 else ""
-                query = {k: v[0] for k, v in parse_qs(urlsplit(target).query).items()}
-                ok = "code" in query
-                text = (
-                    "Signed in; you can close this tab."
-                    if ok
-                    else f"Sign-in failed: {query.get('error', 'no code')}"
-                )
-                writer.write(
-                    f"HTTP/1.1 {200 if ok else 400} OK\r\ncontent-type: text/plain\r\n"
-                    f"content-length: {len(text)}\r\nconnection: close\r\n\r\n{text}".encode()
-                )
-                await writer.drain()
-                if not done.done():
-                    if ok:
-                        done.set_result(query)
-                    else:
-                        done.set_exception(
-                            SourceError(f"The sign-in was refused: {query.get('error', '?')!r}.")
-                        )
-            finally:
-                writer.close()
-
-        server = await asyncio.start_server(answer, sock=self.sock)
+        self._waiting = asyncio.get_running_loop().create_future()
+        if self._server is None:  # it owns the socket from now on (closing it closes both)
+            self._server = await asyncio.start_server(self._answer, sock=self.sock)
         try:
             async with asyncio.timeout(timeout):
-                query = await done
+                query = await self._waiting
         except TimeoutError:
             raise SourceError(
                 f"Nobody signed in within {timeout:g} s; the sign-in link is offered again "
                 "at the next connection attempt."
             ) from None
-        finally:
-            server.close()
         # `iss` too (RFC 9207): the SDK checks it against the issuer it discovered.
         return AuthorizationCodeResult(
             code=query["code"], state=query.get("state"), iss=query.get("iss")
         )
 
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = (await reader.readline()).decode("latin-1")
+            while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+                pass
+            target = line.split(" ")[1] if line.count(" ") >= 2 else ""
+            query = {k: v[0] for k, v in parse_qs(urlsplit(target).query).items()}
+            ok = "code" in query
+            text = "Signed in; you can close this tab." if ok else "Sign-in failed."
+            writer.write(
+                f"HTTP/1.1 {200 if ok else 400} {'OK' if ok else 'Bad Request'}\r\n"
+                "content-type: text/plain\r\nconnection: close\r\n"
+                f"content-length: {len(text)}\r\n\r\n{text}".encode()
+            )
+            await writer.drain()
+            waiting = self._waiting
+            if waiting is None or waiting.done():
+                return  # nobody is signing in now: a stray or repeated request
+            if ok:
+                waiting.set_result(query)
+            else:
+                refusal = query.get("error", "no code in the redirect")
+                waiting.set_exception(SourceError(f"The sign-in was refused: {refusal!r}."))
+        finally:
+            writer.close()
+
     def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
         with contextlib.suppress(OSError):
             self.sock.close()
 

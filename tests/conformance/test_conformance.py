@@ -96,6 +96,7 @@ def test_required_scenarios(
 CLIENT = Path(__file__).resolve().parent / "nexus_client.py"
 
 
+@pytest.mark.timeout(900)  # ~7 s a scenario, 18 and 32 scenarios, one after the other
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_client_scenarios(
     revision: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

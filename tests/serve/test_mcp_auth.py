@@ -226,6 +226,20 @@ def test_no_call_succeeds_without_a_valid_token(
     assert not (project / "fuzz.txt").exists()
 
 
+def test_a_session_is_its_principals(issuer: Issuer, oauth_server: str) -> None:
+    opened = _initialize(oauth_server, issuer.mint("alice"))
+    session = opened.headers["mcp-session-id"]
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    headers = {
+        **HEADERS,
+        "mcp-session-id": session,
+        "mcp-protocol-version": "2025-11-25",
+        "authorization": f"Bearer {issuer.mint('mallory')}",  # valid, but not alice
+    }
+    taken = httpx.post(oauth_server, json=listing, headers=headers, timeout=10)
+    assert not 200 <= taken.status_code < 300, taken.text
+
+
 def test_api_tokens_create_use_and_revoke(tmp_path: Path, project: Path) -> None:
     env = {**os.environ, "NEXUS_HOME": str(tmp_path / "home")}
     cli = [str(Path(sys.executable).parent / "nexus-tools"), "tokens"]  # the console script
@@ -300,3 +314,15 @@ def test_bad_oauth_settings_are_clear(project: Path) -> None:
         project, "--auth", "oauth", "--issuer", "http://127.0.0.1:9", "--audience", "a"
     )
     assert unreachable.returncode == 2 and "--jwks-url" in unreachable.stderr
+
+
+def test_auth_from_nex_yaml(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "nex.yaml").write_text("serve: {auth: tokens}\n")
+    env = {"NEXUS_HOME": str(tmp_path / "home")}
+    with serve_http(project, "--host", "0.0.0.0", env=env) as served:  # allowed: auth is on
+        assert _initialize(served.url.replace("0.0.0.0", "127.0.0.1"), None).status_code == 401
+    (project / "nex.yaml").write_text("serve: {auth: {mode: oauth}}\n")
+    refused = _serve_fails(project)
+    assert refused.returncode == 2 and "--issuer URL and --audience AUD" in refused.stderr

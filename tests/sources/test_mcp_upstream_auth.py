@@ -145,3 +145,24 @@ def test_authorization_code_with_pkce(issuer: Issuer, upstream: str, tmp_path: P
     finally:
         remove()
         reg.close()
+
+
+def test_expired_tokens_are_refreshed(issuer: Issuer, upstream: str, tmp_path: Path) -> None:
+    opener, opened = _browser()
+    remove = add_link_opener(opener)
+    issuer.token_lifetime_s = 1  # the server still takes them for its 30 s of clock skew
+    auth = {"type": "oauth", "client_id": "notebook", "scope": SCOPE}
+    source = McpSource("up", url=upstream, auth=auth, credentials=CredentialStore(home=tmp_path))
+    reg = _registry(source)
+    try:
+        wait_until(reg, lambda: reg.find("mcp__up__read") is not None)
+        time.sleep(1.5)  # the token's own lifetime: there is no event to wait on
+        result = reg.call_sync("mcp__up__read", {"path": "hello.txt"})
+        assert result.error is None, result.error
+        grants = [r.get("grant_type") for r in issuer.token_requests]
+        assert "refresh_token" in grants
+        assert len(opened) == 1  # refreshed, not signed in again
+    finally:
+        issuer.token_lifetime_s = 300
+        remove()
+        reg.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .scopes import SCOPE_GRANTS, grant_of_scopes, scopes_for_grant
 from .settings import ServeAuth, auth_app_options, identity_of
-from .tokens import ApiToken, FileTokenStore, TokenStore
+from .tokens import ApiToken, FileTokenStore, TokenStore, open_token_store
 
 __all__ = [
     "SCOPE_GRANTS",
@@ -16,5 +16,6 @@ __all__ = [
     "auth_app_options",
     "grant_of_scopes",
     "identity_of",
+    "open_token_store",
     "scopes_for_grant",
 ]

@@ -189,11 +189,12 @@ class FileTokenStore:
         self._stamp = None
 
 
-def open_token_store(location: str | Path | None = None) -> TokenStore:
-    """The token store at ``location``: a JSON file (default ``<NEXUS_HOME>/tokens.json``),
-    or a cluster's Redis (``redis://HOST:PORT/N``), shared by its replicas."""
-    if isinstance(location, str) and location.startswith(("redis://", "rediss://")):
+def open_token_store(token_file: str | Path | None = None) -> TokenStore:
+    """The token store that ``nexus-tools tokens`` and ``serve --auth tokens`` share: the
+    file ``token_file`` (default ``<NEXUS_HOME>/tokens.json``), or a cluster's Redis when it
+    is a ``redis://HOST:PORT/N`` URL (shared by the cluster's replicas)."""
+    if isinstance(token_file, str) and token_file.startswith(("redis://", "rediss://")):
         from ...cluster.tokens import RedisTokenStore
 
-        return RedisTokenStore.at(location)
-    return FileTokenStore(location)
+        return RedisTokenStore.at(token_file)
+    return FileTokenStore(token_file)
