@@ -81,6 +81,62 @@ try {
   step('Submit pressed: the tool finished with the answer');
   await page.screenshot({ path: screenshot });
   step('screenshot saved');
+
+  // An upstream MCP server's task asks too: server-everything's research tool, run from the
+  // form, asks to clarify inside its task; the question appears as the same kind of form.
+  const everything = process.env.NEXUS_E2E_EVERYTHING;
+  const node = process.env.NEXUS_E2E_NODE;
+  if (everything && node) {
+    const upstream = {
+      ...notebook,
+      cells: [
+        { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, id: 'u1',
+          source: `%load_ext nexus_jupyter
+import time
+import nexus_jupyter
+from nexus_jupyter.sources.mcp import McpSource
+reg = nexus_jupyter.registry()
+reg.add_source(McpSource("everything", command=${JSON.stringify(node)}, args=[${JSON.stringify(everything)}, "stdio"]))
+for _ in range(300):
+    if reg.find("mcp__everything__simulate-research-query"):
+        break
+    time.sleep(0.1)` },
+        { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, id: 'u2',
+          source: '%tool try mcp__everything__simulate-research-query' },
+      ],
+    };
+    const wrote = await fetch(`${base}api/contents/upstream.ipynb`, {
+      method: 'PUT',
+      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'notebook', content: upstream }),
+    });
+    if (!wrote.ok) throw new Error(`could not write the notebook: ${wrote.status}`);
+    await page.goto(`${base}lab/workspaces/up-${Date.now()}/tree/upstream.ipynb?reset&token=${token}`);
+    await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
+    await page.waitForFunction(
+      () => /Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')?.textContent ?? ''),
+      null, { timeout: 90000 });
+    await page.locator('.jp-Notebook').first().click();
+    await page.keyboard.press('Control+Shift+C');
+    await page.locator('.lm-CommandPalette input').waitFor({ timeout: 10000 });
+    await page.keyboard.type('Run All Cells');
+    await page.keyboard.press('Enter');
+    const research = page.locator('.nexus-form').first();
+    await research.waitFor({ timeout: 120000 });
+    await research.locator('input[type="text"]').first().fill('tides');
+    await research.locator('select').first().selectOption({ label: 'true' });
+    await research.locator('button:has-text("Run")').first().click();
+    const question = page.locator('.nexus-elicit').first();
+    await question.waitFor({ timeout: 60000 });
+    step('the upstream task asked: its question shown as a form');
+    await question.locator('select').first().selectOption({ index: 1 });
+    await question.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: screenshot.replace(/\.png$/, '-upstream.png') });
+    await question.locator('button:has-text("Submit")').click();
+    await page.locator('.nexus-form :text("Research Report: tides (")').first()
+      .waitFor({ timeout: 60000 });
+    step('the upstream task finished with the answer');
+  }
 } catch (err) {
   if (page) await page.screenshot({ path: screenshot.replace(/\.png$/, '-failed.png') });
   throw err;
