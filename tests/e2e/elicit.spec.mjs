@@ -47,21 +47,26 @@ const put = await fetch(`${base}api/contents/elicit.ipynb`, {
 });
 if (!put.ok) throw new Error(`could not write the notebook: ${put.status} ${await put.text()}`);
 
-const browser = await launchBrowser();
-let page;
-try {
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 1200 } })).newPage();
-  await page.goto(`${base}lab/workspaces/el-${Date.now()}/tree/elicit.ipynb?reset&token=${token}`);
+// Open a notebook in a fresh workspace, wait for an idle kernel, then Run All Cells.
+async function openAndRunAll(page, path) {
+  await page.goto(`${base}lab/workspaces/e-${Date.now()}/tree/${path}?reset&token=${token}`);
   await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
   await page.waitForFunction(
     () => /Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')?.textContent ?? ''),
     null, { timeout: 90000 });
-  step('notebook open, kernel idle');
+  step(`${path} open, kernel idle`);
   await page.locator('.jp-Notebook').first().click();
   await page.keyboard.press('Control+Shift+C');
   await page.locator('.lm-CommandPalette input').waitFor({ timeout: 10000 });
   await page.keyboard.type('Run All Cells');
   await page.keyboard.press('Enter');
+}
+
+const browser = await launchBrowser();
+let page;
+try {
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 1200 } })).newPage();
+  await openAndRunAll(page, 'elicit.ipynb');
   const form = page.locator('.nexus-form').first();
   await form.waitFor({ timeout: 120000 });
   step('test-call form rendered');
@@ -111,16 +116,7 @@ for _ in range(300):
       body: JSON.stringify({ type: 'notebook', content: upstream }),
     });
     if (!wrote.ok) throw new Error(`could not write the notebook: ${wrote.status}`);
-    await page.goto(`${base}lab/workspaces/up-${Date.now()}/tree/upstream.ipynb?reset&token=${token}`);
-    await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
-    await page.waitForFunction(
-      () => /Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')?.textContent ?? ''),
-      null, { timeout: 90000 });
-    await page.locator('.jp-Notebook').first().click();
-    await page.keyboard.press('Control+Shift+C');
-    await page.locator('.lm-CommandPalette input').waitFor({ timeout: 10000 });
-    await page.keyboard.type('Run All Cells');
-    await page.keyboard.press('Enter');
+    await openAndRunAll(page, 'upstream.ipynb');
     const research = page.locator('.nexus-form').first();
     await research.waitFor({ timeout: 120000 });
     await research.locator('input[type="text"]').first().fill('tides');
