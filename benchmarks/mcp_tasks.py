@@ -12,15 +12,16 @@ finished task (its inlined result). Prints the medians (ms) and the ratios to th
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-import httpx2
 from mcp_throughput import free_port, run_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from raw_jsonrpc import RawMcp  # the tests' plain-HTTP MCP poster
 
 TOOL_FILE = '''from nexus_jupyter import tool
 
@@ -38,40 +39,6 @@ def add_later(a: int, b: int) -> int:
 '''
 
 TASKS = "io.modelcontextprotocol/tasks"
-
-
-class Poster:
-    """JSON-RPC over plain HTTP POSTs at 2026-07-28, declaring the tasks extension."""
-
-    def __init__(self, url: str) -> None:
-        self.url, self.http, self.ids = url, httpx2.Client(timeout=10), 0
-
-    def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.ids += 1
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
-        }
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": method,
-            "Mcp-Name": str(params.get("name") or params.get("taskId") or ""),
-        }
-        body = {
-            "jsonrpc": "2.0",
-            "id": self.ids,
-            "method": method,
-            "params": {**params, "_meta": meta},
-        }
-        text = self.http.post(self.url, json=body, headers=headers).text
-        if not text.startswith("{"):  # an SSE answer: its last data line
-            text = [ln for ln in text.splitlines() if ln.startswith("data:")][-1][5:]
-        message = json.loads(text)
-        if "result" not in message:
-            raise RuntimeError(f"{method} failed: {message}")
-        result: dict[str, Any] = message["result"]
-        return result
 
 
 def main() -> None:
@@ -94,7 +61,7 @@ def main() -> None:
             str(folder),
         ]
         with run_server(args, port, cwd=tmp) as (url, _pid):
-            post = Poster(url)
+            post = RawMcp(url, extensions=[TASKS])
             arguments = {"a": 2, "b": 3}
             for _ in range(20):  # warm up both paths (first-call imports)
                 post("tools/call", {"name": "add", "arguments": arguments})

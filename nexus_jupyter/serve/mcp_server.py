@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -261,14 +262,13 @@ class RegistryServer:
         if tool is None or not self.tasks.runs_as_task(ctx, tool.spec.task_support):
             return await self._serve_call(ctx, params)
 
-        async def serve(channel: TaskChannel, progress: Any) -> Any:
-            return await self._serve_call(ctx, params, task=channel, progress=progress)
-
         meta = getattr(tool, "meta", None)
         starts_at_call = getattr(meta, "task_start", "call") == "call"
+        serve = functools.partial(self._serve_task, ctx, params)
         return await self.tasks.start(ctx, params.name, serve, starts_at_call=starts_at_call)
 
     async def _serve_task(self, ctx: Any, params: Any, task: TaskChannel, progress: Any) -> Any:
+        """The call, run inside a task (:mod:`.mcp_tasks`, :mod:`.mcp_tasks_legacy`)."""
         return await self._serve_call(ctx, params, task=task, progress=progress)
 
     async def _serve_call(

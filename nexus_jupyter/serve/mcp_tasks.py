@@ -208,7 +208,10 @@ class McpTasks:
             if not channel.started.is_set():
                 raise
         except MCPError as exc:
-            changes = {"status": "failed", "error": exc.error.model_dump(mode="json")}
+            changes = {
+                "status": "failed",
+                "error": exc.error.model_dump(mode="json", exclude_none=True),
+            }
             channel.failure = exc
         except Exception as exc:
             log.exception("task %s of %s failed", task_id, channel.record.tool)

@@ -47,21 +47,26 @@ const put = await fetch(`${base}api/contents/elicit.ipynb`, {
 });
 if (!put.ok) throw new Error(`could not write the notebook: ${put.status} ${await put.text()}`);
 
-const browser = await launchBrowser();
-let page;
-try {
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 1200 } })).newPage();
-  await page.goto(`${base}lab/workspaces/el-${Date.now()}/tree/elicit.ipynb?reset&token=${token}`);
+// Open a notebook in a fresh workspace, wait for an idle kernel, then Run All Cells.
+async function openAndRunAll(page, path) {
+  await page.goto(`${base}lab/workspaces/e-${Date.now()}/tree/${path}?reset&token=${token}`);
   await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
   await page.waitForFunction(
     () => /Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')?.textContent ?? ''),
     null, { timeout: 90000 });
-  step('notebook open, kernel idle');
+  step(`${path} open, kernel idle`);
   await page.locator('.jp-Notebook').first().click();
   await page.keyboard.press('Control+Shift+C');
   await page.locator('.lm-CommandPalette input').waitFor({ timeout: 10000 });
   await page.keyboard.type('Run All Cells');
   await page.keyboard.press('Enter');
+}
+
+const browser = await launchBrowser();
+let page;
+try {
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 1200 } })).newPage();
+  await openAndRunAll(page, 'elicit.ipynb');
   const form = page.locator('.nexus-form').first();
   await form.waitFor({ timeout: 120000 });
   step('test-call form rendered');
@@ -81,6 +86,53 @@ try {
   step('Submit pressed: the tool finished with the answer');
   await page.screenshot({ path: screenshot });
   step('screenshot saved');
+
+  // An upstream MCP server's task asks too: server-everything's research tool, run from the
+  // form, asks to clarify inside its task; the question appears as the same kind of form.
+  const everything = process.env.NEXUS_E2E_EVERYTHING;
+  const node = process.env.NEXUS_E2E_NODE;
+  if (everything && node) {
+    const upstream = {
+      ...notebook,
+      cells: [
+        { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, id: 'u1',
+          source: `%load_ext nexus_jupyter
+import time
+import nexus_jupyter
+from nexus_jupyter.sources.mcp import McpSource
+reg = nexus_jupyter.registry()
+reg.add_source(McpSource("everything", command=${JSON.stringify(node)}, args=[${JSON.stringify(everything)}, "stdio"]))
+for _ in range(300):
+    if reg.find("mcp__everything__simulate-research-query"):
+        break
+    time.sleep(0.1)` },
+        { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, id: 'u2',
+          source: '%tool try mcp__everything__simulate-research-query' },
+      ],
+    };
+    const wrote = await fetch(`${base}api/contents/upstream.ipynb`, {
+      method: 'PUT',
+      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'notebook', content: upstream }),
+    });
+    if (!wrote.ok) throw new Error(`could not write the notebook: ${wrote.status}`);
+    await openAndRunAll(page, 'upstream.ipynb');
+    const research = page.locator('.nexus-form').first();
+    await research.waitFor({ timeout: 120000 });
+    await research.locator('input[type="text"]').first().fill('tides');
+    await research.locator('select').first().selectOption({ label: 'true' });
+    await research.locator('button:has-text("Run")').first().click();
+    const question = page.locator('.nexus-elicit').first();
+    await question.waitFor({ timeout: 60000 });
+    step('the upstream task asked: its question shown as a form');
+    await question.locator('select').first().selectOption({ index: 1 });
+    await question.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: screenshot.replace(/\.png$/, '-upstream.png') });
+    await question.locator('button:has-text("Submit")').click();
+    await page.locator('.nexus-form :text("Research Report: tides (")').first()
+      .waitFor({ timeout: 60000 });
+    step('the upstream task finished with the answer');
+  }
 } catch (err) {
   if (page) await page.screenshot({ path: screenshot.replace(/\.png$/, '-failed.png') });
   throw err;

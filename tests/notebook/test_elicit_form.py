@@ -5,6 +5,7 @@ as a user would."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from nbhelpers import wait_for
@@ -12,6 +13,7 @@ from nbhelpers import wait_for
 from nexus_jupyter import CallerUnavailable, Registry, ToolContext, tool
 from nexus_jupyter.notebook.widgets.elicit import ElicitForm
 from nexus_jupyter.notebook.widgets.form import ToolForm
+from nexus_jupyter.sources.mcp import McpSource
 
 BOOKING_SCHEMA = {
     "type": "object",
@@ -100,3 +102,39 @@ def test_sampling_from_the_notebook_says_there_is_no_model(reg: Registry) -> Non
     form.run_button.click()
     assert form.result.wait(5)
     assert "the notebook has no model to ask" in form.result.result.structured
+
+
+EVERYTHING = (
+    Path(__file__).resolve().parents[1]
+    / "mcp_peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
+NODE22 = Path(__file__).resolve().parents[1] / "conformance/node_modules/.bin/node"
+
+
+@pytest.mark.skipif(
+    not EVERYTHING.exists() or not NODE22.exists(),
+    reason="server-everything is not installed: run `make npm-deps`",
+)
+def test_an_upstream_task_question_is_answered_in_the_notebook() -> None:
+    """server-everything's task-only research tool, run from the form: its clarifying
+    question (asked inside its task) appears as a notebook form, and the answer gets back."""
+    registry = Registry(search="keyword")
+    registry.add_source(
+        McpSource("everything", command=str(NODE22), args=[str(EVERYTHING), "stdio"])
+    )
+    name = "mcp__everything__simulate-research-query"
+    try:
+        tool_ = wait_for(lambda: registry.find(name), timeout=30)
+        form = ToolForm(tool_, registry)
+        form.set_arguments({"topic": "tides", "ambiguous": True})
+        form.run_button.click()
+        asked = wait_for(lambda: form.result.approval_area.children, timeout=30)[0]
+        assert isinstance(asked, ElicitForm) and "tides" in asked.message.value
+        interpretation = asked.fields.fields["interpretation"]  # type: ignore[attr-defined]
+        interpretation.set(interpretation.schema["oneOf"][0]["const"])
+        asked.submit_button.click()
+        assert form.result.wait(30), "the research task did not finish"
+        chosen = interpretation.schema["oneOf"][0]["const"]
+        assert f"tides ({chosen})" in form.result.result.text
+    finally:
+        registry.close()

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import mcp
 import mcp_types as types
 import pytest
-from serving import serve_http  # tests/ is on sys.path (rootdir conftest)
+from raw_jsonrpc import RawMcp  # tests/ is on sys.path (rootdir conftest)
+from serving import serve_http
 
 from nexus_jupyter import Registry
 from nexus_jupyter.sources.mcp import McpSource
@@ -108,21 +108,23 @@ async def test_raw_task_wire_and_cancel(served: str) -> None:
         assert refused.value.code == -32021
         assert TASKS_EXTENSION in str(refused.value.data)
 
-    session = await _raw_session(served)
-    async with session as post:
-        created = await post("tools/call", {"name": "forever", "arguments": {}})
+    post = RawMcp(served, extensions=[TASKS_EXTENSION])
+    try:
+        created = post("tools/call", {"name": "forever", "arguments": {}})
         assert created["resultType"] == "task" and created["status"] == "working"
         assert created["ttlMs"] > 0 and "requestState" not in created
         task_id = created["taskId"]
-        got = await post("tasks/get", {"taskId": task_id})
+        got = post("tasks/get", {"taskId": task_id})
         assert got["status"] == "working" and "result" not in got
-        assert await post("tasks/cancel", {"taskId": task_id}) == {"resultType": "complete"}
-        got = await post("tasks/get", {"taskId": task_id})
+        assert post("tasks/cancel", {"taskId": task_id}) == {"resultType": "complete"}
+        got = post("tasks/get", {"taskId": task_id})
         assert got["status"] == "cancelled"
-        unknown = await post("tasks/get", {"taskId": "no-such-task"}, error=True)
+        unknown = post("tasks/get", {"taskId": "no-such-task"}, error=True)
         assert unknown["code"] == types.INVALID_PARAMS and "Unknown task" in unknown["message"]
-        gone = await post("tasks/list", {}, error=True)
+        gone = post("tasks/list", {}, error=True)
         assert gone["code"] == types.METHOD_NOT_FOUND
+    finally:
+        post.close()
 
 
 async def test_legacy_clients_get_the_result(served: str) -> None:
@@ -137,62 +139,6 @@ async def test_legacy_clients_get_the_result(served: str) -> None:
 
 async def _never(context: Any, params: Any) -> types.ElicitResult:
     raise AssertionError("a task's questions come through tasks/get, not as requests")
-
-
-class _RawSession:
-    """JSON-RPC over plain HTTP POSTs at 2026-07-28, declaring the tasks extension."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.http = httpx2.AsyncClient(timeout=10)
-        self.ids = 0
-
-    async def __aenter__(self) -> Any:
-        return self.post
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.http.aclose()
-
-    async def post(self, method: str, params: dict[str, Any], *, error: bool = False) -> Any:
-        self.ids += 1
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXTENSION: {}}},
-        }
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": method,
-        }
-        name = params.get("name") or params.get("taskId")
-        if name:
-            headers["Mcp-Name"] = name
-        body = {
-            "jsonrpc": "2.0",
-            "id": self.ids,
-            "method": method,
-            "params": {**params, "_meta": meta},
-        }
-        response = await self.http.post(self.url, json=body, headers=headers)
-        text_body = response.text
-        if text_body.startswith(("event:", "data:", ":")):  # an SSE answer: its last data line
-            text_body = [ln for ln in text_body.splitlines() if ln.startswith("data:")][-1][5:]
-        import json
-
-        message = json.loads(text_body)
-        if error:
-            assert "error" in message, message
-            return message["error"]
-        assert "result" in message, message
-        result = dict(message["result"])
-        result.get("_meta", {}).pop("io.modelcontextprotocol/serverInfo", None)
-        if result.get("_meta") == {}:
-            del result["_meta"]
-        return result
-
-
-async def _raw_session(url: str) -> _RawSession:
-    return _RawSession(url)
 
 
 # -- a task-only tool of a real upstream server --------------------------------------------------
