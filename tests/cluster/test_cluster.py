@@ -17,8 +17,8 @@ from typing import Any
 import mcp
 import mcp_types as types
 import pytest
+from raw_jsonrpc import RawMcp  # tests/ is on sys.path (rootdir conftest)
 from rig import ClusterRig, cluster_rig, missing_programs, run_cli
-from task_wire import post
 
 from nexus_jupyter.cluster import ClusterAddress, ClusterReplica, ClusterStore
 from nexus_jupyter.cluster.bus import RedisSubscriptionBus
@@ -105,6 +105,17 @@ def publish(file: Path, url: str, *extra: str) -> Any:
     done = run_cli("publish", str(file), "--cluster", url, "--json", *extra)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+async def post(url: str, method: str, params: dict[str, Any]) -> Any:
+    """One request of the tasks extension's wire, to exactly the replica at ``url``."""
+    from nexus_jupyter.sources.mcp_tasks import TASKS_EXTENSION
+
+    raw = RawMcp(url, extensions=[TASKS_EXTENSION])
+    try:
+        return await asyncio.to_thread(raw, method, params)
+    finally:
+        raw.close()
 
 
 def live_pids(rig: ClusterRig) -> set[int]:
