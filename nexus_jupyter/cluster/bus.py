@@ -19,13 +19,12 @@ clients keep working; the reader reconnects by itself.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from .store import ClusterAddress, ClusterStore, follow_channel
+from .store import ClusterAddress, ClusterStore, follow_channel, stop_task
 
 __all__ = ["RedisSubscriptionBus", "event_from_json", "event_to_json"]
 
@@ -100,11 +99,8 @@ class RedisSubscriptionBus:
         return True
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
+        await stop_task(self._reader)
+        self._reader = None
 
     async def _read_forever(self) -> None:
         await follow_channel(self.address, "bus_channel", self._deliver, self._on_state)

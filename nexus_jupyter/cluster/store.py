@@ -38,6 +38,7 @@ __all__ = [
     "ClusterStore",
     "FileVersion",
     "follow_channel",
+    "stop_task",
 ]
 
 log = logging.getLogger(__name__)
@@ -264,3 +265,11 @@ async def follow_channel(
                 await store.close()
         await asyncio.sleep(wait)
         wait = min(wait * 2, RETRY_MAX_S)
+
+
+async def stop_task(task: asyncio.Task[None] | None) -> None:
+    """Cancel a follower task and wait until it has closed its connection."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

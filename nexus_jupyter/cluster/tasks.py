@@ -15,13 +15,12 @@ announced on ``P:task-cancelled``; the replica running the call stops it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
 
 from ..core.tasks.store import TaskRecord
-from .store import ClusterAddress, ClusterStore, follow_channel
+from .store import ClusterAddress, ClusterStore, follow_channel, stop_task
 
 __all__ = ["RedisTaskStore"]
 
@@ -105,11 +104,8 @@ class RedisTaskStore:
             listener(task_id)
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
+        await stop_task(self._reader)
+        self._reader = None
         if self._store is not None:
             await self._store.close()
             self._store = None
