@@ -38,12 +38,14 @@ def test_a_token_made_once_works_on_every_replica_until_revoked(
     assert '"alice"' in listed.stdout and secret not in listed.stdout  # never shown again
     again = tokens("create", "alice", "--token-file", url)
     assert again.returncode == 1 and "exists already" in again.stderr
-    extra = ("--cluster", url, "--auth", "tokens")
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
+    # b names its cluster in nex.yaml instead of --cluster; it has no token file, so it can
+    # only accept alice's token through the cluster
+    (tmp_path / "b" / "nex.yaml").write_text(f"cluster: {url}\n")
     with (
-        serve_http(tmp_path / "a", *extra) as first,
-        serve_http(tmp_path / "b", *extra) as second,
+        serve_http(tmp_path / "a", "--cluster", url, "--auth", "tokens") as first,
+        serve_http(tmp_path / "b", "--auth", "tokens") as second,
     ):
         for served in (first, second):
             assert status_with(served.url, secret) == 200
