@@ -202,7 +202,12 @@ class Replica:
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """``nexus-tools ARGS`` in a fresh process."""
     return subprocess.run(
-        [sys.executable, "-m", "nexus_jupyter.cli.main", *args],
+        [
+            sys.executable,
+            "-c",
+            "import sys; from nexus_jupyter.cli import main; sys.exit(main())",
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=60,
