@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -74,6 +75,7 @@ class ClusterNode:
         self._task: Any = None
         self._unsubscribe: Any = None
         self._scan_again = asyncio.Event()
+        self._connected = threading.Event()  # for callers on other threads
         self._listeners: list[Any] = []  # called with the node on every state change
         self.on_connect: list[Any] = []  # async callables run after each (re)connect
         #: More channels to follow: store attribute naming the channel -> async handler(data).
@@ -99,12 +101,7 @@ class ClusterNode:
 
     def wait_connected(self, timeout: float = 10.0) -> bool:
         """Block (not on the registry's loop) until the first reconciliation is done."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.state == "connected":
-                return True
-            time.sleep(0.02)
-        return False
+        return self._connected.wait(timeout)
 
     def on_state_change(self, listener: Any) -> None:
         self._listeners.append(listener)
@@ -198,6 +195,10 @@ class ClusterNode:
         if state == self.state and error == self.error:
             return
         self.state, self.error, self.since = state, error, time.time()
+        if state == "connected":
+            self._connected.set()
+        else:
+            self._connected.clear()
         if state == "degraded":
             log.warning(
                 "cluster: Redis at %s is unreachable (%s); serving this replica's tools "
