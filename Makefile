@@ -9,9 +9,9 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8888
 
-.PHONY: setup demo test lint typecheck bench clean npm-deps browser ripgrep
+.PHONY: setup demo test lint typecheck bench clean npm-deps browser ripgrep cluster-deps
 
-setup: $(STAMP) npm-deps browser ripgrep
+setup: $(STAMP) npm-deps browser ripgrep cluster-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ $(STAMP): $(VENV)/bin/python pyproject.toml labextension/package.json labextensi
 	touch $(STAMP)
 
 npm-deps: $(STAMP)
-	@for d in tests/e2e tests/mcp_peers tests/conformance; do \
+	@for d in tests/e2e tests/mcp_peers tests/conformance tests/inspector; do \
 	  if [ -f $$d/package-lock.json ]; then (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; fi; \
 	done
 
@@ -50,6 +50,17 @@ ripgrep:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep >/dev/null) \
 	      || echo "WARNING: could not install ripgrep; grep falls back to google-re2"; \
 	  else echo "WARNING: ripgrep absent and apt unavailable; grep falls back to google-re2"; fi; \
+	fi
+
+# Debian redis-server and nginx: the cluster tests and benchmarks/cluster.py run a real Redis
+# and a real load balancer on loopback (started and stopped by the tests, never as services).
+cluster-deps:
+	@if ! command -v redis-server >/dev/null 2>&1 || ! command -v nginx >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = "0" ]; then \
+	    echo "installing Debian redis-server and nginx for the cluster tests..."; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server nginx >/dev/null) \
+	      || echo "WARNING: could not install redis-server/nginx; the cluster tests will be skipped loudly"; \
+	  else echo "WARNING: redis-server/nginx absent and apt unavailable; the cluster tests will be skipped loudly"; fi; \
 	fi
 
 test: setup

@@ -133,7 +133,20 @@ def cmd_list(reg: Any, args: argparse.Namespace) -> int:
             if r["status"] != "ok":
                 r["summary"] = f"[{r['status']}: {r['reason']}] {r['summary']}"
         _table(rows, ["name", "permission", "source", "summary"])
-    return 0
+    return _report_broken_sources(reg, args.source)
+
+
+def _report_broken_sources(reg: Any, wanted: str | None) -> int:
+    """Every broken source on stderr (a listing must not look complete when it is not);
+    1 when the listing was asked for a source that is broken (its tools are missing)."""
+    code = 0
+    for state in reg.sources():
+        if state.error is None:
+            continue
+        print(f"nexus-tools: warning: source {state.name}: {state.error}", file=sys.stderr)
+        if wanted in (state.name, state.kind, state.name.split(":", 1)[0]):
+            code = 1
+    return code
 
 
 def cmd_search(reg: Any, args: argparse.Namespace) -> int:

@@ -7,7 +7,9 @@
     nexus-tools check [NAME ...] [--all]     # every tool's availability and every source's status
     nexus-tools install NAME ... | --all-missing [--yes]; register FILE; sync   (cmd_manifest)
     nexus-tools credentials set SERVICE KEY | list | delete SERVICE [KEY]
+    nexus-tools tokens create NAME [--grant G] | list | revoke NAME   # for serve --auth tokens
     nexus-tools serve ...                    # when the MCP server module is installed
+    nexus-tools publish FILE [--cluster URL] # a tool file to every replica of a cluster
 
 Global options: ``--root DIR`` (workspace and project ``nex.yaml``), ``--config FILE`` (use
 this file as the project level), ``--json`` (machine-readable output), ``--wait SECONDS``. They
@@ -31,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..core.errors import NexusError, ToolNotFound, ToolValidationError
+from . import cmd_tokens
 
 __all__ = ["build_parser", "main"]
 
@@ -153,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .cmd_toolsets import add_parser as add_toolsets_parser
 
     add_toolsets_parser(sub, shared)
+    from . import cmd_publish
+
+    cmd_publish.add_parser(sub, shared)
+    cmd_tokens.add_parser(sub, shared)
     if importlib.util.find_spec(_SERVE) is not None:
         import importlib as _il
 
@@ -195,6 +202,12 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         code: int = _il.import_module(_SERVE).run(args)
         return code
+    if args.command == "publish":
+        from . import cmd_publish
+
+        return cmd_publish.run(args)
+    if args.command == "tokens":
+        return cmd_tokens.run(args)
     if args.command == "credentials":
         if args.action is None:
             raise UsageProblem("credentials needs an action: set, list or delete.")

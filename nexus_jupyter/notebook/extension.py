@@ -19,6 +19,7 @@ __all__ = ["current_tracker", "load", "unload"]
 _tracker: NotebookTracker | None = None
 _shell: Any = None
 _stop_listening: Callable[[], None] | None = None
+_stop_sign_in_links: Callable[[], None] | None = None
 
 
 def current_tracker() -> NotebookTracker | None:
@@ -45,6 +46,10 @@ def load(ipython: Any) -> None:
     _stop_listening = on_tool_defined(tracker.on_tool_defined)
     ipython.register_magics(ToolMagics)
     install_completer(ipython)
+    global _stop_sign_in_links
+    from .sign_in import install_sign_in_links
+
+    _stop_sign_in_links = install_sign_in_links()
     _tracker, _shell = tracker, ipython
 
 
@@ -70,4 +75,8 @@ def unload(ipython: Any) -> None:
             pass  # already gone (the shell was reset)
     if _stop_listening is not None:
         _stop_listening()
+    global _stop_sign_in_links
+    if _stop_sign_in_links is not None:
+        _stop_sign_in_links()
+        _stop_sign_in_links = None
     _tracker = _shell = None

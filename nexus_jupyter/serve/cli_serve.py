@@ -3,6 +3,8 @@ MCP servers of ``nex.yaml``) to MCP clients over stdio or streamable HTTP.
 
     nexus-tools serve                                   # stdio (for an agent's config)
     nexus-tools serve --transport http --port 8765      # http://127.0.0.1:8765/mcp
+    nexus-tools serve --transport http --host 0.0.0.0 --auth tokens
+    nexus-tools serve --transport http --auth oauth --issuer URL --audience AUD
     python -m nexus_jupyter.serve.cli_serve --dir tools/dynamic --defer
 
 Over stdio, stdout is the protocol channel: everything else goes to stderr.
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from .cli_serve_auth import add_auth_arguments, auth_from_arguments
 
 __all__ = ["add_parser", "build_registry", "main", "run"]
 
@@ -69,6 +72,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="another Host header name clients may use (e.g. an alias of this machine); "
+        "NAME:PORT allows exactly that Host (a load balancer in front); "
         "loopback names are always allowed",
     )
     # SUPPRESS: when nested under `nexus-tools`, a default here would overwrite the value the
@@ -98,7 +102,15 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         help="refuse new HTTP sessions (503) while N are open (default: nex.yaml "
         "serve.max_sessions, else 1000)",
     )
+    parser.add_argument(
+        "--cluster",
+        default=None,
+        metavar="redis://HOST:PORT/N",
+        help="act as one replica of a cluster sharing tools, events, approvals and audit "
+        "through this Redis (default: nex.yaml cluster:, else none)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    add_auth_arguments(parser)
 
 
 def build_registry(
@@ -128,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
     reg = build_registry(
         root=getattr(args, "root", None), tools_dir=args.dir, config=getattr(args, "config", None)
     )
-    reg.warm_search()  # an agent's first tool_search should not wait for the model
 
     def announce(address: tuple[str, int]) -> None:
         host, port = address
@@ -142,10 +153,27 @@ def run(args: argparse.Namespace) -> int:
     _mask_output(reg, stdout=args.transport == "http")
     try:
         limits = _session_limits(args, reg) if args.transport == "http" else {}
+        if args.transport == "http":
+            from .mcp_http import check_address
+
+            limits["auth"] = auth_from_arguments(args, reg)
+            check_address(args.host, args.port, authenticated=limits["auth"].enabled)
+    except ConfigError as exc:
+        reg.close()
+        print(
+            f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr
+        )
+        return 2
+    try:
+        replica = _join_cluster(args, reg)
+        if "auth" in limits:
+            limits["auth"] = _cluster_tokens(limits["auth"], replica)
     except ConfigError as exc:
         reg.close()
         print(f"nexus-tools serve: {exc}", file=sys.stderr)
         return 2
+    # Only once the settings are known good: exiting while the model loads aborts the process.
+    reg.warm_search()  # an agent's first tool_search should not wait for the model
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
         # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that
@@ -163,6 +191,8 @@ def run(args: argparse.Namespace) -> int:
                     defer=args.defer,
                     started=announce,
                     allowed_hosts=args.allow_host,
+                    bus=replica.bus if replica is not None else None,
+                    task_store=replica.task_store if replica is not None else None,
                     **limits,
                 )
             )
@@ -174,8 +204,29 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     finally:
+        if replica is not None:
+            replica.close()
         reg.close()
     return 0
+
+
+def _join_cluster(args: argparse.Namespace, reg: Any) -> Any:
+    """``--cluster`` (else ``cluster:`` in nex.yaml): join that cluster as a replica."""
+    url = args.cluster or getattr(getattr(reg, "settings", None), "cluster", None)
+    if not url:
+        return None
+    from ..cluster import ClusterReplica
+    from ..core.config.paths import resolve_tools_dir
+
+    folder = args.dir or resolve_tools_dir(reg.root, reg.settings.tools_dir)
+    return ClusterReplica.join(reg, url, folder)
+
+
+def _cluster_tokens(auth: Any, cluster: Any) -> Any:
+    """On a cluster, API tokens live in its Redis (unless a token file is named)."""
+    if cluster is None or auth.mode != "tokens" or auth.token_file:
+        return auth
+    return auth.model_copy(update={"token_file": cluster.node.address.url})
 
 
 def _mask_output(reg: Any, *, stdout: bool) -> None:

@@ -90,6 +90,8 @@ def mcp_tool(spec: ToolSpec) -> Any:
     schema = output_schema(spec)
     if schema is not None:
         data["outputSchema"] = schema
+    if spec.task_support != "forbidden":  # (a 2026-07-28 listing drops it: tasks/* tell there)
+        data["execution"] = {"taskSupport": spec.task_support}
     meta: dict[str, Any] = {
         "nexus_jupyter/source": spec.source,
         "nexus_jupyter/version": spec.version,

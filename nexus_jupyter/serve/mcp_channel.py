@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 from ..core.tools.channel import CallerUnavailable, Elicitation, Sampled
 from .mcp_input import RoundTrip
 
-__all__ = ["LogLevels", "McpClientChannel"]
+__all__ = ["LogLevels", "McpClientChannel", "run_soon", "sampled", "sampling_params"]
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -152,21 +152,14 @@ class McpClientChannel:
         import mcp_types as types
 
         self._check("sampling", "ask the client's model")
-        params = types.CreateMessageRequestParams(
-            messages=[types.SamplingMessage.model_validate(m) for m in messages],
-            max_tokens=max_tokens,
-            system_prompt=system_prompt,
-        )
+        params = sampling_params(messages, max_tokens, system_prompt)
         if self.round is not None:
             raw = self.round.ask(key, "sampling/createMessage", _dump(params))
             answer = types.CreateMessageResult.model_validate(raw)
         else:
             request = types.CreateMessageRequest(params=params)
             answer = await self._request(request, types.CreateMessageResult)
-        content = answer.content
-        blocks = content if isinstance(content, list) else [content]
-        text = "\n".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
-        return Sampled(text, answer.model, answer.stop_reason)
+        return sampled(answer)
 
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         import mcp_types as types
@@ -177,6 +170,45 @@ class McpClientChannel:
         else:
             answer = await self._request(types.ListRootsRequest(), types.ListRootsResult)
         return [_dump(root) for root in answer.roots]
+
+
+def sampling_params(
+    messages: list[dict[str, Any]], max_tokens: int, system_prompt: str | None
+) -> Any:
+    """The ``sampling/createMessage`` params of a tool's ``ctx.sample``."""
+    import mcp_types as types
+
+    return types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage.model_validate(m) for m in messages],
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+    )
+
+
+def sampled(answer: Any) -> Sampled:
+    """A ``CreateMessageResult`` as the tool sees it: its text blocks joined."""
+    content = answer.content
+    blocks = content if isinstance(content, list) else [content]
+    text = "\n".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
+    return Sampled(text, answer.model, answer.stop_reason)
+
+
+_SOON: set[asyncio.Task[Any]] = set()  # the loop keeps only weak references to tasks
+
+
+def run_soon(loop: asyncio.AbstractEventLoop, coro: Any) -> None:
+    """Start ``coro`` on ``loop`` without waiting, from the loop itself or from a sync tool's
+    worker thread (fire and forget: progress and status updates)."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        task = loop.create_task(coro)
+        _SOON.add(task)
+        task.add_done_callback(_SOON.discard)
+    else:
+        asyncio.run_coroutine_threadsafe(coro, loop)
 
 
 def _dump(model: Any) -> dict[str, Any]:

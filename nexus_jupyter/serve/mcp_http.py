@@ -40,6 +40,11 @@ def _split_host(value: str) -> tuple[str, int | None] | None:
     return host, port
 
 
+def exact_hosts(names: Sequence[str]) -> set[str]:
+    """The ``NAME:PORT`` entries of ``names`` (lowercase): Hosts allowed exactly as given."""
+    return {n.lower() for n in names if (parsed := _split_host(n)) is not None and parsed[1]}
+
+
 class HostGuard:
     """ASGI middleware: refuse requests whose ``Host`` or ``Origin`` is not this server."""
 
@@ -49,7 +54,9 @@ class HostGuard:
         self.names = set(LOOPBACK_NAMES)
         if host not in _WILDCARDS:
             self.names.add(host.strip("[]").lower())
-        self.names.update(n.strip("[]").lower() for n in extra_names)
+        # NAME:PORT allows that exact Host, e.g. the address of a load balancer in front.
+        self.exact = exact_hosts(extra_names)
+        self.names.update(n.strip("[]").lower() for n in extra_names if n.lower() not in self.exact)
         self.rejected = 0
         self.closed = False
 
@@ -58,6 +65,8 @@ class HostGuard:
         if parsed is None:
             return False
         host, port = parsed
+        if value is not None and value.lower() in self.exact:
+            return True
         return host.lower() in self.names and (port or 80) == self.port
 
     def origin_ok(self, value: str | None) -> bool:
@@ -72,7 +81,8 @@ class HostGuard:
             return False
         if parts.username is not None or parts.query or parts.fragment:
             return False
-        return (parts.hostname or "").lower() in self.names
+        hostname = (parts.hostname or "").lower()
+        return hostname in self.names or any(e.startswith(f"{hostname}:") for e in self.exact)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -106,12 +116,12 @@ class HostGuard:
         await self.app(scope, receive, send)
 
 
-def check_address(host: str, port: int) -> None:
+def check_address(host: str, port: int, *, authenticated: bool = False) -> None:
     """Refuse what this server must not listen on. Raises :class:`ConfigError`.
 
-    The HTTP transport has no client authentication and its tools can write files that the
-    watcher then imports, so it listens on loopback only; anything else would let whoever
-    reaches the port run code here.
+    Its tools can write files that the watcher then imports, so without client
+    authentication it listens on loopback only; anything else would let whoever reaches the
+    port run code here. With ``authenticated`` (``--auth``) any address is allowed.
     """
     from ..core.errors import ConfigError
 
@@ -122,17 +132,19 @@ def check_address(host: str, port: int) -> None:
         loopback = name == "localhost" or ipaddress.ip_address(name).is_loopback
     except ValueError:
         loopback = False
-    if not loopback:
+    if not loopback and not authenticated:
         raise ConfigError(
-            f"Refusing to serve MCP on {host!r}: the HTTP transport has no client "
-            "authentication, so it binds loopback only (127.0.0.1, ::1, localhost). Reach it "
-            "from elsewhere through an SSH tunnel or an authenticating reverse proxy."
+            f"Refusing to serve MCP on {host!r} without client authentication: without "
+            "--auth the HTTP transport binds loopback only (127.0.0.1, ::1, localhost), since "
+            "anyone who reaches the port could run tools here. Add --auth tokens (API tokens "
+            "from `nexus-tools tokens create NAME`) or --auth oauth --issuer URL --audience AUD."
         )
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket (``port=0`` picks a free one) on a loopback address."""
-    check_address(host, port)
+def bind_socket(host: str, port: int, *, authenticated: bool = False) -> socket.socket:
+    """A listening TCP socket (``port=0`` picks a free one); a loopback address unless
+    ``authenticated``."""
+    check_address(host, port, authenticated=authenticated)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto must say TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
     # IPPROTO_TCP, and without it every small response waits ~40 ms for a delayed ACK.
@@ -164,16 +176,20 @@ def build_app(
     *,
     session_idle_s: float = DEFAULT_SESSION_IDLE_S,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
+    auth_options: dict[str, Any] | None = None,
 ) -> HostGuard:
-    """The SDK's streamable-HTTP Starlette app for ``server``, behind :class:`HostGuard`."""
+    """The SDK's streamable-HTTP Starlette app for ``server``, behind :class:`HostGuard`.
+    ``auth_options`` are the SDK's ``auth=`` / ``token_verifier=`` (see :mod:`.auth`)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     own = {host} if host not in _WILDCARDS else set()
+    exact = sorted(exact_hosts(extra_names))
+    extra_names = [n for n in extra_names if n.lower() not in exact]
     guard_names = sorted(LOOPBACK_NAMES | own | {n.strip("[]").lower() for n in extra_names})
     shown = [f"[{n}]" if ":" in n else n for n in guard_names]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{n}:{port}" for n in shown],
+        allowed_hosts=[f"{n}:{port}" for n in shown] + exact,
         allowed_origins=[f"{scheme}://{n}:*" for n in shown for scheme in ("http", "https")]
         + [f"{scheme}://{n}" for n in shown for scheme in ("http", "https")],
     )
@@ -182,8 +198,9 @@ def build_app(
         host=host,
         session_idle_timeout=session_idle_s,
         max_sessions=max_sessions,
+        **(auth_options or {}),
     )
-    return HostGuard(app, host, port, extra_names)
+    return HostGuard(app, host, port, [*extra_names, *exact])
 
 
 async def run_uvicorn(
@@ -196,6 +213,7 @@ async def run_uvicorn(
     allowed_hosts: Sequence[str] = (),
     session_idle_s: float = DEFAULT_SESSION_IDLE_S,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
+    auth: Any = None,
 ) -> None:
     """Serve the SDK ``server`` over streamable HTTP until cancelled, then shut down cleanly.
 
@@ -204,18 +222,29 @@ async def run_uvicorn(
     request left to wait for. ``closing`` runs before that (e.g. to close listen streams).
     ``allowed_hosts`` are extra host names (besides loopback and ``host``) that clients may
     use in ``Host``/``Origin``, e.g. an alias of this machine that resolves to loopback.
+    ``auth`` (a :class:`~.auth.ServeAuth`) makes every MCP request need a bearer token.
     """
     import uvicorn
 
-    sock = bind_socket(host, port)
+    from .auth import auth_app_options
+
+    authenticated = auth is not None and auth.enabled
+    sock = bind_socket(host, port, authenticated=authenticated)
     bound_port = sock.getsockname()[1]
+    try:
+        shown = f"[{host}]" if ":" in host else host
+        options = auth_app_options(auth, f"http://{shown}:{bound_port}/mcp") if auth else {}
+    except BaseException:
+        sock.close()
+        raise
     app = build_app(
         server,
         host,
         bound_port,
-        allowed_hosts,
+        [*allowed_hosts, *_public_names(auth, bound_port)],
         session_idle_s=session_idle_s,
         max_sessions=max_sessions,
+        auth_options=options,
     )
     config = uvicorn.Config(
         app,
@@ -252,3 +281,13 @@ async def run_uvicorn(
                 web.force_exit = True
                 task.cancel()
         sock.close()
+
+
+def _public_names(auth: Any, port: int) -> list[str]:
+    """The host of ``auth.public_url`` when clients reach this port under that name."""
+    url = getattr(auth, "public_url", None)
+    if not url:
+        return []
+    parts = urlsplit(url)
+    default = 443 if parts.scheme == "https" else 80
+    return [parts.hostname] if parts.hostname and (parts.port or default) == port else []

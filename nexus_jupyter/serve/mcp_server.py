@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -28,18 +29,23 @@ from ..core.errors import (
     NexusError,
     PermissionDenied,
     ToolNotFound,
+    ToolUnavailable,
     ToolValidationError,
 )
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
-from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, InputRequired
+from ..core.tasks.store import TaskStore
+from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, ClientChannel, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
+from .auth.settings import identity_of
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
-from .mcp_channel import LogLevels, McpClientChannel
+from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
+from .mcp_tasks import McpTasks, TaskChannel
+from .mcp_tasks_legacy import LegacyTasks, legacy_tasks_capability
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -56,7 +62,15 @@ class RegistryServer:
     :meth:`attach` (which subscribes to the registry from the serving loop).
     """
 
-    def __init__(self, registry: Any, *, defer: bool = False, name: str = "nexus-tools") -> None:
+    def __init__(
+        self,
+        registry: Any,
+        *,
+        defer: bool = False,
+        name: str = "nexus-tools",
+        bus: Any = None,
+        task_store: TaskStore | None = None,
+    ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
         from mcp_types import NotificationParams, SetLevelRequestParams
@@ -73,11 +87,18 @@ class RegistryServer:
                 )
                 return super().create_initialization_options(opts, *args, **kwargs)
 
+            def get_capabilities(self, *args: Any, **kwargs: Any) -> Any:
+                # 2025-11-25 tasks (a 2026-07-28 answer drops this slot: tasks are an
+                # extension there)
+                capabilities = super().get_capabilities(*args, **kwargs)
+                return capabilities.model_copy(update={"tasks": legacy_tasks_capability()})
+
         self.registry = registry
         self.defer = defer
         self.log_levels = LogLevels()
         self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
-        self.bus = InMemorySubscriptionBus()
+        # A cluster passes its Redis bus (nexus_jupyter.cluster.bus), shared by replicas.
+        self.bus = bus if bus is not None else InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self.server = _Server(
             name,
@@ -107,6 +128,9 @@ class RegistryServer:
         self.server.add_request_handler(
             "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )
+        self.tasks = McpTasks(task_store)  # long calls as tasks (the tasks extension)
+        self.tasks.register(self.server)
+        LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()
         self._listing: tuple[int, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -173,12 +197,15 @@ class RegistryServer:
         kinds, self._pending = self._pending, set()
         connections = list(self._legacy)
         sends = []
+        # This registry changed: tell this server's clients only. On a cluster every
+        # replica's registry changes once it has loaded the change, and tells its own.
+        publish = getattr(self.bus, "publish_local", self.bus.publish)
         if "tools" in kinds:
-            await self.bus.publish(ToolsListChanged())
+            await publish(ToolsListChanged())
             sends += [c.send_tool_list_changed() for c in connections]
         if "offers" in kinds:
-            await self.bus.publish(ResourcesListChanged())
-            await self.bus.publish(PromptsListChanged())
+            await publish(ResourcesListChanged())
+            await publish(PromptsListChanged())
             sends += [c.send_resource_list_changed() for c in connections]
             sends += [c.send_prompt_list_changed() for c in connections]
         # Side by side, so one client that is slow to read cannot hold up the others.
@@ -230,17 +257,41 @@ class RegistryServer:
         return listing
 
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
+        entry = self.registry.snapshot.entries.get(params.name)
+        tool = entry.tool if entry is not None else None
+        if tool is None or not self.tasks.runs_as_task(ctx, tool.spec.task_support):
+            return await self._serve_call(ctx, params)
+
+        meta = getattr(tool, "meta", None)
+        starts_at_call = getattr(meta, "task_start", "call") == "call"
+        serve = functools.partial(self._serve_task, ctx, params)
+        return await self.tasks.start(ctx, params.name, serve, starts_at_call=starts_at_call)
+
+    async def _serve_task(self, ctx: Any, params: Any, task: TaskChannel, progress: Any) -> Any:
+        """The call, run inside a task (:mod:`.mcp_tasks`, :mod:`.mcp_tasks_legacy`)."""
+        return await self._serve_call(ctx, params, task=task, progress=progress)
+
+    async def _serve_call(
+        self, ctx: Any, params: Any, *, task: TaskChannel | None = None, progress: Any = None
+    ) -> Any:
+        """One ``tools/call``, answered in the request, or in a task (``task``: its channel;
+        a tool that cannot run at all is then a protocol error, so the task fails)."""
         from mcp.shared.exceptions import MCPError
         from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
-        from mcp_types import INVALID_PARAMS
+        from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
         from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
-        request = RequestInfo(request_id=f"mcp-{ctx.request_id}", caller=MCP_CALLER)
-        progress = None
-        if progress_token_from_params(ctx.params) is not None:
+        principal, ceiling = identity_of(getattr(ctx, "request", None))  # (None, None): no --auth
+        request = RequestInfo(
+            request_id=f"mcp-{ctx.request_id}",
+            principal=principal,
+            caller=MCP_CALLER,
+            ceiling=ceiling,
+        )
+        if task is None and progress_token_from_params(ctx.params) is not None:
             progress = _progress_sender(ctx.session, asyncio.get_running_loop())
         # A tool that takes a ToolContext can watch for cancellation: give it a token that a
         # client's notifications/cancelled (which cancels this handler) trips. Other tools are
@@ -255,11 +306,17 @@ class RegistryServer:
         except StateError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         caller = McpClientChannel(ctx, self.log_levels, round_trip)
-        bound = CURRENT_CHANNEL.set(caller)  # the tool's ToolContext picks it up
+        if task is not None:
+            task.inner = caller
+        bound = CURRENT_CHANNEL.set(task or caller)  # the tool's ToolContext picks it up
         try:
             options = {"request": request, "progress": progress, "cancellation": token}
-            result = await self._call_approving(name, arguments, options, caller, round_trip)
+            # a task's approval question waits in the task, like its other questions
+            asker = task or caller
+            result = await self._call_approving(name, arguments, options, asker, round_trip)
             await caller.flush()
+            if task is not None and result is not None and result.error_type == "ToolUnavailable":
+                raise MCPError(INTERNAL_ERROR, result.error or "the tool could not run")
             if result is None or (round_trip is not None and round_trip.questions):
                 assert round_trip is not None
                 return round_trip.result()  # the tool asked: its error result only says so
@@ -279,6 +336,8 @@ class RegistryServer:
             advice = "Call tool_search with what you want to do to find the right tool."
             raise MCPError(INVALID_PARAMS, exc.worded_for(advice)) from None
         except NexusError as exc:
+            if task is not None and isinstance(exc, ToolUnavailable):
+                raise MCPError(INTERNAL_ERROR, str(exc)) from None
             return error_result(exc)
         except asyncio.CancelledError:
             if token is not None:
@@ -293,7 +352,7 @@ class RegistryServer:
         name: str,
         arguments: dict[str, Any],
         options: dict[str, Any],
-        caller: McpClientChannel,
+        caller: ClientChannel,
         round_trip: RoundTrip | None,
     ) -> Any:
         """``registry.call``; a call that needs approval asks the client's user (once, for
@@ -332,17 +391,7 @@ def _progress_sender(session: Any, loop: asyncio.AbstractEventLoop) -> Any:
     from the loop or from a sync tool's worker thread."""
 
     def send(current: float, total: float | None = None, message: str | None = None) -> None:
-        coro = session.report_progress(current, total, message)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            task = loop.create_task(coro)
-            _BACKGROUND.add(task)
-            task.add_done_callback(_BACKGROUND.discard)
-        else:
-            asyncio.run_coroutine_threadsafe(coro, loop)
+        run_soon(loop, session.report_progress(current, total, message))
 
     return send
 
@@ -368,6 +417,9 @@ async def serve_http(
     defer: bool = False,
     started: Any = None,
     allowed_hosts: Sequence[str] = (),
+    bus: Any = None,
+    task_store: TaskStore | None = None,
+    auth: Any = None,
     **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -375,11 +427,17 @@ async def serve_http(
     ``started`` (optional) is called with the bound ``(host, port)`` once listening.
     Requests must name loopback, ``host`` or one of ``allowed_hosts`` in ``Host``/``Origin``
     (DNS-rebinding protection). ``session_idle_s`` and ``max_sessions`` bound the stateful
-    sessions (see :mod:`.mcp_http`)."""
+    sessions (see :mod:`.mcp_http`). ``bus`` replaces the in-memory ``SubscriptionBus``
+    (a cluster's Redis bus, started and closed here). ``task_store`` keeps the state of
+    tasks (default: in memory; a shared store lets replicas answer each other's task polls).
+    ``auth`` (a :class:`~.auth.ServeAuth`) requires a bearer token on every request; its
+    subject is the calls' principal."""
     from .mcp_http import run_uvicorn
 
-    app = RegistryServer(registry, defer=defer)
+    app = RegistryServer(registry, defer=defer, bus=bus, task_store=task_store)
     app.attach()
+    if hasattr(bus, "start"):
+        await bus.start()
     try:
         await run_uvicorn(
             app.server,
@@ -388,10 +446,15 @@ async def serve_http(
             started=started,
             closing=app.listen_handler.close,
             allowed_hosts=allowed_hosts,
+            auth=auth,
             **session_limits,
         )
     finally:
         app.detach()
+        for shared in (bus, task_store):  # a cluster's Redis connections, on this loop
+            close = getattr(shared, "close", None)
+            if close is not None:
+                await close()
 
 
 class McpServerHandle:

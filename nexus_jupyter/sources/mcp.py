@@ -36,6 +36,7 @@ from .mcp_session import (
     result_from_mcp,
     tool_from_mcp,
 )
+from .mcp_tasks import call_as_task, runs_tasks, tasks_client_extension
 from .mcp_upstream import Relay, list_offers
 
 __all__ = ["McpSource"]
@@ -69,6 +70,7 @@ class McpSource:
         cwd: str | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
+        auth: Any = None,
         timeout: float | None = None,
         stderr_lines: int = 40,
         credentials: Any = None,
@@ -83,6 +85,8 @@ class McpSource:
         self.namespace = f"mcp__{name}"
         self.command, self.args, self.env, self.cwd = command, list(args), dict(env or {}), cwd
         self.url, self.headers = url, dict(headers or {})
+        self.auth = _auth_settings(name, auth)
+        self._refused: str | None = None  # why the server last answered 401/403
         self.timeout = timeout
         self.credentials = credentials
         self.state = "idle"
@@ -93,6 +97,7 @@ class McpSource:
         self._stderr_lines = stderr_lines
         self._stderr: StderrTail | None = None
         self._tools: list[Tool] = []
+        self._task_only: set[str] = set()  # tools the server runs only as tasks
         self._skipped: dict[str, str] = {}
         self._publisher: SourcePublisher | None = None
         self._client: Any = None
@@ -126,6 +131,7 @@ class McpSource:
             cwd=get("cwd"),
             url=get("url"),
             headers=dict(get("headers") or {}),
+            auth=get("auth"),
             timeout=get("timeout"),
             credentials=credentials,
         )
@@ -206,6 +212,8 @@ class McpSource:
                 if isinstance(exc, KeyboardInterrupt | SystemExit):
                     raise
                 reason = describe(exc, _CONNECT_TIMEOUT_S)
+                if self._refused and (self.auth is None or "error response" in reason):
+                    reason = self._refused  # says what to do, where the SDK's words do not
                 log.info("MCP server %s: %s", self.server, reason)
             self._client = None
             # Back off from the first quick retry only after a session that lasted: a server
@@ -232,6 +240,8 @@ class McpSource:
             list_roots_callback=relay.on_roots,
             logging_callback=relay.on_log,
             log_level="info",
+            # a 2026-07-28 server's tasks: polled to their result, questions put to the caller
+            extensions=[tasks_client_extension(relay.answer_task_question)],
         )
         async with asyncio.timeout(_CONNECT_TIMEOUT_S):
             await client.__aenter__()
@@ -274,9 +284,27 @@ class McpSource:
 
             url = interpolate(self.url, self.credentials, where=where)
             headers = interpolate(self.headers, self.credentials, where=where)
-            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+            sign_in, release = None, None
+            if self.auth is not None:
+                from .mcp_auth import build_auth
+
+                sign_in, release = build_auth(
+                    self.auth,
+                    server=self.server,
+                    url=url,
+                    credentials=self.credentials,
+                    fill=lambda text: interpolate(text, self.credentials, where=where),
+                    on_link=lambda link: self._set_state("signing in", f"sign in at {link}"),
+                )
+            self._refused = None
+            http = httpx2.AsyncClient(
+                headers=headers,
+                auth=sign_in,
+                timeout=httpx2.Timeout(30, read=300),
+                event_hooks={"response": [self._note_refusal]},
+            )
             return WatchedTransport(
-                ClosingTransport(streamable_http_client(url, http_client=http), http)
+                ClosingTransport(streamable_http_client(url, http_client=http), http, release)
             )
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -372,6 +400,9 @@ class McpSource:
             except ToolDefinitionError as exc:
                 skipped[remote.name] = str(exc)
         self._tools, self._skipped = tools, skipped
+        self._task_only = {
+            r.name for r in listed if r.execution and r.execution.task_support == "required"
+        }
         if publish:
             self._publish()
 
@@ -434,13 +465,46 @@ class McpSource:
                 await ctx.progress(done, total, message)
 
         try:
-            with self.relay.calling(ctx.channel if ctx is not None else None):
-                result = await client.call_tool(remote_name, arguments, progress_callback=progress)
+            caller = ctx.channel if ctx is not None else None
+            with self.relay.calling(caller):
+                if remote_name in self._task_only and runs_tasks(client):
+                    result = await call_as_task(
+                        client,
+                        remote_name,
+                        arguments,
+                        progress=progress,
+                        on_task=lambda task_id: self.relay.task_started(task_id, caller),
+                    )
+                else:
+                    result = await client.call_tool(
+                        remote_name, arguments, progress_callback=progress
+                    )
         except Exception as exc:
             if is_connection_error(exc):
                 self._dropped.set()
             raise
         return result_from_mcp(ctx.tool_name if ctx is not None else remote_name, result)
+
+    async def _note_refusal(self, response: Any) -> None:
+        """Remember a 401/403 from the server: the SDK reports it only as "an error
+        response", which does not tell the user to sign in or fix a token."""
+        if response.status_code not in (401, 403) or response.request.url.path.startswith(
+            "/.well-known"
+        ):
+            return
+        challenge = response.headers.get("www-authenticate", "")
+        fix = (
+            "its sign-in failed or was refused; check auth: in nex.yaml"
+            if self.auth is not None
+            else "add auth: {type: oauth} (or client_credentials) to this server in nex.yaml, "
+            "or a token in headers: {Authorization: 'Bearer ${credentials:SERVICE/token}'}"
+        )
+        what = "needs authentication" if response.status_code == 401 else "refused the token"
+        self._refused = (
+            f"HTTP {response.status_code}: the server {what}"
+            + (f" ({challenge})" if challenge else "")
+            + f"; {fix}"
+        )
 
     # -- status ---------------------------------------------------------------------------
 
@@ -474,3 +538,17 @@ class McpSource:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+
+def _auth_settings(name: str, auth: Any) -> Any:
+    """``auth`` as :class:`McpAuthSettings` (from nex.yaml's mapping); ``None`` when unset."""
+    if auth is None:
+        return None
+    from ..core.config.mcp_auth import McpAuthSettings
+
+    if isinstance(auth, McpAuthSettings):
+        return auth
+    try:
+        return McpAuthSettings.model_validate(auth)
+    except ValueError as exc:
+        raise SourceError(f"MCP server {name!r}: invalid auth settings: {exc}") from None

@@ -173,6 +173,8 @@ def tool_from_mcp(
     approval = None
     if not declares_harmless(annotations):
         approval = {"action": "ask", "rules": [], "label": _UNANNOTATED}
+    execution = getattr(remote, "execution", None)
+    task_support = getattr(execution, "task_support", None) or "forbidden"
     return Tool.from_schema(
         remote.name,
         remote.description or (annotations.get("title") or ""),
@@ -181,6 +183,7 @@ def tool_from_mcp(
         output_schema=remote.output_schema,
         annotations=annotations,
         display=display,
+        task_support=task_support,
         permission=permission_from_annotations(annotations),
         approval=approval,
         origin=origin,
@@ -202,10 +205,11 @@ def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
 
 
 class ClosingTransport:
-    """Enter an SDK transport and close the httpx client we gave it afterwards."""
+    """Enter an SDK transport and close the httpx client we gave it afterwards (and call
+    ``release``, e.g. to free a sign-in callback port)."""
 
-    def __init__(self, inner: Any, http: Any) -> None:
-        self._inner, self._http = inner, http
+    def __init__(self, inner: Any, http: Any, release: Callable[[], Any] | None = None) -> None:
+        self._inner, self._http, self._release = inner, http, release
 
     async def __aenter__(self) -> Any:
         return await self._inner.__aenter__()
@@ -215,6 +219,8 @@ class ClosingTransport:
             return await self._inner.__aexit__(*exc)
         finally:
             await self._http.aclose()
+            if self._release is not None:
+                self._release()
 
 
 def is_connection_error(exc: BaseException) -> bool:

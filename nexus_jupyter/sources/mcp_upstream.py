@@ -7,8 +7,10 @@
   ``resource_link``s its tools return can be read through nexus.
 - :class:`Relay`: the server's log messages, elicitation, sampling and roots requests during
   a call go to the client that made that call (the :class:`ClientChannel` of the nexus call in
-  flight; with several calls in flight, the latest). Without one, logs go to the local log
-  and requests are refused with a clear error.
+  flight). A task's requests name their task, so they reach its caller exactly; other
+  requests cannot say which call they belong to, so with several calls in flight they go to
+  the latest. Without a caller, logs go to the local log and requests are refused with a
+  clear error.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from ..core.tools.offers import PromptArgument, PromptDef, ResourceDef
 __all__ = ["Relay", "list_offers"]
 
 log = logging.getLogger(__name__)
+
+#: ``_meta`` key with which a 2025-11-25 task's requests name their task.
+RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 
 OnLoop = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
 
@@ -115,17 +120,40 @@ class Relay:
     def __init__(self, server: str) -> None:
         self.server = server
         self._callers: list[ClientChannel] = []
+        self._tasks: dict[str, ClientChannel] = {}  # upstream task id -> the call's client
 
     def calling(self, caller: ClientChannel | None) -> _InFlight:
         """``with relay.calling(ctx.channel): ...`` around a call to the server."""
         return _InFlight(self, caller)
 
+    def task_started(self, task_id: str, caller: ClientChannel | None) -> Callable[[], None]:
+        """Send the questions the server tags with this task to ``caller`` (exactly, however
+        many calls are in flight); returns the function that forgets the task."""
+        if caller is not None:
+            self._tasks[task_id] = caller
+
+        def forget() -> None:
+            self._tasks.pop(task_id, None)
+
+        return forget
+
     @property
     def current(self) -> ClientChannel | None:
         return self._callers[-1] if self._callers else None
 
-    def _require(self, what: str) -> ClientChannel:
-        caller = self.current
+    def _caller_of(self, params: Any) -> ClientChannel | None:
+        """The client a server request is for: the one whose task it names (2025-11-25
+        tasks tag their requests), else the latest call in flight."""
+        meta = getattr(params, "meta", None)
+        if meta is not None and not isinstance(meta, dict):
+            meta = _dump(meta)
+        related = meta.get(RELATED_TASK_KEY) if meta else None
+        if isinstance(related, dict) and related.get("taskId") in self._tasks:
+            return self._tasks[related["taskId"]]
+        return self.current
+
+    def _require(self, what: str, params: Any = None) -> ClientChannel:
+        caller = self._caller_of(params)
         if caller is None:
             raise CallerUnavailable(
                 f"MCP server {self.server!r} asked to {what}, but the call did not come "
@@ -145,7 +173,7 @@ class Relay:
         import mcp_types as types
 
         try:
-            caller = self._require("ask the user")
+            caller = self._require("ask the user", params)
             schema = dict(getattr(params, "requested_schema", None) or {})
             answer = await self._ask(caller, lambda: caller.elicit(params.message, schema))
         except (CallerUnavailable, InputRequired) as exc:
@@ -165,7 +193,7 @@ class Relay:
 
         messages = [_dump(m) for m in params.messages]
         try:
-            caller = self._require("ask the model (sampling)")
+            caller = self._require("ask the model (sampling)", params)
             said = await self._ask(
                 caller,
                 lambda: caller.sample(
@@ -194,6 +222,29 @@ class Relay:
             # this upstream call ends here and runs again once the client has answered.
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
         return types.ListRootsResult.model_validate({"roots": roots})
+
+    async def answer_task_question(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A question a 2026-07-28 task of the server asks (in ``tasks/get``), put to the
+        caller like any other; raises :class:`CallerUnavailable` when nobody can answer."""
+        import mcp_types as types
+
+        if method == "elicitation/create":
+            result = await self.on_elicit(
+                None, types.ElicitRequestFormParams.model_validate(params)
+            )
+        elif method == "sampling/createMessage":
+            result = await self.on_sample(
+                None, types.CreateMessageRequestParams.model_validate(params)
+            )
+        elif method == "roots/list":
+            result = await self.on_roots(None)
+        else:
+            raise CallerUnavailable(
+                f"MCP server {self.server!r} asked {method!r} in a task; nexus cannot answer that."
+            )
+        if isinstance(result, types.ErrorData):
+            raise CallerUnavailable(result.message)
+        return _dump(result)
 
     async def on_log(self, params: Any) -> None:
         caller = self.current

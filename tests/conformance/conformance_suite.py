@@ -83,7 +83,7 @@ def run_client_scenario(command: str, scenario: str, revision: str, out_dir: Pat
         *("--spec-version", revision, "-o", str(out_dir)),
         timeout=120,
     )
-    found = sorted(out_dir.glob("*/checks.json"))
+    found = sorted(out_dir.rglob("checks.json"))  # auth/X scenarios write auth/X-<time>/
     if not found:
         return Outcome(scenario, 0, (f"no results: {done.stdout[-500:]} {done.stderr[-500:]}",))
     return _outcome(scenario, found[-1])

@@ -17,10 +17,6 @@ KNOWN_CLIENT_FAILURES: dict[str, dict[str, str]] = {
     },
 }
 
-#: Client scenarios not run: they need OAuth, and the nexus MCP client only sends the static
-#: headers nex.yaml gives it.
-NOT_APPLICABLE_PREFIX = "auth/"
-
 #: revision -> scenario -> why it fails today
 KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "2025-11-25": {},

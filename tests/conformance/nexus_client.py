@@ -10,11 +10,13 @@ import asyncio
 import json
 import os
 import sys
+import threading
 from typing import Any
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.tools.channel import CURRENT_CHANNEL, Elicitation, Sampled
 from nexus_jupyter.sources.mcp import McpSource
+from nexus_jupyter.sources.mcp_auth import add_link_opener
 
 SAMPLE_FOR_TYPE: dict[str, Any] = {
     "number": 1,
@@ -54,10 +56,65 @@ def smallest_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class MemoryCredentials:
+    """A credential store in memory: each scenario starts signed out."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], str] = {}
+
+    def lookup(self, service: str, key: str = "api_key") -> str | None:
+        return self.values.get((service, key))
+
+    def set(self, service: str, key: str, value: str, provider: str | None = None) -> str:
+        self.values[(service, key)] = value
+        return "memory"
+
+    def mask(self, text: str) -> str:
+        return text
+
+
+def auth_for(scenario: str, context: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``auth:`` a user would write for the suite's auth scenarios: client credentials
+    when the scenario hands out a secret without a sign-in, else a person signs in."""
+    if not scenario.startswith("auth/"):
+        return None
+    if scenario.startswith("auth/client-credentials"):
+        return {
+            "type": "client_credentials",
+            "client_id": context.get("client_id"),
+            "client_secret": context.get("client_secret"),
+            "issuer": context.get("issuer"),
+        }
+    return {
+        "type": "oauth",
+        "client_id": context.get("client_id"),
+        "client_secret": context.get("client_secret"),
+    }
+
+
+def follow_sign_in_link(server: str, url: str) -> None:
+    """Plays the person's browser: the suite's authorization server approves at once and
+    redirects to our callback listener."""
+
+    def follow() -> None:
+        import httpx
+
+        try:
+            with httpx.Client(follow_redirects=True, timeout=10) as browser:
+                browser.get(url)
+        except httpx.HTTPError as exc:
+            print(f"sign-in link failed: {exc}", file=sys.stderr)
+
+    threading.Thread(target=follow, daemon=True).start()
+
+
 async def main(url: str) -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     reg = Registry(search="keyword")
-    source = McpSource("peer", url=url, timeout=20)
+    auth = auth_for(os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), context)
+    if auth is not None:
+        add_link_opener(follow_sign_in_link)
+    source = McpSource("peer", url=url, timeout=20, auth=auth, credentials=MemoryCredentials())
     reg.add_source(source)
     try:
         for _ in range(500):  # up to 25 s: the suite runs scenarios side by side

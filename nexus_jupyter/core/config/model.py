@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..tools.spec import Permission
 from ..toolsets.settings import SessionMode, ToolsetSettings
 from .manifest import ManifestSettings, ToolDeclaration, check_version
+from .mcp_auth import McpAuthSettings
 
 if TYPE_CHECKING:
     from ..tools.context import Caller
@@ -154,6 +155,7 @@ class McpServerSettings(_Strict):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: McpAuthSettings | None = None  # OAuth sign-in for a url server (see mcp_auth.py)
     enabled: bool = True
     timeout: float | None = None
 
@@ -163,6 +165,12 @@ class McpServerSettings(_Strict):
             raise ValueError(
                 f"MCP server {self.name!r} needs exactly one of `command` (stdio) or `url` (HTTP)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _auth_needs_url(self) -> McpServerSettings:
+        if self.auth is not None and self.url is None:
+            raise ValueError(f"MCP server {self.name!r}: `auth` works with `url` servers only")
         return self
 
     @property
@@ -255,6 +263,7 @@ class Settings(_Strict):
     serve: dict[str, Any] = Field(default_factory=dict)  # owned by `nexus-tools serve`
     toolsets: dict[str, ToolsetSettings] = Field(default_factory=dict)  # core/toolsets
     mode: SessionMode = "default"  # prompt: ask above read-only; allow: never ask
+    cluster: str | None = None  # redis://HOST:PORT/N: serve as one replica (nexus_jupyter.cluster)
     files: tuple[str, ...] = ()  # the files merged, lowest level first (filled by the loader)
 
     @field_validator("grant", mode="before")

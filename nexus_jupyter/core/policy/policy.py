@@ -12,7 +12,7 @@
    when it has one, refuse the call.
 2. **Grant**: a tool above the level nex.yaml grants the caller's face
    (:attr:`Caller.grant <nexus_jupyter.core.tools.context.Caller.grant>`; lowered by every
-   matching ACL's ``grant``) is refused.
+   matching ACL's ``grant`` and by the request's ``ceiling``, its token's scopes) is refused.
 3. **Approval rules** (``approvals`` / ``approval_rules``): ``blocked`` refuses,
    ``pre_approved`` allows, ``ask`` asks.
    Then the tool's toolset approval map (``toolsets:``; blocked anywhere wins).
@@ -205,6 +205,9 @@ class Policy:
                     acl.grant,
                     f"principal {effective_principal(request)!r} by policies[{i}]",
                 )
+        ceiling = request.ceiling
+        if ceiling is not None and permission_rank(ceiling) < permission_rank(grant):
+            grant, origin = ceiling, f"principal {effective_principal(request)!r} by its token"
         return grant, origin
 
     def _ask(self, spec: ToolSpec, why: str, rule: str | None) -> Decision:

@@ -34,6 +34,8 @@ from .channel import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from .spec import Permission
+
 __all__ = [
     "CLI_CALLER",
     "LOCAL_CALLER",
@@ -141,7 +143,8 @@ class RequestInfo:
 
     ``caller`` describes the face that took the call; ``client`` is its name in audit lines.
     Give either: a request built with ``client="mcp"`` alone gets that face's caller, one
-    built with neither is local Python code.
+    built with neither is local Python code. ``ceiling`` caps the granted level further for
+    this request alone (an authenticated client's token scopes); it never raises it.
     """
 
     request_id: str
@@ -149,6 +152,7 @@ class RequestInfo:
     session_id: str | None
     client: str  # "notebook", "rest", "mcp", "cli", ...: the caller's face unless named
     caller: Caller
+    ceiling: Permission | None
 
     def __init__(
         self,
@@ -157,6 +161,7 @@ class RequestInfo:
         session_id: str | None = None,
         client: str | None = None,
         caller: Caller | None = None,
+        ceiling: Permission | None = None,
     ) -> None:
         if caller is None:
             caller = _CALLERS_BY_CLIENT.get(client, _UNKNOWN_CLIENT)
@@ -166,6 +171,7 @@ class RequestInfo:
         set_field(self, "session_id", session_id)
         set_field(self, "client", client or caller.face)
         set_field(self, "caller", caller)
+        set_field(self, "ceiling", ceiling)
 
     @property
     def principal_name(self) -> str:
@@ -240,6 +246,7 @@ class ToolContext:
     - ``progress(current, total=None, message=None)``: report progress (sync or awaitable)
     - ``await elicit(message, schema)`` / ``await sample(prompt)``: ask the calling client's
       user or model (over MCP; see :mod:`.channel`)
+    - ``await start_task()``: from here on, run as a task (see ``@tool(task=...)``)
     - ``tool_name``: the name the tool was called under
     """
 
@@ -326,6 +333,14 @@ class ToolContext:
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """The calling client's roots (``{"uri", "name"}`` dicts): the folders it works in."""
         return await self._require_channel("list the client's roots").list_roots(key=key)
+
+    async def start_task(self) -> None:
+        """Go on as a task (tools declared ``@tool(task=..., task_start="tool")``): a client
+        that runs this call as a task gets its task now and polls for the rest, so ask
+        quick questions before this and do the long work after. Elsewhere it does nothing."""
+        start = getattr(self.channel, "start_task", None)
+        if start is not None:
+            await start()
 
     def _require_channel(self, what: str) -> ClientChannel:
         if self.channel is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from ..errors import ToolDefinitionError
-from .spec import Permission, validate_permission, validate_tool_name
+from .spec import TASK_SUPPORT, Permission, TaskSupport, validate_permission, validate_tool_name
 from .summary import SummarySpec, check_summary
 
 __all__ = ["TOOL_META_ATTR", "ToolMeta", "get_tool_meta", "on_tool_defined", "tool"]
@@ -61,6 +61,10 @@ class ToolMeta:
     timeout: float | None = None
     #: a call's one-line description: a format string over the arguments or a function
     summary: SummarySpec | None = None
+    task: TaskSupport = "forbidden"
+    #: ``"call"``: a task call is a task from its start; ``"tool"``: the tool asks its
+    #: questions first (input-required rounds) and calls ``ctx.start_task()``.
+    task_start: str = "call"
 
     def options(self) -> dict[str, Any]:
         """The options that differ from the defaults, as keyword arguments to ``@tool``."""
@@ -82,6 +86,8 @@ _DEFAULTS = {
     "eager": False,
     "timeout": None,
     "summary": None,
+    "task": "forbidden",
+    "task_start": "call",
 }
 
 
@@ -108,6 +114,8 @@ def make_tool_meta(
     eager: bool = False,
     timeout: float | None = None,
     summary: SummarySpec | None = None,
+    task: bool | str = False,
+    task_start: str = "call",
 ) -> ToolMeta:
     """Check ``@tool`` options and freeze them. Raises :class:`ToolDefinitionError`."""
     if name is not None:
@@ -119,6 +127,8 @@ def make_tool_meta(
             f"@tool(timeout=...) takes a positive number of seconds, got {timeout!r}."
         )
     return ToolMeta(
+        task=_task_support(task),
+        task_start=_task_start(task_start),
         name=name,
         description=description,
         permission=validate_permission(permission),
@@ -129,6 +139,27 @@ def make_tool_meta(
         timeout=float(timeout) if timeout is not None else None,
         summary=check_summary(summary),
     )
+
+
+def _task_support(task: bool | str) -> TaskSupport:
+    if task is True:
+        return "optional"
+    if task is False:
+        return "forbidden"
+    if task not in TASK_SUPPORT:
+        raise ToolDefinitionError(
+            f"@tool(task=...) takes True, False, 'optional' or 'required', got {task!r}."
+        )
+    return task  # type: ignore[return-value,unused-ignore]
+
+
+def _task_start(task_start: str) -> str:
+    if task_start not in ("call", "tool"):
+        raise ToolDefinitionError(
+            f"@tool(task_start=...) takes 'call' (the task starts with the call) or 'tool' "
+            f"(the tool calls ctx.start_task()), got {task_start!r}."
+        )
+    return task_start
 
 
 @overload
@@ -147,6 +178,8 @@ def tool(
     eager: bool = False,
     timeout: float | None = None,
     summary: SummarySpec | None = None,
+    task: bool | str = False,
+    task_start: str = "call",
 ) -> Callable[[F], F]: ...
 
 
@@ -159,6 +192,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     to agents, never deferred behind ``tool_search``), ``timeout`` (seconds per call) and
     ``summary`` (a call's one-line description: ``"Calculating: {a} {operation} {b}"`` or a
     function of the arguments; see :mod:`.summary`).
+    ``task`` (``True``/``"optional"``: an MCP client that supports tasks gets a task to poll
+    instead of waiting; ``"required"``: only as a task; with ``task_start="tool"`` the task
+    begins when the tool calls ``await ctx.start_task()``, after asking its questions).
 
     The function is returned unchanged, so it can still be called directly.
     """

@@ -19,8 +19,10 @@ from ..errors import ToolDefinitionError
 __all__ = [
     "PERMISSIONS",
     "SOURCE_KINDS",
+    "TASK_SUPPORT",
     "Permission",
     "SourceKind",
+    "TaskSupport",
     "ToolSpec",
     "permission_rank",
     "validate_permission",
@@ -29,6 +31,11 @@ __all__ = [
 
 Permission = Literal["read_only", "workspace_write", "danger_full_access"]
 PERMISSIONS: tuple[Permission, ...] = ("read_only", "workspace_write", "danger_full_access")
+
+#: Whether a call may run as a task (MCP ``execution.taskSupport``): never, when the client
+#: supports tasks, or only as a task.
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 
 SourceKind = Literal["notebook", "directory", "mcp", "builtin", "config"]
 #: Precedence on a name clash, strongest first: the winner is listed, the rest are shadowed.
@@ -113,6 +120,7 @@ class ToolSpec:
     #: The tool itself says a person must approve each call (a library's ``needs_approval``
     #: or ``requires_approval``): nothing configured makes it laxer.
     needs_approval: bool = False
+    task_support: TaskSupport = "forbidden"
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
@@ -128,6 +136,11 @@ class ToolSpec:
             raise ToolDefinitionError(
                 f"Tool {self.name!r}: timeout must be a positive number of seconds, "
                 f"got {self.timeout!r}."
+            )
+        if self.task_support not in TASK_SUPPORT:
+            raise ToolDefinitionError(
+                f"Tool {self.name!r}: task support must be one of {', '.join(TASK_SUPPORT)}, "
+                f"got {self.task_support!r}."
             )
         if not self.version:
             object.__setattr__(self, "version", self.compute_version())
@@ -149,6 +162,8 @@ class ToolSpec:
             "eager": self.eager,
             "code": self.code_hash,
         }
+        if self.task_support != "forbidden":  # only then: other tools keep their versions
+            payload["task_support"] = self.task_support
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
 
@@ -199,6 +214,7 @@ class ToolSpec:
             "annotations": dict(self.annotations),
             "display": dict(self.display),
             "isolation": self.isolation,
+            "task_support": self.task_support,
             "version": self.version,
             "toolset": self.toolset,
             "needs_approval": self.needs_approval,

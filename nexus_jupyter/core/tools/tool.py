@@ -147,6 +147,7 @@ class Tool:
             origin=origin,
             eager=meta.eager,
             timeout=meta.timeout,
+            task_support=meta.task,
             code_hash=_code_hash(fn, source_code),
         )
         return cls(

@@ -18,8 +18,10 @@ from typing import Any
 import ipywidgets as W
 
 from ...core.errors import NexusError, ToolValidationError
+from ...core.tools.channel import CURRENT_CHANNEL
 from ...core.tools.context import NOTEBOOK_CALLER, CancellationToken, RequestInfo
 from ...render.results import json_tree_html, text_html
+from .elicit import NotebookChannel
 
 __all__ = ["ResultPane"]
 
@@ -104,10 +106,20 @@ class ResultPane(W.VBox):
         self.status.value = f"<i>running <code>{html.escape(name)}</code>…</i>"
         self._set_running(True)
         register_prompt_area(request.request_id, self.approval_area)
-        coro = registry.call(
-            name, dict(arguments), request=request, cancellation=token, progress=self._on_progress
-        )
-        future = registry.loop.submit(coro)
+        self.approval_area.children = []
+        channel = NotebookChannel(name, self.approval_area)  # the tool's questions go here
+
+        async def call() -> Any:
+            CURRENT_CHANNEL.set(channel)  # this task's own context: only this call sees it
+            return await registry.call(
+                name,
+                dict(arguments),
+                request=request,
+                cancellation=token,
+                progress=self._on_progress,
+            )
+
+        future = registry.loop.submit(call())
         self._future = future
 
         def finished(f: concurrent.futures.Future[Any]) -> None:

@@ -1,0 +1,110 @@
+"""Make a registry one replica of a cluster: ``nexus-tools serve --cluster redis://...``.
+
+    replica = ClusterReplica.join(registry, "redis://127.0.0.1:6379/0", folder="tools/dynamic")
+    await serve_http(registry, ..., bus=replica.bus)
+    replica.close()
+
+Joining wires five things to the same Redis (see the modules for each): the tools folder
+(:mod:`.node`), MCP listen events (:mod:`.bus`), "approve always" decisions and the audit
+stream (:mod:`.shared`), and the state of tasks (:mod:`.tasks`; the server is given
+``replica.bus`` and ``replica.task_store``). It also adds a source named ``cluster`` holding one read-only tool,
+``cluster_status``, and whose status is an error while Redis is away, so the state shows
+wherever sources show (``%tool list``, the catalog, ``registry.status()``) and any MCP
+client can ask a replica how it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import SourceError
+from ..core.tools.decorator import tool
+from ..core.tools.spec import SourceKind
+from ..core.tools.tool import Tool
+from .bus import RedisSubscriptionBus
+from .node import ClusterNode
+from .shared import SharedApprovals, SharedAudit
+from .store import ClusterAddress
+
+__all__ = ["ClusterReplica", "ClusterStatusSource"]
+
+SOURCE_NAME = "cluster"
+
+
+class ClusterStatusSource:
+    """The ``cluster`` source: the ``cluster_status`` tool, in error while degraded."""
+
+    name = SOURCE_NAME
+    kind: SourceKind = "config"
+    namespace: str | None = None
+
+    def __init__(self, replica: ClusterReplica) -> None:
+        self.replica = replica
+        self.status_tool = _status_tool(replica)
+
+    def load(self) -> Iterable[Tool]:
+        node = self.replica.node
+        if node.state == "degraded":
+            raise SourceError(
+                f"Redis at {node.address.shown()} is unreachable ({node.error}); this "
+                "replica serves its own tools and retries. Check that redis-server runs there."
+            )
+        return [self.status_tool]
+
+
+def _status_tool(replica: ClusterReplica) -> Tool:
+    # One Tool object for the source's life: a reload after each state change then changes
+    # the source's status, not its tools, so clients are not told the list changed.
+
+    @tool(permission="read_only", categories=["cluster"])
+    def cluster_status() -> dict[str, Any]:
+        """This replica's view of its cluster: Redis state, revision, pending files.
+
+        `state` is `connected`, or `degraded` while Redis is unreachable (the replica
+        then serves the tools it has and retries).
+        """
+        return replica.status
+
+    return Tool.from_function(cluster_status, source=SOURCE_NAME, source_kind="config")
+
+
+class ClusterReplica:
+    """The parts that make one registry a replica; build with :meth:`join`."""
+
+    def __init__(self, registry: Any, node: ClusterNode, bus: RedisSubscriptionBus) -> None:
+        from .tasks import RedisTaskStore
+
+        self.registry, self.node, self.bus = registry, node, bus
+        self.task_store = RedisTaskStore(node.address)
+
+    @classmethod
+    def join(
+        cls, registry: Any, url: str, folder: str | Path, *, replica: str | None = None
+    ) -> ClusterReplica:
+        """Join the cluster at ``url`` (raises :class:`ConfigError` for a bad URL) and start
+        syncing ``folder`` in the background; does not wait for Redis."""
+        address = ClusterAddress.parse(url)
+        node = ClusterNode(registry, address, folder, replica=replica)
+        self = cls(registry, node, RedisSubscriptionBus(address, node.replica))
+        if registry.policy is not None:
+            registry.policy = SharedApprovals(registry.policy, node)
+        credentials = getattr(registry, "credentials", None)
+        registry.audit = SharedAudit(
+            registry.audit, node, credentials.mask if credentials is not None else None
+        )
+        registry.add_source(ClusterStatusSource(self))
+        node.on_state_change(self._show_state)
+        node.start()
+        return self
+
+    @property
+    def status(self) -> dict[str, Any]:
+        return {**self.node.status, "bus": "connected" if self.bus.connected else "local"}
+
+    def _show_state(self, node: ClusterNode) -> None:
+        self.registry.refresh(SOURCE_NAME)
+
+    def close(self) -> None:
+        self.node.stop()

@@ -1,0 +1,103 @@
+"""API tokens in a cluster's Redis, so a token made once works on every replica and a
+revocation reaches all of them within :data:`REFRESH_S` (the auth extension's
+:class:`~nexus_jupyter.serve.auth.tokens.TokenStore`).
+
+    nexus-tools tokens create alice --token-file redis://127.0.0.1:6379/0
+    nexus-tools serve --transport http --auth tokens --cluster redis://127.0.0.1:6379/0
+
+Key ``P:tokens``: a hash, token name -> the kept fields (JSON; never the secret). ``lookup``
+runs on the serving loop for every request, so it answers from a local copy refreshed at
+most every :data:`REFRESH_S`; while Redis is away it keeps answering from that copy (the
+tokens known when Redis left still work; a revocation made meanwhile waits for Redis).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import asdict
+from typing import Any
+
+from ..core.errors import ConfigError
+from ..serve.auth.tokens import ApiToken, check_token_request, hash_secret, new_secret
+from .store import ClusterAddress
+
+__all__ = ["REFRESH_S", "RedisTokenStore"]
+
+log = logging.getLogger(__name__)
+
+#: The longest a replica goes on accepting a token another replica (or the CLI) revoked.
+REFRESH_S = 0.5
+#: After Redis failed to answer, how long lookups use the last copy before asking again.
+RETRY_S = 2.0
+
+
+class RedisTokenStore:
+    """A ``TokenStore`` shared by every replica of a cluster."""
+
+    def __init__(self, address: ClusterAddress, *, timeout: float = 1.0) -> None:
+        import redis
+
+        self.address = address
+        self.key = f"{address.prefix}:tokens"  # ClusterStore.tokens_key (that one is async)
+        self.redis: Any = redis.Redis.from_url(
+            address.redis_url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            decode_responses=True,
+        )
+        self._lock = threading.Lock()
+        self._by_digest: dict[str, ApiToken] = {}
+        self._fresh_until = 0.0
+
+    @classmethod
+    def at(cls, url: str) -> RedisTokenStore:
+        return cls(ClusterAddress.parse(url))
+
+    def create(self, name: str, grant: str = "workspace_write") -> tuple[ApiToken, str]:
+        level = check_token_request(name, grant)
+        secret = new_secret()
+        token = ApiToken(name, level, time.time(), hash_secret(secret))
+        if not self._call(self.redis.hsetnx, self.key, name, json.dumps(asdict(token))):
+            raise ConfigError(
+                f"A token named {name!r} exists already in {self.address.shown()}; revoke it "
+                f"first (`nexus-tools tokens revoke {name}`) or pick another name."
+            )
+        self._fresh_until = 0.0
+        return token, secret
+
+    def tokens(self) -> list[ApiToken]:
+        raw = self._call(self.redis.hgetall, self.key)
+        return sorted((ApiToken(**json.loads(v)) for v in raw.values()), key=lambda t: t.created)
+
+    def revoke(self, name: str) -> bool:
+        removed = bool(self._call(self.redis.hdel, self.key, name))
+        self._fresh_until = 0.0
+        return removed
+
+    def lookup(self, secret: str) -> ApiToken | None:
+        digest = hash_secret(secret)
+        with self._lock:
+            now = time.monotonic()
+            if now >= self._fresh_until:
+                try:
+                    self._by_digest = {t.digest: t for t in self.tokens()}
+                    self._fresh_until = now + REFRESH_S
+                except ConfigError as exc:
+                    # Not again for a while: this runs on the serving loop, per request.
+                    log.warning("cluster tokens: %s; answering from the last copy", exc)
+                    self._fresh_until = now + RETRY_S
+            return self._by_digest.get(digest)
+
+    def _call(self, method: Any, *args: Any) -> Any:
+        from redis.exceptions import RedisError
+
+        try:
+            return method(*args)
+        except (RedisError, OSError) as exc:
+            raise ConfigError(
+                f"Cannot reach the token store at {self.address.shown()} ({exc}); check "
+                "that redis-server runs there."
+            ) from None

@@ -1,0 +1,1 @@
+"""Long calls that run as tasks: their state (:mod:`.store`)."""

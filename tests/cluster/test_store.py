@@ -1,0 +1,121 @@
+"""The cluster's Redis layout and ``nexus-tools publish``, against a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+from rig import free_port, run_cli
+
+from nexus_jupyter.cluster import ClusterAddress, ClusterStore
+from nexus_jupyter.core.errors import ConfigError
+
+ADD = '''from nexus_jupyter import tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+'''
+
+
+def test_address_parsing_and_a_clear_error_for_anything_else() -> None:
+    address = ClusterAddress.parse("redis://:secret@10.0.0.5:6380/2?prefix=team")
+    assert address.prefix == "team"
+    assert address.redis_url == "redis://:secret@10.0.0.5:6380/2"
+    assert address.shown() == "redis://10.0.0.5:6380/2"  # no password in logs
+    assert ClusterAddress.parse(address.url) == address
+    with pytest.raises(ConfigError, match=r"not a Redis URL; use redis://HOST:PORT/N"):
+        ClusterAddress.parse("http://127.0.0.1:6379")
+
+
+async def test_publishing_the_current_content_again_is_a_no_op(redis_url: str) -> None:
+    store = ClusterStore(ClusterAddress.parse(redis_url + "?prefix=noop"))
+    try:
+        first, new = await store.publish_file("a.py", "sha1", "text 1", "r1")
+        again, new_again = await store.publish_file("a.py", "sha1", "text 1", "r2")
+        second, _ = await store.publish_file("a.py", "sha2", "text 2", "r2")
+        assert (new, new_again, again) == (True, False, first)
+        assert second == first + 1
+        history = await store.history("a.py")
+        assert [(v.sha, v.origin) for v in history] == [("sha1", "r1"), ("sha2", "r2")]
+        assert (await store.current("a.py")).text == "text 2"  # type: ignore[union-attr]
+    finally:
+        await store.close()
+
+
+def run_publish(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("publish", *args)
+
+
+def test_publish_command_stores_a_tool_file_and_refuses_a_broken_one(
+    redis_url: str, tmp_path: Path
+) -> None:
+    good = tmp_path / "add.py"
+    good.write_text(ADD)
+    url = redis_url + "?prefix=cli"
+    done = run_publish(str(good), "--cluster", url)
+    assert done.returncode == 0, done.stderr
+    assert "published add.py as revision 1" in done.stdout
+    assert "already the current version" in run_publish(str(good), "--cluster", url).stdout
+    broken = tmp_path / "broken.py"
+    broken.write_text("from nexus_jupyter import tool\n\n@tool\ndef f(:\n")
+    refused = run_publish(str(broken), "--cluster", url)
+    assert refused.returncode == 1
+    assert "broken.py does not load" in refused.stderr and "nothing was published" in refused.stderr
+    files = asyncio.run(_files(url))
+    assert files == {"add.py"}
+
+
+async def _files(url: str) -> set[str]:
+    store = ClusterStore(ClusterAddress.parse(url))
+    try:
+        return set(await store.files())
+    finally:
+        await store.close()
+
+
+def test_publish_command_says_how_to_fix_an_unreachable_cluster(tmp_path: Path) -> None:
+    file = tmp_path / "add.py"
+    file.write_text(ADD)
+    done = run_publish(str(file), "--cluster", f"redis://127.0.0.1:{free_port()}/0")
+    assert done.returncode == 1
+    assert "Cannot reach the cluster's Redis at redis://127.0.0.1:" in done.stderr
+    assert "check that redis-server runs there" in done.stderr
+    missing = run_publish(str(file), "--root", str(tmp_path))
+    assert missing.returncode == 1 and "--cluster redis://HOST:PORT/N" in missing.stderr
+
+
+def test_a_joined_registry_shows_redis_going_away_and_coming_back(tmp_path: Path) -> None:
+    from rig import RedisProcess
+    from waiting import wait_until
+
+    from nexus_jupyter import Registry
+    from nexus_jupyter.cluster import ClusterReplica
+
+    server = RedisProcess(tmp_path / "redis")
+    server.start()
+    folder = tmp_path / "tools"
+    reg = Registry.default(root=tmp_path, mcp=False)
+    member = ClusterReplica.join(reg, server.url, folder)
+
+    def cluster_error() -> str | None:
+        return next(s.error for s in reg.sources() if s.name == "cluster")
+
+    try:
+        assert member.node.wait_connected(10)
+        assert cluster_error() is None
+        server.stop()
+        wait_until(reg, lambda: cluster_error() is not None, timeout=10)
+        assert f"Redis at {server.url} is unreachable" in str(cluster_error())
+        assert reg.call_sync("cluster_status", {}).structured["state"] == "degraded"
+        server.start()
+        wait_until(reg, lambda: cluster_error() is None, timeout=10)
+        assert member.status["state"] == "connected"
+    finally:
+        member.close()
+        reg.close()
+        server.stop()
