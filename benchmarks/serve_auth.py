@@ -33,8 +33,10 @@ async def serial_calls(
 ) -> tuple[float, float]:
     """Calls/s of one client calling ``add`` back to back, and server CPU ms per call."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    http = httpx2.AsyncClient(headers=headers, timeout=30)
-    async with mcp.Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        mcp.Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
         for _ in range(20):
             await client.call_tool("add", {"a": 1, "b": 2})
         count, cpu = 0, cpu_seconds(pid)

@@ -24,6 +24,6 @@ def show_sign_in_link(server: str, url: str) -> None:
 
 def install_sign_in_links() -> Callable[[], None]:
     """Show every sign-in link in the notebook; returns the function that stops it."""
-    from ..sources.mcp_auth import add_link_opener
+    from ..sources.sign_in_links import add_link_opener
 
     return add_link_opener(show_sign_in_link)

@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..core.config.mcp_auth import McpAuthSettings
 from ..core.errors import SourceError
+from .sign_in_links import add_link_opener, offer_to_openers
 
 __all__ = ["CredentialTokenStorage", "add_link_opener", "build_auth"]
 
@@ -34,14 +35,6 @@ log = logging.getLogger(__name__)
 
 #: How long a person has to finish signing in before the attempt fails (and is retried).
 SIGN_IN_TIMEOUT_S = 300.0
-_link_openers: list[Callable[[str, str], Any]] = []
-
-
-def add_link_opener(opener: Callable[[str, str], Any]) -> Callable[[], None]:
-    """Call ``opener(server_name, url)`` whenever a server needs a person to sign in (the
-    notebook registers one that displays the link). Returns a function that removes it."""
-    _link_openers.append(opener)
-    return lambda: _link_openers.remove(opener) if opener in _link_openers else None
 
 
 class CredentialTokenStorage:
@@ -153,11 +146,7 @@ class LoopbackCallback:
 def _offer_link(server: str, url: str, status: Callable[[str], Any] | None) -> None:
     if status is not None:
         status(url)
-    for opener in list(_link_openers):
-        try:
-            opener(server, url)
-        except Exception:  # one broken opener must not keep the link from the others
-            log.exception("a sign-in link opener failed")
+    offer_to_openers(server, url)
     print(f"MCP server {server!r} needs you to sign in: {url}", file=sys.stderr, flush=True)
     if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform == "darwin":
         # Only with a desktop: without one, webbrowser may start a text browser that

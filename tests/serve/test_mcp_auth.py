@@ -9,7 +9,8 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -88,22 +89,29 @@ def test_401_points_at_the_protected_resource_metadata(issuer: Issuer, oauth_ser
     assert 'error="insufficient_scope"' in short.headers["www-authenticate"]
 
 
-async def _client(url: str, token: str) -> mcp.Client:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+@asynccontextmanager
+async def _client(url: str, token: str) -> AsyncIterator[mcp.Client]:
+    """An MCP client sending ``token``; its HTTP client is closed on the way out (left to
+    the garbage collector, it left CPython 3.11.7's AST recursion counter off, and a later
+    ``ast.parse`` in the same process raised SystemError)."""
     from mcp.client.streamable_http import streamable_http_client
 
-    return mcp.Client(streamable_http_client(url, http_client=http), mode="legacy")
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+        async with mcp.Client(
+            streamable_http_client(url, http_client=http), mode="legacy"
+        ) as client:
+            yield client
 
 
 async def test_the_token_subject_is_the_principal(
     issuer: Issuer, oauth_server: str, project: Path
 ) -> None:
-    async with await _client(oauth_server, issuer.mint("bob")) as bob:
+    async with _client(oauth_server, issuer.mint("bob")) as bob:
         error, text = await call_text(bob, "ls", {"path": "."})
         assert error and "principal 'bob'" in text  # the ACL for bob, not for 'unknown'
         error, text = await call_text(bob, "read", {"path": "notes.txt"})
         assert not error and "hello" in text
-    async with await _client(oauth_server, issuer.mint("alice")) as alice:
+    async with _client(oauth_server, issuer.mint("alice")) as alice:
         error, text = await call_text(alice, "ls", {"path": "."})
         assert not error and "notes.txt" in text
     audit = [json.loads(line) for line in (project / "audit.jsonl").read_text().splitlines()]
@@ -115,11 +123,11 @@ async def test_the_token_subject_is_the_principal(
 
 
 async def test_scopes_cap_the_grant(issuer: Issuer, oauth_server: str, project: Path) -> None:
-    async with await _client(oauth_server, issuer.mint("carol", scope="tools:read")) as reader:
+    async with _client(oauth_server, issuer.mint("carol", scope="tools:read")) as reader:
         error, text = await call_text(reader, "write", {"path": "x.txt", "content": "no"})
         assert error and "by its token" in text
         assert not (project / "x.txt").exists()
-    async with await _client(oauth_server, issuer.mint("carol", scope="tools:write")) as writer:
+    async with _client(oauth_server, issuer.mint("carol", scope="tools:write")) as writer:
         error, text = await call_text(writer, "write", {"path": "x.txt", "content": "yes"})
         assert not error, text
         assert (project / "x.txt").read_text() == "yes"
@@ -277,7 +285,7 @@ async def test_api_token_name_is_the_principal(tmp_path: Path, project: Path) ->
     _, bob = store.create("bob", "read_only")
     env = {"NEXUS_HOME": str(tmp_path / "home")}
     with serve_http(project, "--auth", "tokens", env=env) as served:
-        async with await _client(served.url, bob) as client:
+        async with _client(served.url, bob) as client:
             error, text = await call_text(client, "ls", {"path": "."})
             assert error and "principal 'bob'" in text
             error, text = await call_text(client, "write", {"path": "y.txt", "content": "n"})
