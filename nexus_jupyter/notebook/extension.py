@@ -34,6 +34,7 @@ def load(ipython: Any) -> None:
     from ..render.display import install_display_formatters
     from . import api
     from .completion import install_completer
+    from .debugging import name_cells_of
     from .magics import ToolMagics, load_subcommand_modules
 
     load_subcommand_modules()
@@ -45,6 +46,7 @@ def load(ipython: Any) -> None:
     _stop_listening = on_tool_defined(tracker.on_tool_defined)
     ipython.register_magics(ToolMagics)
     install_completer(ipython)
+    name_cells_of(ipython)  # tool tracebacks say "Cell In[3]", like IPython's own
     _tracker, _shell = tracker, ipython
 
 

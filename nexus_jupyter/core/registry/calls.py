@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import (
     ApprovalRequired,
     PermissionDenied,
-    ToolNotFound,
     ToolUnavailable,
     ToolValidationError,
 )
@@ -147,7 +146,7 @@ class CallPipeline:
         may not run (nothing ran)."""
         registry = self.registry
         if entry is None:
-            raise ToolNotFound(name, registry.suggest(name))
+            raise registry.not_found(name)
         if entry.status != "ok" or (
             registry.credentials is not None and entry.spec.requires_credentials
         ):

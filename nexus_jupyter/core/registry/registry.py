@@ -24,7 +24,7 @@ from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import SourceError, ToolNotFound
+from ..errors import SourceError
 from ..tools.tool import Tool
 from .calls import CallPipeline
 from .loop import BackgroundLoop
@@ -252,7 +252,7 @@ class Registry(RegistryWriter):
                 f"Tool {name!r} comes from {entry.tool.spec.source!r}, not from this session; "
                 "remove it there (delete the file, or remove the MCP server)."
             )
-        raise ToolNotFound(name, self.suggest(name))
+        raise self.not_found(name)
 
     # -- sources --------------------------------------------------------------------------
 

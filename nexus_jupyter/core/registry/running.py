@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools.context import ToolContext
 from ..tools.result import ToolResult
+from ..tools.tool_traceback import format_tool_traceback
 from .pools import WorkerPools
 
 if TYPE_CHECKING:
@@ -136,7 +137,10 @@ class ToolRunner:
         credentials = self.host.credentials
         if credentials is not None:
             message = credentials.mask(message)
-        return ToolResult.failure(tool.spec.name, message, type(exc).__name__)
+        result = ToolResult.failure(tool.spec.name, message, type(exc).__name__)
+        result.traceback = format_tool_traceback(exc)  # masked with the result (redacted)
+        result.exception = exc
+        return result
 
 
 def cancelled_result(tool: Tool) -> ToolResult:

@@ -65,7 +65,10 @@ class ToolResult:
 
     ``value`` is the raw Python return value (notebook use); ``structured`` its JSON form;
     ``content`` MCP-style blocks (text, image). ``error`` is the failure message, with
-    ``error_type`` the exception class name. ``duration`` is in seconds.
+    ``error_type`` the exception class name; ``traceback`` the frames of the tool's own
+    code that raised (file or cell and line) and ``exception`` the exception itself, for a
+    post-mortem debugger (never serialised). ``notes`` are warnings about the call (the
+    tool's file failed to reload, so its last good version ran). ``duration`` is in seconds.
     """
 
     tool: str
@@ -77,6 +80,9 @@ class ToolResult:
     _content: list[dict[str, Any]] | None = field(default=None, repr=False)
     request_id: str | None = None
     masker: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+    traceback: str | None = None
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def failure(
@@ -143,13 +149,25 @@ class ToolResult:
         if mask is None:
             return self
         error = mask(self.error) if self.error else self.error
+        trace = mask(self.traceback) if self.traceback else self.traceback
         structured = _mask_json(self.structured, mask)
         content = [_mask_block(b, mask) for b in self.content]
-        if (error, structured, content) == (self.error, self.structured, self.content):
+        if (error, trace, structured, content) == (
+            self.error,
+            self.traceback,
+            self.structured,
+            self.content,
+        ):
             return self
         value = structured if not isinstance(self.value, str) else _mask_json(self.value, mask)
         return dataclasses.replace(
-            self, value=value, error=error, _structured=structured, _content=content, masker=None
+            self,
+            value=value,
+            error=error,
+            traceback=trace,
+            _structured=structured,
+            _content=content,
+            masker=None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -168,6 +186,8 @@ class ToolResult:
             "is_error": self.is_error,
             "duration": self.duration,
             "request_id": self.request_id,
+            "traceback": self.traceback,
+            "notes": list(self.notes),
         }
 
     def __repr__(self) -> str:
