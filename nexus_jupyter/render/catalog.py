@@ -27,6 +27,7 @@ __all__ = [
     "param_rows",
     "registry_html",
     "registry_text",
+    "stale_badge",
     "stale_html",
     "tool_badges",
     "tool_html",
@@ -125,6 +126,11 @@ def tool_text(tool: Tool, status: str = "ok", reason: str | None = None) -> str:
 
 
 # -- entries, lists, the registry ------------------------------------------------------------
+
+
+def stale_badge(note: str) -> str:
+    """The "stale" badge alone, its note as the tooltip (rows with no room for the note)."""
+    return f"<span title='{html.escape(note)}'>{_badge('stale', _STALE_COLOR)}</span>"
 
 
 def stale_html(note: str) -> str:
