@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..core.tools.tool_traceback import add_code_namer, debug_traceback, remove_code_namer
+from ..core.tools.tool_traceback import add_code_namer, remove_code_namer, tool_traceback
 
 __all__ = ["keep_for_debug", "name_cells_of", "stop_naming_cells"]
 
@@ -19,8 +19,9 @@ _namer: Any = None
 
 
 def keep_for_debug(exc: BaseException, shell: Any = None) -> None:
-    """Make ``exc`` the exception ``%debug`` opens, at the tool's first frame."""
-    trimmed = debug_traceback(exc)
+    """Make ``exc`` the exception ``%debug`` opens, with the tool's frames only (the
+    debugger opens where it raised; ``up`` stops at the tool's first frame)."""
+    trimmed = tool_traceback(exc)
     exc.__traceback__ = trimmed  # IPython's debugger reads the exception's own traceback
     sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, trimmed
     if sys.version_info >= (3, 12):

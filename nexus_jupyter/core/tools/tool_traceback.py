@@ -29,7 +29,6 @@ from types import TracebackType
 
 __all__ = [
     "add_code_namer",
-    "debug_traceback",
     "format_tool_traceback",
     "remove_code_namer",
     "tool_traceback",
@@ -69,19 +68,6 @@ def tool_traceback(exc: BaseException) -> TracebackType | None:
     while first is not None and _is_ours(first):
         first = first.tb_next
     return first if first is not None else tb
-
-
-def debug_traceback(exc: BaseException) -> TracebackType | None:
-    """The traceback a post-mortem debugger should get: the tool's frames plus the one of
-    ours that called it (IPython's ``%debug`` skips the first frame of what it is given, so
-    it opens in the tool's code and ``up`` stops at the tool's first frame)."""
-    tb = exc.__traceback__
-    previous = None
-    while tb is not None and _is_ours(tb):
-        previous, tb = tb, tb.tb_next
-    if tb is None:
-        return exc.__traceback__
-    return previous if previous is not None else tb
 
 
 def _label(filename: str) -> str:
