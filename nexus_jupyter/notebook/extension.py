@@ -46,6 +46,9 @@ def load(ipython: Any) -> None:
     ipython.register_magics(ToolMagics)
     install_completer(ipython)
     _tracker, _shell = tracker, ipython
+    from .kernel_link import start_kernel_link
+
+    start_kernel_link(api.current_registry)
 
 
 def _hooks(tracker: NotebookTracker) -> list[tuple[str, Any]]:

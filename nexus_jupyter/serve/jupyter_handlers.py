@@ -63,6 +63,8 @@ def entry_row(entry: ToolEntry, score: float | None = None) -> dict[str, Any]:
         "source": spec.source,
         "source_kind": spec.source_kind,
         "origin": spec.origin,
+        # a live kernel's tool: the notebook that defines it (the sidebar's "Go to cell")
+        "notebook": spec.source[len("kernel:") :] if spec.source_kind == "kernel" else None,
         "permission": spec.permission,
         "categories": list(spec.categories),
         "capabilities": list(spec.capabilities),

@@ -78,6 +78,7 @@ def mcp_tool(spec: ToolSpec) -> Any:
     meta: dict[str, Any] = {
         "nexus_jupyter/source": spec.source,
         "nexus_jupyter/version": spec.version,
+        "nexus_jupyter/origin": spec.origin,
     }
     if spec.categories:
         meta["nexus_jupyter/categories"] = list(spec.categories)

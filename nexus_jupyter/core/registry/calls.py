@@ -117,6 +117,7 @@ class CallPipeline:
             or cancellation is not None
             or entry.tool.is_async
             or entry.tool.spec.timeout is not None
+            or self.runner.away_from_home(entry.tool)
         ):
             coro = self.call(
                 name, arguments, request, principal, timeout, approved, progress, cancellation
@@ -239,7 +240,7 @@ class CallPipeline:
         if rule == "never":
             return False
         proven = tool.runs_inline if rule == "after_fast_streak" else tool.runs_inline_on_server
-        if not proven:
+        if not proven or self.runner.away_from_home(tool):
             return False
         background = self.registry._bg
         return background is None or not background.in_loop_thread()
