@@ -23,9 +23,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..core.tools.context import ToolContext
+from ..core.tools.result import ToolResult
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 from ..sources.mcp import McpSource
+from .mcp_bridge import WRAP_MARK
 
 __all__ = ["KernelSource", "KernelSources", "read_announcement"]
 
@@ -50,12 +53,34 @@ class KernelSource(McpSource):
         self.notebook = notebook
         self.kernel_id = kernel_id
         self.pid = pid
+        self._wrapped: set[str] = set()  # tools whose MCP output the kernel wrapped
 
     def _tool(self, remote: Any) -> Tool:
         tool = super()._tool(remote)
-        meta = dict(remote.meta or {})
-        origin = meta.get("nexus_jupyter/origin")
-        return tool.with_spec(origin=origin) if isinstance(origin, str) and origin else tool
+        changes: dict[str, Any] = {}
+        origin = dict(remote.meta or {}).get("nexus_jupyter/origin")
+        if isinstance(origin, str) and origin:
+            changes["origin"] = origin
+        schema = tool.spec.output_schema
+        if schema and schema.get(WRAP_MARK):
+            # The kernel wrapped a non-object return type for MCP ({"result": ...}): this
+            # registry holds the tool's own type and wraps again when it serves MCP itself.
+            changes["output_schema"] = schema["properties"]["result"]
+            self._wrapped.add(remote.name)
+        else:
+            self._wrapped.discard(remote.name)
+        return tool.with_spec(**changes) if changes else tool
+
+    async def _call(
+        self, remote_name: str, arguments: dict[str, Any], ctx: ToolContext | None
+    ) -> ToolResult:
+        result = await super()._call(remote_name, arguments, ctx)
+        structured = result.structured
+        if remote_name in self._wrapped and isinstance(structured, dict) and "result" in structured:
+            return ToolResult.from_parts(
+                result.tool, content=list(result.content), structured=structured["result"]
+            )
+        return result
 
     @property
     def status(self) -> dict[str, Any]:

@@ -54,13 +54,23 @@ class ToolRunner:
         #: Source name -> the thread its sync tools run on (see :class:`HomeThread`).
         self.homes: dict[str, HomeThread] = {}
 
+    def _home(self, tool: Tool) -> HomeThread | None:
+        home = self.homes.get(tool.spec.source) if self.homes else None
+        if home is None or tool.is_async or (tool.meta is not None and tool.meta.threadsafe):
+            return None
+        return home
+
     def away_from_home(self, tool: Tool) -> bool:
         """Whether a sync ``tool`` must not run on the calling thread: its source has a home
         thread, this is not it, and the tool did not declare itself thread-safe."""
-        home = self.homes.get(tool.spec.source) if self.homes else None
-        if home is None or (tool.meta is not None and tool.meta.threadsafe):
-            return False
-        return not home.is_current()
+        home = self._home(tool)
+        return home is not None and not home.is_current()
+
+    def at_home(self, tool: Tool) -> bool:
+        """Whether the calling thread is the home ``tool`` must run on (a blocking call made
+        here runs the tool inline: waiting for the home to be free would wait forever)."""
+        home = self._home(tool)
+        return home is not None and home.is_current()
 
     def inline(self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
         """Run a sync tool right here, timing it (its timings pick the inline path later)."""
