@@ -104,6 +104,14 @@ def read_announcement(path: Path) -> dict[str, Any] | None:
     return body
 
 
+def _remove(path: Path) -> None:
+    """Delete a dead kernel's announcement (a tiny file: no need to leave the loop)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("nexus_jupyter: cannot remove %s: %s", path, exc)
+
+
 def _alive(pid: Any) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
@@ -174,7 +182,7 @@ class KernelSources:
         current = self.sources.get(kernel_id)
         if body is None or not _alive(body.get("pid")):
             if body is not None:  # a kernel that died without cleaning up
-                path.unlink(missing_ok=True)
+                _remove(path)
             await self._drop(kernel_id)
             return
         if current is not None and current.url == body["url"] and current.pid == body["pid"]:
@@ -224,13 +232,13 @@ class KernelSources:
         if data.get("action") not in ("restart", "shutdown") or data.get("status") != "success":
             return
         kernel_id = data.get("kernel_id")
-        source = self.sources.get(kernel_id) if isinstance(kernel_id, str) else None
-        if source is None:
+        if not isinstance(kernel_id, str) or kernel_id not in self.sources:
             return
+        source = self.sources[kernel_id]
         path = self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
         body = read_announcement(path)
         if body is not None and body.get("pid") != source.pid and _alive(body.get("pid")):
             return  # the restarted kernel loaded the extension already: the file event rules
         if body is not None and body.get("pid") == source.pid:
-            path.unlink(missing_ok=True)  # the old process was killed before it cleaned up
+            _remove(path)  # the old process was killed before it cleaned up
         await self._drop(kernel_id)

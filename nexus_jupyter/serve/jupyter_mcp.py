@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import MutableMapping
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -105,7 +106,7 @@ class McpHandler(APIHandler):
             await gone.wait()
             return {"type": "http.disconnect"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 self.set_status(message["status"])
                 self.clear_header("Content-Type")

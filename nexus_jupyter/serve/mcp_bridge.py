@@ -24,7 +24,12 @@ from ..core.tools.spec import ToolSpec
 
 __all__ = [
     "FIELD_ERRORS_META_KEY",
-    "WRAP_MARK", "call_result", "error_result", "mcp_tool", "output_schema"]
+    "WRAP_MARK",
+    "call_result",
+    "error_result",
+    "mcp_tool",
+    "output_schema",
+]
 
 #: ``_meta`` key of a validation error result: the per-field errors as JSON.
 FIELD_ERRORS_META_KEY = "nexus-jupyter/fieldErrors"

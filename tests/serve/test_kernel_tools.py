@@ -70,8 +70,10 @@ def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
         kernel.run(GET_LIMIT_TWICE, "define")
         start = time.monotonic()
         server.wait_for(
-            lambda: (_row(server, "kernel:live.ipynb", "get_limit") or {}).get("version")
-            not in (None, old_version),
+            lambda: (
+                (_row(server, "kernel:live.ipynb", "get_limit") or {}).get("version")
+                not in (None, old_version)
+            ),
             5,
         )
         assert time.monotonic() - start < 1.0
@@ -163,9 +165,7 @@ def test_agents_reach_kernel_tools_on_nexus_mcp(server: JupyterServer) -> None:
     try:
         kernel.run(GET_LIMIT.replace("get_limit", "agent_limit"), "define")
         server.wait_for(lambda: _row(server, "kernel:agent.ipynb", "agent_limit"), 15)
-        listed, (is_error, text) = asyncio.run(
-            _mcp_client_call(server, TOKEN, "agent_limit", {})
-        )
+        listed, (is_error, text) = asyncio.run(_mcp_client_call(server, TOKEN, "agent_limit", {}))
         assert "agent_limit" in listed and "read" in listed  # kernel tools and the server's own
         assert (is_error, text) == (False, "7")
         assert asyncio.run(_list_changed_reaches_agent(server, kernel)) == "agent_more"
