@@ -23,12 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..core.tools.context import ToolContext
-from ..core.tools.result import ToolResult
 from ..core.tools.spec import SourceKind
-from ..core.tools.tool import Tool
-from ..sources.mcp import McpSource
-from .mcp_bridge import WRAP_MARK
+from .nexus_upstream import NexusUpstream
 
 __all__ = ["KernelSource", "KernelSources", "read_announcement"]
 
@@ -38,7 +34,7 @@ ANNOUNCE_PREFIX = "nexus-kernel-"
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
 
-class KernelSource(McpSource):
+class KernelSource(NexusUpstream):
     """The notebook tools of one live kernel, named as the notebook defines them; ``origin``
     keeps the defining cell (``cell:<id>``)."""
 
@@ -53,40 +49,11 @@ class KernelSource(McpSource):
         self.notebook = notebook
         self.kernel_id = kernel_id
         self.pid = pid
-        self._wrapped: set[str] = set()  # tools whose MCP output the kernel wrapped
-
-    def _tool(self, remote: Any) -> Tool:
-        tool = super()._tool(remote)
-        changes: dict[str, Any] = {}
-        origin = dict(remote.meta or {}).get("nexus_jupyter/origin")
-        if isinstance(origin, str) and origin:
-            changes["origin"] = origin
-        schema = tool.spec.output_schema
-        if schema and schema.get(WRAP_MARK):
-            # The kernel wrapped a non-object return type for MCP ({"result": ...}): this
-            # registry holds the tool's own type and wraps again when it serves MCP itself.
-            changes["output_schema"] = schema["properties"]["result"]
-            self._wrapped.add(remote.name)
-        else:
-            self._wrapped.discard(remote.name)
-        return tool.with_spec(**changes) if changes else tool
-
-    async def _call(
-        self, remote_name: str, arguments: dict[str, Any], ctx: ToolContext | None
-    ) -> ToolResult:
-        result = await super()._call(remote_name, arguments, ctx)
-        structured = result.structured
-        if remote_name in self._wrapped and isinstance(structured, dict) and "result" in structured:
-            return ToolResult.from_parts(
-                result.tool, content=list(result.content), structured=structured["result"]
-            )
-        return result
 
     @property
     def status(self) -> dict[str, Any]:
         details = dict(super().status)
         details.update(notebook=self.notebook, kernel_id=self.kernel_id, pid=self.pid)
-        details["target"] = self.url  # never the secret
         return details
 
 

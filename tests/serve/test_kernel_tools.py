@@ -4,6 +4,9 @@ tools their cells define reached over REST and over ``/nexus/mcp``."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -231,3 +234,49 @@ def test_announcement_is_private_and_goes_with_the_kernel(server: JupyterServer)
         kernel.close()
     server.wait_for(lambda: not Path(announcement).exists(), 15, "the announcement to go")
     server.wait_for(lambda: not _linked(server, "private.ipynb"), 10, "the source to go")
+
+
+def test_serve_aggregates_a_jupyter_server(server: JupyterServer, tmp_path: Path) -> None:
+    """``nexus-tools serve --jupyter URL --token T``: an agent of the CLI server sees and
+    calls a cell's tool (with its own return type, not wrapped twice)."""
+    from serving import serve_http
+
+    kernel = _open(server, "cli.ipynb")
+    try:
+        kernel.run(GET_LIMIT.replace("get_limit", "cli_limit"), "define")
+        server.wait_for(lambda: _row(server, "kernel:cli.ipynb", "cli_limit"), 15)
+        project = tmp_path / "project"
+        (project / "tools" / "dynamic").mkdir(parents=True)
+        env = {"HOME": str(tmp_path / "home"), "NEXUS_VERSIONS_DIR": str(tmp_path / "v")}
+        with serve_http(project, "--jupyter", server.url, "--token", TOKEN, env=env) as served:
+            result = asyncio.run(_cli_call(served.url))
+        assert result == (False, "7", {"result": 7})
+    finally:
+        kernel.close()
+
+
+async def _cli_call(url: str) -> tuple[bool, str, Any]:
+    import mcp
+
+    async with mcp.Client(url, mode="legacy") as client:
+        for _ in range(300):  # the Jupyter source connects in the background
+            if "cli_limit" in [t.name for t in (await client.list_tools()).tools]:
+                break
+            await asyncio.sleep(0.05)
+        result = await client.call_tool("cli_limit", {})
+        text = " ".join(getattr(b, "text", "") for b in result.content)
+        return bool(result.is_error), text, result.structured_content
+
+
+def test_serve_jupyter_needs_a_token(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--jupyter", "http://x:1/"],
+        cwd=tmp_path,
+        env={**env, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "needs the server's token" in done.stderr
