@@ -4,6 +4,7 @@ tools their cells define reached over REST and over ``/nexus/mcp``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -280,3 +281,68 @@ def test_serve_jupyter_needs_a_token(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "needs the server's token" in done.stderr
+
+
+SLOW = '''import asyncio
+from nexus_jupyter import ToolContext, tool
+
+state = {"cancelled": False}
+
+@tool
+async def slow_step(ctx: ToolContext) -> str:
+    """Report half the work done, then wait."""
+    await ctx.progress(1, 2, "half way")
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        state["cancelled"] = True
+        raise
+    return "done"
+'''
+
+
+def test_progress_and_cancel_reach_the_kernel(server: JupyterServer) -> None:
+    kernel = _open(server, "slow.ipynb")
+    try:
+        kernel.run(SLOW, "slow")
+        server.wait_for(lambda: _row(server, "kernel:slow.ipynb", "slow_step"), 15)
+        progress = asyncio.run(_call_then_cancel(server))
+        assert progress == [(1.0, 2.0, "half way")]
+
+        def cancelled_in_kernel() -> bool:
+            try:
+                kernel.run("assert state['cancelled']", "check")
+            except AssertionError:
+                return False
+            return True
+
+        server.wait_for(cancelled_in_kernel, 15, "the kernel's task to be cancelled")
+    finally:
+        kernel.close()
+
+
+async def _call_then_cancel(server: JupyterServer) -> list[tuple[float, float | None, str | None]]:
+    """Call slow_step over /nexus/mcp, and give up once its progress arrived."""
+    import httpx2
+    import mcp
+    from mcp.client.streamable_http import streamable_http_client
+
+    seen: list[tuple[float, float | None, str | None]] = []
+    halfway = asyncio.Event()
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+        halfway.set()
+
+    headers = {"Authorization": f"token {TOKEN}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        transport = streamable_http_client(server.url + "nexus/mcp", http_client=http)
+        async with mcp.Client(transport, mode="legacy") as client:
+            call = asyncio.ensure_future(
+                client.call_tool("slow_step", {}, progress_callback=on_progress)
+            )
+            await asyncio.wait_for(halfway.wait(), 15)
+            call.cancel()  # the SDK sends notifications/cancelled
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+    return seen
