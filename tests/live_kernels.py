@@ -1,5 +1,6 @@
 """A real Jupyter server process with the extension, and real kernels started through its
-REST API, for the live kernel tools tests (tests/serve/test_kernel_tools.py)."""
+REST API (tests/serve/test_kernel_tools.py; tests/security/test_shutdown.py uses the command
+line)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,22 @@ class JupyterServer:
             time.sleep(0.02)
 
 
+def jupyter_server_command(port: int, token: str, root: Path) -> list[str]:
+    """The command line of a Jupyter server on ``127.0.0.1:port`` with the extension."""
+    return [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
+    ]
+
+
 @contextmanager
 def jupyter_server(tmp_path: Path) -> Iterator[JupyterServer]:
     root = tmp_path / "root"
@@ -91,18 +108,7 @@ def jupyter_server(tmp_path: Path) -> Iterator[JupyterServer]:
     env.pop("NEXUS_TOOLS_DIR", None)
     port = _free_port()
     log = tmp_path / "jupyter.log"
-    command = [
-        sys.executable,
-        "-m",
-        "jupyter_server",
-        "--no-browser",
-        "--allow-root",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        f"--IdentityProvider.token={TOKEN}",
-        f"--ServerApp.root_dir={root}",
-        "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
-    ]
+    command = jupyter_server_command(port, TOKEN, root)
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
     server = JupyterServer(f"http://127.0.0.1:{port}/", root, runtime, log, process)
