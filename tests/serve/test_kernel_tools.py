@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.cookiejar
+import json
 import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -207,9 +211,6 @@ async def _list_changed_reaches_agent(server: JupyterServer, kernel: NotebookKer
 
 
 def _post_status(url: str, headers: dict[str, str]) -> int:
-    import json
-    import urllib.error
-    import urllib.request
 
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
     req = urllib.request.Request(url, data=body, method="POST", headers=headers)
@@ -227,8 +228,6 @@ def test_announcement_is_private_and_goes_with_the_kernel(server: JupyterServer)
     announcement = server.runtime / f"nexus-kernel-{kernel.kernel_id}.json"
     try:
         assert announcement.stat().st_mode & 0o077 == 0
-        import json
-
         url = json.loads(announcement.read_text())["url"]
         assert _post_status(url, {}) == 401  # the kernel's endpoint wants its secret
     finally:
@@ -346,3 +345,48 @@ async def _call_then_cancel(server: JupyterServer) -> list[tuple[float, float | 
             with contextlib.suppress(asyncio.CancelledError):
                 await call
     return seen
+
+
+def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
+    """Token (``token`` or ``Bearer``) or cookie + XSRF; a cookie without XSRF, or nothing,
+    is refused before the MCP layer."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "auth-test", "version": "1"},
+        },
+    }
+
+    def post(opener: Any, headers: dict[str, str]) -> int:
+        req = urllib.request.Request(
+            server.url + "nexus/mcp",
+            data=json.dumps(initialize).encode(),
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **headers,
+            },
+        )
+        try:
+            with opener.open(req, timeout=10) as resp:
+                return int(resp.status)
+        except urllib.error.HTTPError as exc:
+            return int(exc.code)
+
+    plain = urllib.request.build_opener()
+    assert post(plain, {}) == 403
+    assert post(plain, {"Authorization": f"Bearer {TOKEN}"}) == 200
+    assert post(plain, {"Authorization": f"token {TOKEN}"}) == 200
+    jar = http.cookiejar.CookieJar()
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    browser.open(server.url + f"api/status?token={TOKEN}", timeout=10).read()  # the login
+    browser.open(server.url + "login", timeout=10).read()  # a page sets the _xsrf cookie
+    xsrf = [c.value for c in jar if c.name == "_xsrf"]
+    assert xsrf, [c.name for c in jar]
+    assert post(browser, {}) == 403  # the cookie alone: Jupyter's XSRF rule
+    assert post(browser, {"X-XSRFToken": xsrf[0]}) == 200
