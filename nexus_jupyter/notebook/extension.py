@@ -48,6 +48,9 @@ def load(ipython: Any) -> None:
     install_completer(ipython)
     name_cells_of(ipython)  # tool tracebacks say "Cell In[3]", like IPython's own
     _tracker, _shell = tracker, ipython
+    from .kernel_link import start_kernel_link
+
+    start_kernel_link(api.current_registry)
 
 
 def _hooks(tracker: NotebookTracker) -> list[tuple[str, Any]]:

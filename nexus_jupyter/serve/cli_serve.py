@@ -3,6 +3,7 @@ MCP servers of ``nex.yaml``) to MCP clients over stdio or streamable HTTP.
 
     nexus-tools serve                                   # stdio (for an agent's config)
     nexus-tools serve --transport http --port 8765      # http://127.0.0.1:8765/mcp
+    nexus-tools serve --jupyter http://127.0.0.1:8888/ --token T   # + a Jupyter server's
     python -m nexus_jupyter.serve.cli_serve --dir tools/dynamic --defer
 
 Over stdio, stdout is the protocol channel: everything else goes to stderr.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from .cli_jupyter import add_jupyter_arguments, attach_jupyter
 
 __all__ = ["add_parser", "build_registry", "main", "run"]
 
@@ -99,6 +101,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "serve.max_sessions, else 1000)",
     )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    add_jupyter_arguments(parser)
 
 
 def build_registry(
@@ -139,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
 
     _mask_output(reg, stdout=args.transport == "http")
     try:
+        attach_jupyter(reg, args)
         limits = _session_limits(args, reg) if args.transport == "http" else {}
     except ConfigError as exc:
         reg.close()

@@ -67,6 +67,8 @@ def entry_row(entry: ToolEntry, score: float | None = None) -> dict[str, Any]:
         "exported_from": exported_from(entry.tool.source_code)
         if spec.source_kind == "directory"
         else None,
+        # a live kernel's tool: the notebook that defines it (the sidebar's "Go to cell")
+        "notebook": spec.source[len("kernel:") :] if spec.source_kind == "kernel" else None,
         "permission": spec.permission,
         "categories": list(spec.categories),
         "capabilities": list(spec.capabilities),

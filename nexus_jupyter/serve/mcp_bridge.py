@@ -22,11 +22,18 @@ from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import ToolSpec
 
-__all__ = ["FIELD_ERRORS_META_KEY", "call_result", "error_result", "mcp_tool", "output_schema"]
+__all__ = [
+    "FIELD_ERRORS_META_KEY",
+    "WRAP_MARK",
+    "call_result",
+    "error_result",
+    "mcp_tool",
+    "output_schema",
+]
 
 #: ``_meta`` key of a validation error result: the per-field errors as JSON.
 FIELD_ERRORS_META_KEY = "nexus-jupyter/fieldErrors"
-_WRAP_MARK = "x-nexus-wrapped"
+WRAP_MARK = "x-nexus-wrapped"
 
 
 def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
@@ -41,7 +48,7 @@ def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
         "type": "object",
         "properties": {"result": dict(schema)},
         "required": ["result"],
-        _WRAP_MARK: True,
+        WRAP_MARK: True,
     }
 
 
@@ -78,6 +85,7 @@ def mcp_tool(spec: ToolSpec) -> Any:
     meta: dict[str, Any] = {
         "nexus_jupyter/source": spec.source,
         "nexus_jupyter/version": spec.version,
+        "nexus_jupyter/origin": spec.origin,
     }
     if spec.categories:
         meta["nexus_jupyter/categories"] = list(spec.categories)
@@ -114,7 +122,7 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
             is_error=True,
         )
     if schema is not None:
-        structured = {"result": structured} if schema.get(_WRAP_MARK) else structured
+        structured = {"result": structured} if schema.get(WRAP_MARK) else structured
     elif not isinstance(structured, dict):
         structured = None
     return types.CallToolResult(content=content, structured_content=structured)

@@ -106,16 +106,20 @@ class CallPipeline:
 
         A sync tool with no deadline and no cancel signal runs right here (only an approval
         prompt goes to the background loop); anything else is :meth:`call` on the background
-        loop while this thread waits, so no running loop is ever re-entered.
+        loop while this thread waits, so no running loop is ever re-entered. A tool pinned
+        to this thread (a notebook tool called on the kernel's main thread) runs here too,
+        whatever the deadline: sending it away would wait for this very thread.
         """
         registry = self.registry
         entry = registry._snapshot.entries.get(name)
-        if (
+        at_home = entry is not None and self.runner.at_home(entry.tool)
+        if not at_home and (
             entry is None
             or timeout is not None
             or cancellation is not None
             or entry.tool.is_async
             or entry.tool.spec.timeout is not None
+            or self.runner.away_from_home(entry.tool)
         ):
             coro = self.call(
                 name, arguments, request, principal, timeout, approved, progress, cancellation
@@ -127,7 +131,7 @@ class CallPipeline:
         tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             registry.loop.run(self._ask(tool, arguments, request))
-        kwargs, ctx = self._bind(tool, arguments, request, None, progress)
+        kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
         result = self.runner.inline(tool, kwargs, ctx)
         return self._finish(result, tool, request, start)
 
@@ -238,7 +242,7 @@ class CallPipeline:
         if rule == "never":
             return False
         proven = tool.runs_inline if rule == "after_fast_streak" else tool.runs_inline_on_server
-        if not proven:
+        if not proven or self.runner.away_from_home(tool):
             return False
         background = self.registry._bg
         return background is None or not background.in_loop_thread()

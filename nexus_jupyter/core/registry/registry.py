@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..search.options import SearchSetting
     from ..tools.context import CancellationToken, ProgressCallback, RequestInfo
     from ..tools.result import ToolResult
+    from .running import HomeThread
 
 __all__ = ["Registry"]
 
@@ -147,6 +148,16 @@ class Registry(RegistryWriter):
         return self._calls.call_sync(
             name, arguments, request, principal, timeout, approved, progress, cancellation
         )
+
+    def set_home_thread(self, source: str, home: HomeThread | None) -> None:
+        """Run the sync tools of ``source`` on ``home`` instead of worker threads (a kernel
+        pins its notebook tools to its main thread); tools marked ``@tool(threadsafe=True)``
+        still use workers. ``None`` unpins."""
+        homes = self._calls.runner.homes
+        if home is None:
+            homes.pop(source, None)
+        else:
+            homes[source] = home
 
     # -- background loop ------------------------------------------------------------------
 

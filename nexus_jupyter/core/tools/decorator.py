@@ -58,6 +58,7 @@ class ToolMeta:
     requires_credentials: tuple[str, ...] = ()
     eager: bool = False
     timeout: float | None = None
+    threadsafe: bool = False
 
     def options(self) -> dict[str, Any]:
         """The options that differ from the defaults, as keyword arguments to ``@tool``."""
@@ -78,6 +79,7 @@ _DEFAULTS = {
     "requires_credentials": (),
     "eager": False,
     "timeout": None,
+    "threadsafe": False,
 }
 
 
@@ -103,6 +105,7 @@ def make_tool_meta(
     requires_credentials: str | Iterable[str] | None = None,
     eager: bool = False,
     timeout: float | None = None,
+    threadsafe: bool = False,
 ) -> ToolMeta:
     """Check ``@tool`` options and freeze them. Raises :class:`ToolDefinitionError`."""
     if name is not None:
@@ -122,6 +125,7 @@ def make_tool_meta(
         requires_credentials=_strings(requires_credentials, "requires_credentials"),
         eager=bool(eager),
         timeout=float(timeout) if timeout is not None else None,
+        threadsafe=bool(threadsafe),
     )
 
 
@@ -140,6 +144,7 @@ def tool(
     requires_credentials: str | Iterable[str] | None = None,
     eager: bool = False,
     timeout: float | None = None,
+    threadsafe: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -149,7 +154,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     Options: ``name``, ``description`` (default: the docstring's first paragraph),
     ``permission`` (``read_only`` | ``workspace_write`` | ``danger_full_access``),
     ``categories``, ``capabilities``, ``requires_credentials``, ``eager`` (always shown
-    to agents, never deferred behind ``tool_search``) and ``timeout`` (seconds per call).
+    to agents, never deferred behind ``tool_search``), ``timeout`` (seconds per call) and
+    ``threadsafe``: a sync notebook tool runs on the kernel's main thread, where the
+    notebook's own code runs, unless it declares ``threadsafe=True`` (then on a worker).
 
     The function is returned unchanged, so it can still be called directly.
     """

@@ -30,9 +30,16 @@ __all__ = [
 Permission = Literal["read_only", "workspace_write", "danger_full_access"]
 PERMISSIONS: tuple[Permission, ...] = ("read_only", "workspace_write", "danger_full_access")
 
-SourceKind = Literal["notebook", "directory", "mcp", "builtin", "config"]
+SourceKind = Literal["notebook", "kernel", "directory", "mcp", "builtin", "config"]
 #: Precedence on a name clash, strongest first: the winner is listed, the rest are shadowed.
-SOURCE_KINDS: tuple[SourceKind, ...] = ("notebook", "directory", "mcp", "config", "builtin")
+SOURCE_KINDS: tuple[SourceKind, ...] = (
+    "notebook",
+    "kernel",
+    "directory",
+    "mcp",
+    "config",
+    "builtin",
+)
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")
 
