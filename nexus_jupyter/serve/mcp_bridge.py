@@ -93,6 +93,10 @@ def mcp_tool(spec: ToolSpec) -> Any:
     return types.Tool.model_validate(data)
 
 
+#: Marks the content block of an error result that holds the tool's traceback.
+TRACEBACK_MARK = "nexus_jupyter/traceback"
+
+
 def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
     """The ``CallToolResult`` for a finished call (a failed tool gives ``isError``)."""
     import mcp_types as types
@@ -101,9 +105,11 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
         text = result.error or "the tool failed"
         if result.error_type and result.error_type not in text:
             text = f"{result.error_type}: {text}"
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=True
-        )
+        blocks = [types.TextContent(type="text", text=text)]
+        trace = result.redacted().traceback
+        if trace:  # the tool's own frames: an agent (or the server of a kernel) can fix it
+            blocks.append(types.TextContent(type="text", text=trace, _meta={TRACEBACK_MARK: True}))
+        return types.CallToolResult(content=blocks, is_error=True)
     content = [_block(b) for b in result.content]
     structured = result.structured
     schema = output_schema(spec) if spec is not None else None

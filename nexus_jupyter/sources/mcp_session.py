@@ -179,11 +179,15 @@ def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
     """A :class:`ToolResult` for an MCP ``CallToolResult``."""
     blocks = [b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content]
     if result.is_error:
-        texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
+        # A nexus server sends the tool's traceback in a block of its own (mcp_bridge).
+        traces = [b for b in blocks if (b.get("_meta") or {}).get("nexus_jupyter/traceback")]
+        texts = [b.get("text", "") for b in blocks if b.get("type") == "text" and b not in traces]
         message = "\n".join(t for t in texts if t) or "the MCP server reported an error"
-        return ToolResult.from_parts(
+        failed = ToolResult.from_parts(
             tool_name, content=blocks, error=message, error_type="McpToolError"
         )
+        failed.traceback = "\n".join(str(b.get("text", "")) for b in traces) or None
+        return failed
     return ToolResult.from_parts(tool_name, content=blocks, structured=result.structured_content)
 
 

@@ -27,11 +27,11 @@ from ..core.errors import ExportError
 from .loader import content_hash
 
 __all__ = [
-    "exported_from",
     "STAMP",
     "atomic_write",
     "default_tools_dir",
     "directory_source_for",
+    "exported_from",
     "hand_over",
     "stamp_state",
     "stamp_text",
