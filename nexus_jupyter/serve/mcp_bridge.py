@@ -105,7 +105,7 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
         text = result.error or "the tool failed"
         if result.error_type and result.error_type not in text:
             text = f"{result.error_type}: {text}"
-        blocks = [types.TextContent(type="text", text=text)]
+        blocks: list[Any] = [types.TextContent(type="text", text=text)]
         trace = result.redacted().traceback
         if trace:  # the tool's own frames: an agent (or the server of a kernel) can fix it
             blocks.append(types.TextContent(type="text", text=trace, _meta={TRACEBACK_MARK: True}))
