@@ -1,0 +1,109 @@
+"""The Tools panel follows the notebook: real JupyterLab, a real kernel started through the
+REST API, real headless Chromium (``follow.spec.mjs``).
+
+A cell sets a global; another cell (run in the browser) defines a tool reading it: the tool
+appears first in the panel, in the notebook's own group; Try returns the live value; "Go to
+cell" selects the defining cell; re-running the cell with a change updates what the panel
+runs; a tool that raises shows the traceback of its cell; restarting the kernel takes the
+tools away. Screenshots: ``test-artifacts/follow-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_sidebar import ARTIFACTS, TOKEN, lab  # noqa: F401  (lab is a fixture)
+from test_sidebar import _run_spec as run_spec
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(300)]
+
+SETUP = "%load_ext nexus_jupyter\nlimit = 7"
+GET_LIMIT = '''from nexus_jupyter import tool
+
+@tool
+def get_limit() -> int:
+    """The notebook's current limit."""
+    return limit'''
+RATIO = """from nexus_jupyter import tool
+
+@tool
+def ratio(x: float) -> float:
+    return limit / x"""
+
+
+def _notebook(path: Path) -> None:
+    cells = [
+        {
+            "cell_type": "code",
+            "id": cid,
+            "metadata": {},
+            "source": src,
+            "outputs": [],
+            "execution_count": None,
+        }
+        for cid, src in (("setup", SETUP), ("define", GET_LIMIT), ("ratio", RATIO))
+    ]
+    path.write_text(
+        json.dumps(
+            {
+                "cells": cells,
+                "metadata": {
+                    "kernelspec": {
+                        "name": "python3",
+                        "display_name": "Python 3",
+                        "language": "python",
+                    }
+                },
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+
+
+def _lab_server(running: dict[str, str]) -> Any:
+    """The ``lab`` fixture's server as tests/live_kernels.py sees one (with its token)."""
+    from live_kernels import JupyterServer
+
+    class LabServer(JupyterServer):
+        def request(
+            self, method: str, path: str, body: Any = None, *, token: str | None = TOKEN
+        ) -> tuple[int, Any]:
+            return super().request(method, path, body, token=token)
+
+    log = Path(running["log"])
+    root = Path(running["tools_dir"]).parents[1]
+    return LabServer(running["url"], root, log.parent / "runtime", log, None)  # type: ignore[arg-type]
+
+
+def test_panel_follows_the_notebook_and_its_kernel(lab: dict[str, str]) -> None:  # noqa: F811
+    from live_kernels import NotebookKernel
+
+    server = _lab_server(lab)
+    _notebook(server.root / "follow.ipynb")
+    kernel = NotebookKernel(server, "follow.ipynb")  # POST /api/sessions
+    try:
+        kernel.run(SETUP, "setup")
+        stdout, report = run_spec(
+            lab,
+            "follow.spec.mjs",
+            ARTIFACTS / "follow.png",
+            extra_env={"NEXUS_E2E_NOTEBOOK": "follow.ipynb", "NEXUS_E2E_KERNEL": kernel.kernel_id},
+            shots=[f"follow-{n}.png" for n in ("1-listed", "2-try", "3-traceback", "4-restarted")],
+        )
+    finally:
+        kernel.close()
+    for step in (
+        "get_limit listed first",
+        "Try ran it in the kernel: 7",
+        "Go to cell selected the cell",
+        "the panel runs the new version (21)",
+        "a failing tool shows its own traceback",
+        "restarted the kernel: its tools left the panel",
+        "all steps passed",
+    ):
+        assert step in stdout, report
+    print(stdout)
