@@ -49,6 +49,22 @@ try {
   step(`ran the defining cell: get_limit listed first, under "${title.replace(/\s+/g, ' ')}"`);
   await page.screenshot({ path: `${shots}-1-listed.png` });
 
+  // A tool exported from this notebook: listed in its group, owned by its file now.
+  const exported = mine('shout');
+  await exported.waitFor({ timeout: 10000 });
+  assert.match(await exported.innerText(), /exported → shout\.py/);
+  await exported.click();
+  const owner = page.locator('.jp-NexusTools-owner');
+  await owner.waitFor({ timeout: 5000 });
+  assert.match(await owner.innerText(), /Exported from follow\.ipynb: shout\.py owns this tool now/);
+  step(`exported shout: shout.py owns it ("${await owner.innerText()}")`);
+  await page.locator('.jp-NexusTools-openFile').click();
+  await page.locator('.lm-TabBar-tab.lm-mod-current', { hasText: 'shout.py' }).waitFor({ timeout: 10000 });
+  step('Open file opened shout.py in an editor tab');
+  await page.screenshot({ path: `${shots}-5-open-file.png` });
+  await page.locator('.jp-NexusTools-back').click();
+  await page.locator('.lm-TabBar-tab', { hasText: 'follow.ipynb' }).click();
+
   await mine('get_limit').click();
   await page.locator('.jp-NexusTools-run').click();
   const result = page.locator('.jp-NexusTools-structured');
@@ -117,7 +133,10 @@ try {
     null,
     { timeout: 15000 }
   );
-  assert.equal(await page.locator('.jp-NexusTools-group[data-source="this-notebook"]').count(), 0);
+  // What stays in the notebook's group is the file it exported (no kernel needed for that).
+  const left = await page.locator('.jp-NexusTools-group[data-source="this-notebook"] .jp-NexusTools-item').allInnerTexts();
+  assert.equal(left.length, 1);
+  assert.match(left[0], /^shout/);
   step('restarted the kernel: its tools left the panel');
   await page.screenshot({ path: `${shots}-4-restarted.png` });
   step('all steps passed');

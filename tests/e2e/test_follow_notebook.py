@@ -27,6 +27,12 @@ GET_LIMIT = '''from nexus_jupyter import tool
 def get_limit() -> int:
     """The notebook's current limit."""
     return limit'''
+SHOUT = '''from nexus_jupyter import tool
+
+@tool
+def shout(text: str) -> str:
+    """Say it louder."""
+    return text.upper()'''
 RATIO = """from nexus_jupyter import tool
 
 @tool
@@ -87,12 +93,17 @@ def test_panel_follows_the_notebook_and_its_kernel(lab: dict[str, str]) -> None:
     kernel = NotebookKernel(server, "follow.ipynb")  # POST /api/sessions
     try:
         kernel.run(SETUP, "setup")
+        kernel.run(SHOUT, "shout")  # exported at once: the file owns it now
+        kernel.run("%tool export shout", "export")
         stdout, report = run_spec(
             lab,
             "follow.spec.mjs",
             ARTIFACTS / "follow.png",
             extra_env={"NEXUS_E2E_NOTEBOOK": "follow.ipynb", "NEXUS_E2E_KERNEL": kernel.kernel_id},
-            shots=[f"follow-{n}.png" for n in ("1-listed", "2-try", "3-traceback", "4-restarted")],
+            shots=[
+                f"follow-{n}.png"
+                for n in ("1-listed", "2-try", "3-traceback", "4-restarted", "5-open-file")
+            ],
         )
     finally:
         kernel.close()
@@ -102,6 +113,8 @@ def test_panel_follows_the_notebook_and_its_kernel(lab: dict[str, str]) -> None:
         "Go to cell selected the cell",
         "the panel runs the new version (21)",
         "a failing tool shows its own traceback",
+        "exported shout: shout.py owns it",
+        "Open file opened shout.py",
         "restarted the kernel: its tools left the panel",
         "all steps passed",
     ):
