@@ -135,7 +135,8 @@ def stale_badge(note: str) -> str:
 
 def stale_html(note: str) -> str:
     """A stale tool's badge and note (its file failed to reload; the last good version runs)."""
-    return f"{_badge('stale', _STALE_COLOR)}<span style='color:{_STALE_COLOR}'>{html.escape(note)}</span>"
+    shown = html.escape(note.removeprefix("stale: "))  # the badge already says it
+    return f"{_badge('stale', _STALE_COLOR)}<span style='color:{_STALE_COLOR}'>{shown}</span>"
 
 
 def entry_html(entry: ToolEntry, *, stale: str | None = None) -> str:

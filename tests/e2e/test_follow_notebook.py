@@ -120,3 +120,63 @@ def test_panel_follows_the_notebook_and_its_kernel(lab: dict[str, str]) -> None:
     ):
         assert step in stdout, report
     print(stdout)
+
+
+GOOD_AREA = '''from nexus_jupyter import tool
+
+
+@tool
+def circle_area(radius: float) -> float:
+    """The area of a circle."""
+    return 3.0 * radius * radius
+'''
+STALE_CELLS = [
+    "%load_ext nexus_jupyter\nimport pathlib, time\nimport nexus_jupyter\n"
+    "from nexus_jupyter.core.registry.file_health import stale_tools\n"
+    "assert nexus_jupyter.registry().find('circle_area') is not None  # loaded while good",
+    "# break the file: the last good version stays live\n"
+    "path = pathlib.Path('tools/dynamic/circle_area.py')\n"
+    "path.write_text(path.read_text().replace('radius * radius', 'radius *'))\n"
+    "deadline = time.monotonic() + 10\n"
+    "while 'circle_area' not in stale_tools(nexus_jupyter.registry()) and time.monotonic() < deadline:\n"
+    "    time.sleep(0.05)",
+    "%tool list --source directory",
+    "%tool call circle_area radius=2",
+    "%tools circle",
+]
+
+
+def test_stale_file_in_notebook(lab: dict[str, str]) -> None:  # noqa: F811
+    """A tool file broken while the kernel runs, as the notebook shows it (screenshot:
+    test-artifacts/stale-notebook.png)."""
+    root = Path(lab["tools_dir"]).parents[1]
+    (root / "tools" / "dynamic" / "circle_area.py").write_text(GOOD_AREA)
+    cells = [
+        {
+            "cell_type": "code",
+            "id": f"c{i}",
+            "metadata": {},
+            "source": src,
+            "outputs": [],
+            "execution_count": None,
+        }
+        for i, src in enumerate(STALE_CELLS)
+    ]
+    (root / "stale.ipynb").write_text(
+        json.dumps(
+            {
+                "cells": cells,
+                "metadata": {
+                    "kernelspec": {
+                        "name": "python3",
+                        "display_name": "Python 3",
+                        "language": "python",
+                    }
+                },
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+    stdout, report = run_spec(lab, "stale.spec.mjs", ARTIFACTS / "stale-notebook.png")
+    assert "show the stale tool with its error and line" in stdout, report
