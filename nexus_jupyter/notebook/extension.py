@@ -48,7 +48,7 @@ def load(ipython: Any) -> None:
     _tracker, _shell = tracker, ipython
     from .kernel_link import start_kernel_link
 
-    start_kernel_link(api.current_registry)
+    start_kernel_link(ipython, api.current_registry)
 
 
 def _hooks(tracker: NotebookTracker) -> list[tuple[str, Any]]:
