@@ -152,7 +152,9 @@ class NotebookKernel:
         self.kernel_id = body["kernel"]["id"]
         self.client = BlockingKernelClient()
         self.client.load_connection_file(str(server.runtime / f"kernel-{self.kernel_id}.json"))
-        self.client.start_channels()
+        # No heartbeat channel: on a loaded 2-core machine a missed beat makes the client
+        # report a live kernel as dead; the server watches the process itself.
+        self.client.start_channels(hb=False)
         self.client.wait_for_ready(timeout=60)
 
     def run(self, code: str, cell_id: str = "cell-1", timeout: float = 60) -> dict[str, Any]:

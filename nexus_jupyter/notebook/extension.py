@@ -3,7 +3,9 @@
 Loading must stay fast (well under 250 ms cold), so nothing heavy happens here: the session
 registry (built-in tools, the watched tools folder, MCP servers) is made on first use, by the
 first magic or the first ``@tool`` cell; mcp, jupyter_server and ipywidgets are imported only
-by the features that need them.
+by the features that need them. In a Jupyter kernel, the link that serves the notebook's tools
+to the Jupyter server (:mod:`.kernel_link`) starts on a background thread, which builds the
+session registry there.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def load(ipython: Any) -> None:
     _tracker, _shell = tracker, ipython
     from .kernel_link import start_kernel_link
 
-    start_kernel_link(api.current_registry)
+    start_kernel_link(ipython, api.current_registry)
 
 
 def _hooks(tracker: NotebookTracker) -> list[tuple[str, Any]]:

@@ -110,6 +110,8 @@ class KernelLink:
         self.handle: Any = None
 
     def start(self, home: MainThreadHome | None) -> None:
+        import mcp  # noqa: F401 - fully, on this thread, before the registry's thread uses it
+
         from ..serve.kernel_endpoint import KernelEndpoint
 
         if home is not None:
@@ -164,12 +166,15 @@ def current_link() -> KernelLink | None:
     return _link
 
 
-def start_kernel_link(session_registry: Callable[[], Any]) -> threading.Thread | None:
+def start_kernel_link(shell: Any, session_registry: Callable[[], Any]) -> threading.Thread | None:
     """Start serving the notebook's tools to the Jupyter server, on a background thread
     (building the session registry and importing the MCP SDK take a second or two).
-    Call on the kernel's main thread; returns the thread, or ``None`` outside a kernel."""
+    Call on the kernel's main thread; returns the thread, or ``None`` outside a kernel
+    (``shell`` has no ``kernel``: a terminal IPython, a test shell)."""
     if os.environ.get("NEXUS_KERNEL_LINK", "1").lower() in ("0", "false", "off", "no"):
         return None
+    if getattr(shell, "kernel", None) is None:
+        return None  # and ipykernel is not imported for nothing
     identity = _kernel_identity()
     if identity is None:
         return None

@@ -41,6 +41,10 @@ def attach_jupyter(reg: Any, args: argparse.Namespace) -> None:
             f"--jupyter {url} needs the server's token: pass --token T or set JUPYTER_TOKEN "
             "(`jupyter server list` shows it)."
         )
+    # Import the SDK fully here: the source connects on the registry's thread while this
+    # one builds the server, and two threads importing mcp's circular modules at once fail.
+    import mcp  # noqa: F401
+
     from .nexus_upstream import JupyterServerSource
 
     reg.add_source(JupyterServerSource(url, token))

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import hmac
+import logging
 from typing import Any
 
 __all__ = ["KernelEndpoint"]
+
+log = logging.getLogger(__name__)
 
 
 class _SecretGuard:
@@ -95,6 +98,6 @@ class KernelEndpoint:
         try:
             self._future.result(timeout)
         except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
-            pass
-        except Exception:  # already reported by the server's own log
-            pass
+            pass  # cancelled is how it stops; a slow stop is not worth holding the kernel
+        except Exception:
+            log.exception("the kernel's MCP endpoint failed while stopping")
