@@ -123,9 +123,9 @@ def call_tool(
     reg = current_registry(registry)
     options.setdefault("request", RequestInfo(caller=NOTEBOOK_CALLER))
     result = reg.call_sync(name, dict(arguments or {}), **options)
-    from ..core.registry.file_health import stale_tools
+    from ..core.registry.file_health import stale_file
 
-    stale = stale_tools(reg).get(name)
+    stale = stale_file(reg, name)
     if stale is not None:
         result.notes = (*result.notes, stale.ran_note())
     (history or session_history()).record_result(arguments, result)

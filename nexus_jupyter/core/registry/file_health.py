@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-__all__ = ["BrokenFile", "broken_files", "stale_tools", "why_missing"]
+__all__ = ["BrokenFile", "broken_files", "stale_file", "stale_tools", "why_missing"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +90,11 @@ def _files_of(details: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, An
     return ((str(PurePath(root, rel)) if root else str(rel), info) for rel, info in files.items())
 
 
-def broken_files(registry: Any) -> list[BrokenFile]:
-    """Every tool file of the registry's sources whose last load failed, by path."""
+def broken_files(registry: Any, states: Iterable[Any] | None = None) -> list[BrokenFile]:
+    """Every tool file of the registry's sources (or of ``states``) whose last load failed,
+    by path."""
     out: list[BrokenFile] = []
-    for state in registry.sources():
+    for state in registry.sources() if states is None else states:
         if state.kind != "directory" or not state.error:  # healthy folders cost nothing
             continue
         for path, info in _files_of(state.details):
@@ -123,6 +124,24 @@ def stale_tools(registry: Any, broken: list[BrokenFile] | None = None) -> dict[s
             if tool is not None and tool.spec.origin == file.path:
                 out[name] = file
     return out
+
+
+def stale_file(registry: Any, name: str) -> BrokenFile | None:
+    """The broken file whose last good version serves ``name``, or ``None``: what a call
+    checks, so it reads one folder's details only when that folder's error names the file
+    (a healthy call costs a dictionary lookup or two)."""
+    tool = registry.find(name)
+    if tool is None or tool.spec.source_kind != "directory" or not tool.spec.origin:
+        return None
+    file_name = PurePath(tool.spec.origin).name
+    states = [
+        s
+        for s in registry.sources()
+        if s.name == tool.spec.source and s.error and file_name in s.error
+    ]
+    if not states:
+        return None
+    return stale_tools(registry, broken_files(registry, states)).get(name)
 
 
 def why_missing(registry: Any, name: str) -> BrokenFile | None:
