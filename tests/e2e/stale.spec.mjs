@@ -1,6 +1,6 @@
 // Stale tool files as a notebook shows them, in a real headless Chromium: run every cell of
 // stale.ipynb (it breaks a tool file, then lists, calls and browses), wait for the outputs,
-// save a screenshot. Run by tests/e2e/test_follow_notebook.py::test_stale_file_in_notebook.
+// save a screenshot; then a failing tool's %tool call shows the traceback of its cell. Run by tests/e2e/test_follow_notebook.py::test_stale_file_in_notebook.
 import assert from 'node:assert/strict';
 import { launchBrowser } from './browser.mjs';
 
@@ -35,6 +35,12 @@ try {
   assert.match(listed, /stale/);
   assert.match(listed, /failed to reload \(SyntaxError: invalid syntax, line 7\)/);
   step('%tool list, %tool call and %tools show the stale tool with its error and line');
+  const trace = page.locator('.jp-OutputArea .nexus-traceback pre');
+  await trace.waitFor({ timeout: 30000 });
+  const traceText = await trace.innerText();
+  assert.match(traceText, /Cell In\[\d+\], line 5, in ratio/);
+  assert.doesNotMatch(traceText, /nexus_jupyter\//);
+  step(`%tool call of a failing tool shows its traceback: ${traceText.split('\n')[1].trim()}`);
   await page.screenshot({ path: screenshot, fullPage: true });
   step('screenshot saved');
 } catch (err) {

@@ -143,6 +143,8 @@ STALE_CELLS = [
     "%tool list --source directory",
     "%tool call circle_area radius=2",
     "%tools circle",
+    "from nexus_jupyter import tool\n\n@tool\ndef ratio(x: float) -> float:\n    return 1 / x",
+    "%tool call ratio x=0",
 ]
 
 
@@ -180,3 +182,4 @@ def test_stale_file_in_notebook(lab: dict[str, str]) -> None:  # noqa: F811
     )
     stdout, report = run_spec(lab, "stale.spec.mjs", ARTIFACTS / "stale-notebook.png")
     assert "show the stale tool with its error and line" in stdout, report
+    assert "shows its traceback: Cell In[" in stdout, report
