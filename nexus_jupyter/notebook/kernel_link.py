@@ -181,8 +181,9 @@ def start_kernel_link(shell: Any, session_registry: Callable[[], Any]) -> thread
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
-        loop = None  # loaded from config before the kernel's loop runs: no main-thread home
-    home = MainThreadHome(loop, threading.current_thread()) if loop is not None else None
+        # loaded from the IPython config, before the kernel's loop runs: the kernel's own
+        loop = getattr(getattr(shell.kernel, "io_loop", None), "asyncio_loop", None)
+    home = MainThreadHome(loop, threading.main_thread()) if loop is not None else None
 
     def run() -> None:
         global _link
