@@ -104,8 +104,8 @@ class KernelLink:
         self.kernel_id = kernel_id
         self.path = announce_path(runtime_dir, kernel_id)
         self.secret = secrets.token_urlsafe(32)
-        self.view = Registry(search="keyword")
-        self.view.policy = None  # the server that calls applies its own policy
+        # The server that calls applies its own policy; the tools read the kernel's secrets.
+        self.view = Registry(search="keyword", credentials=session.credentials)
         self._unsubscribe: Callable[[], None] | None = None
         self.handle: Any = None
 
