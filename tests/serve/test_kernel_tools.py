@@ -63,7 +63,8 @@ def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
         kernel.run(GET_LIMIT, "define")
         start = time.monotonic()
         row = server.wait_for(lambda: _row(server, "kernel:live.ipynb", "get_limit"), 5)
-        assert time.monotonic() - start < 1.0
+        listed_after = time.monotonic() - start
+        assert listed_after < 1.0, f"listed {listed_after:.2f} s after the cell ran"
         assert row["origin"] == "cell:define"
         assert row["notebook"] == "live.ipynb"
         assert row["source_kind"] == "kernel"
@@ -84,7 +85,8 @@ def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
             ),
             5,
         )
-        assert time.monotonic() - start < 1.0
+        updated_after = time.monotonic() - start
+        assert updated_after < 1.0, f"updated {updated_after:.2f} s after the re-run"
         assert server.call("get_limit", {})[1]["structured"] == 22
 
         kernel.run("del get_limit", "delete")
