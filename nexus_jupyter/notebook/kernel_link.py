@@ -104,8 +104,8 @@ class KernelLink:
         self.kernel_id = kernel_id
         self.path = announce_path(runtime_dir, kernel_id)
         self.secret = secrets.token_urlsafe(32)
-        self.view = Registry(search="keyword")
-        self.view.policy = None  # the server that calls applies its own policy
+        # The server that calls applies its own policy; the tools read the kernel's secrets.
+        self.view = Registry(search="keyword", credentials=session.credentials)
         self._unsubscribe: Callable[[], None] | None = None
         self.handle: Any = None
 
@@ -181,8 +181,9 @@ def start_kernel_link(shell: Any, session_registry: Callable[[], Any]) -> thread
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
-        loop = None  # loaded from config before the kernel's loop runs: no main-thread home
-    home = MainThreadHome(loop, threading.current_thread()) if loop is not None else None
+        # loaded from the IPython config, before the kernel's loop runs: the kernel's own
+        loop = getattr(getattr(shell.kernel, "io_loop", None), "asyncio_loop", None)
+    home = MainThreadHome(loop, threading.main_thread()) if loop is not None else None
 
     def run() -> None:
         global _link

@@ -105,6 +105,8 @@ class KernelSources:
         self.sources: dict[str, KernelSource] = {}  # kernel id -> its source
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
+        # File events and kernel events both add and drop sources: one at a time.
+        self._changing = asyncio.Lock()
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
@@ -144,6 +146,10 @@ class KernelSources:
                     log.exception("nexus_jupyter: following kernel announcement %s failed", name)
 
     async def _on_file(self, path: Path) -> None:
+        async with self._changing:
+            await self._follow(path)
+
+    async def _follow(self, path: Path) -> None:
         kernel_id = path.stem[len(ANNOUNCE_PREFIX) :]
         body = read_announcement(path)
         current = self.sources.get(kernel_id)
@@ -191,7 +197,8 @@ class KernelSources:
         Never raises: Jupyter awaits its listeners inside the kernel action itself, so an
         exception here would fail the user's kernel start or restart."""
         try:
-            await self._kernel_action(data)
+            async with self._changing:
+                await self._kernel_action(data)
         except Exception:
             log.exception("nexus_jupyter: following kernel event %s failed", data)
 

@@ -63,7 +63,8 @@ def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
         kernel.run(GET_LIMIT, "define")
         start = time.monotonic()
         row = server.wait_for(lambda: _row(server, "kernel:live.ipynb", "get_limit"), 5)
-        assert time.monotonic() - start < 1.0
+        listed_after = time.monotonic() - start
+        assert listed_after < 1.0, f"listed {listed_after:.2f} s after the cell ran"
         assert row["origin"] == "cell:define"
         assert row["notebook"] == "live.ipynb"
         assert row["source_kind"] == "kernel"
@@ -84,7 +85,8 @@ def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
             ),
             5,
         )
-        assert time.monotonic() - start < 1.0
+        updated_after = time.monotonic() - start
+        assert updated_after < 1.0, f"updated {updated_after:.2f} s after the re-run"
         assert server.call("get_limit", {})[1]["structured"] == 22
 
         kernel.run("del get_limit", "delete")
@@ -390,3 +392,30 @@ def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
     assert xsrf, [c.name for c in jar]
     assert post(browser, {}) == 403  # the cookie alone: Jupyter's XSRF rule
     assert post(browser, {"X-XSRFToken": xsrf[0]}) == 200
+
+
+def test_a_kernel_that_loads_the_extension_itself_relinks_after_restart(tmp_path: Path) -> None:
+    """With ``nexus_jupyter`` in the kernel's IPython config the restarted kernel announces
+    itself again at once: the old process's tools leave, the new process stays linked."""
+    with jupyter_server(tmp_path) as server:
+        profile = tmp_path / "home" / ".ipython" / "profile_default"
+        profile.mkdir(parents=True)
+        (profile / "ipython_kernel_config.py").write_text(
+            "c.InteractiveShellApp.extensions = ['nexus_jupyter']\n"
+        )
+        kernel = NotebookKernel(server, "auto.ipynb")
+        try:
+            server.wait_for(lambda: _linked(server, "auto.ipynb"), what="the first link")
+            kernel.run("limit = 3", "set")
+            kernel.run(GET_LIMIT, "define")
+            server.wait_for(lambda: _row(server, "kernel:auto.ipynb", "get_limit"), 15)
+            assert server.call("get_limit", {})[1]["structured"] == 3
+            kernel.restart()
+            server.wait_for(lambda: not server.tools("kernel:auto.ipynb"), 15, "tools to go")
+            server.wait_for(lambda: _linked(server, "auto.ipynb"), what="the new process")
+            kernel.run("limit = 5", "set")
+            kernel.run(GET_LIMIT, "define")
+            server.wait_for(lambda: _row(server, "kernel:auto.ipynb", "get_limit"), 15)
+            assert server.call("get_limit", {})[1]["structured"] == 5
+        finally:
+            kernel.close()

@@ -88,9 +88,9 @@ class ToolRunner:
         self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
     ) -> ToolResult:
         """Run a sync tool in a worker thread of its source's pool, so the event loop stays
-        free (see :mod:`.pools`)."""
-        home = self.homes.get(tool.spec.source) if self.homes else None
-        if home is not None and not (tool.meta is not None and tool.meta.threadsafe):
+        free (see :mod:`.pools`), or on its source's home thread when it has one."""
+        home = self._home(tool)
+        if home is not None:
             future = home.run(self.inline, tool, kwargs, ctx)  # may run inline when at home
         else:
             pool = self.pools.for_source(tool.spec.source or "builtin")
