@@ -5,7 +5,7 @@
 // NEXUS_E2E_URL, NEXUS_E2E_TOKEN, NEXUS_E2E_SCREENSHOT (a prefix: -N.png is added),
 // NEXUS_E2E_NOTEBOOK, NEXUS_E2E_KERNEL. Prints one line per step; exits non-zero on failure.
 import assert from 'node:assert/strict';
-import { launchBrowser } from './browser.mjs';
+import { launchBrowser, openNotebook } from './browser.mjs';
 
 const base = process.env.NEXUS_E2E_URL;
 const token = process.env.NEXUS_E2E_TOKEN;
@@ -21,13 +21,7 @@ try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
   page.on('pageerror', err => console.log(`page error: ${err}`));
-  await page.goto(`${base}lab/workspaces/follow-${Date.now()}/tree/${notebook}?reset&token=${token}`);
-  await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
-  await page.waitForFunction(
-    () => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent ?? ''),
-    null,
-    { timeout: 90000 }
-  );
+  await openNotebook(page, base, token, notebook);
   step('notebook open on the kernel started through REST; kernel idle');
 
   await page.locator('.jp-SideBar [data-id="nexus-jupyter-tools"]').click();

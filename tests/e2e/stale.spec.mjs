@@ -2,7 +2,7 @@
 // stale.ipynb (it breaks a tool file, then lists, calls and browses), wait for the outputs,
 // save a screenshot; then a failing tool's %tool call shows the traceback of its cell. Run by tests/e2e/test_follow_notebook.py::test_stale_file_in_notebook.
 import assert from 'node:assert/strict';
-import { launchBrowser } from './browser.mjs';
+import { launchBrowser, openNotebook, runAllCells } from './browser.mjs';
 
 const base = process.env.NEXUS_E2E_URL;
 const token = process.env.NEXUS_E2E_TOKEN;
@@ -14,18 +14,8 @@ const browser = await launchBrowser();
 let page;
 try {
   page = await (await browser.newContext({ viewport: { width: 1280, height: 1500 } })).newPage();
-  await page.goto(`${base}lab/workspaces/stale-${Date.now()}/tree/stale.ipynb?reset&token=${token}`);
-  await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
-  await page.waitForFunction(
-    () => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent ?? ''),
-    null,
-    { timeout: 90000 }
-  );
-  await page.locator('.jp-Notebook').first().click();
-  await page.keyboard.press('Control+Shift+C');
-  await page.locator('.lm-CommandPalette input').waitFor({ timeout: 10000 });
-  await page.keyboard.type('Run All Cells');
-  await page.keyboard.press('Enter');
+  await openNotebook(page, base, token, 'stale.ipynb');
+  await runAllCells(page);
   step('ran all cells');
   const warning = page.locator('.jp-OutputArea :text("the last good version of the tool ran")');
   await warning.first().waitFor({ timeout: 60000 });

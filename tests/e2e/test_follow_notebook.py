@@ -40,34 +40,26 @@ def ratio(x: float) -> float:
     return limit / x"""
 
 
-def _notebook(path: Path) -> None:
-    cells = [
-        {
-            "cell_type": "code",
-            "id": cid,
-            "metadata": {},
-            "source": src,
-            "outputs": [],
-            "execution_count": None,
-        }
-        for cid, src in (("setup", SETUP), ("define", GET_LIMIT), ("ratio", RATIO))
-    ]
-    path.write_text(
-        json.dumps(
+def _write_notebook(path: Path, cells: list[tuple[str, str]]) -> None:
+    """A notebook of code cells ``(id, source)``, never run, on the python3 kernel."""
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {
+        "cells": [
             {
-                "cells": cells,
-                "metadata": {
-                    "kernelspec": {
-                        "name": "python3",
-                        "display_name": "Python 3",
-                        "language": "python",
-                    }
-                },
-                "nbformat": 4,
-                "nbformat_minor": 5,
+                "cell_type": "code",
+                "id": cell_id,
+                "metadata": {},
+                "source": source,
+                "outputs": [],
+                "execution_count": None,
             }
-        )
-    )
+            for cell_id, source in cells
+        ],
+        "metadata": {"kernelspec": kernelspec},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(notebook))
 
 
 def _lab_server(running: dict[str, str]) -> Any:
@@ -89,7 +81,8 @@ def test_panel_follows_the_notebook_and_its_kernel(lab: dict[str, str]) -> None:
     from live_kernels import NotebookKernel
 
     server = _lab_server(lab)
-    _notebook(server.root / "follow.ipynb")
+    cells = [("setup", SETUP), ("define", GET_LIMIT), ("ratio", RATIO)]
+    _write_notebook(server.root / "follow.ipynb", cells)
     kernel = NotebookKernel(server, "follow.ipynb")  # POST /api/sessions
     try:
         kernel.run(SETUP, "setup")
@@ -153,33 +146,8 @@ def test_stale_file_in_notebook(lab: dict[str, str]) -> None:  # noqa: F811
     test-artifacts/stale-notebook.png)."""
     root = Path(lab["tools_dir"]).parents[1]
     (root / "tools" / "dynamic" / "circle_area.py").write_text(GOOD_AREA)
-    cells = [
-        {
-            "cell_type": "code",
-            "id": f"c{i}",
-            "metadata": {},
-            "source": src,
-            "outputs": [],
-            "execution_count": None,
-        }
-        for i, src in enumerate(STALE_CELLS)
-    ]
-    (root / "stale.ipynb").write_text(
-        json.dumps(
-            {
-                "cells": cells,
-                "metadata": {
-                    "kernelspec": {
-                        "name": "python3",
-                        "display_name": "Python 3",
-                        "language": "python",
-                    }
-                },
-                "nbformat": 4,
-                "nbformat_minor": 5,
-            }
-        )
-    )
+    cells = [(f"c{i}", source) for i, source in enumerate(STALE_CELLS)]
+    _write_notebook(root / "stale.ipynb", cells)
     stdout, report = run_spec(lab, "stale.spec.mjs", ARTIFACTS / "stale-notebook.png")
     assert "show the stale tool with its error and line" in stdout, report
     assert "shows its traceback: Cell In[" in stdout, report
