@@ -24,6 +24,12 @@ export interface IToolEntry {
   shadowed_by?: string | null;
   version?: string | null;
   score?: number | null;
+  /** Where its code lives: a file path, or `cell:<id>` for a notebook's tool. */
+  origin?: string | null;
+  /** A live kernel's tool: the notebook (server-relative path) that defines it. */
+  notebook?: string | null;
+  /** A tool file written by `%tool export`: the notebook it came from. */
+  exported_from?: string | null;
 }
 
 /** The answer of `GET tools`. */
@@ -94,6 +100,10 @@ export interface IToolResult {
   error_type?: string | null;
   is_error: boolean;
   duration: number;
+  /** A failure: the traceback of the tool's own code (cell or file, and line). */
+  traceback?: string | null;
+  /** Warnings about the call (its file failed to reload, so the last good version ran). */
+  notes?: string[];
   [key: string]: unknown;
 }
 

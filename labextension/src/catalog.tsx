@@ -17,12 +17,19 @@ import {
 } from './api';
 import { PermissionBadge, StatusBadges } from './badges';
 import { ToolDetails } from './details';
+import { NotebookFollower } from './following';
+import {
+  CURRENT_NOTEBOOK_GROUP,
+  currentNotebookTitle,
+  notebookOf,
+  withCurrentNotebookFirst
+} from './notebook_tools';
 import { sourceTitle } from './present';
 
 const SEARCH_DEBOUNCE_MS = 150;
 
 // Precedence on a name clash, strongest first: groups are shown in this order.
-const KIND_ORDER = ['notebook', 'directory', 'mcp', 'config', 'builtin'];
+const KIND_ORDER = ['notebook', 'kernel', 'directory', 'mcp', 'config', 'builtin'];
 
 function groupBySource(tools: IToolEntry[], ranked: boolean): [string, IToolEntry[]][] {
   const groups = new Map<string, IToolEntry[]>();
@@ -75,6 +82,11 @@ function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): J
         />
       </div>
       <div className="jp-NexusTools-itemDescription">{firstLine(tool.description)}</div>
+      {tool.exported_from && notebookOf(tool) === null && (
+        <div className="jp-NexusTools-itemOwner" title={tool.origin ?? ''}>
+          exported → {tool.origin?.split('/').pop()}
+        </div>
+      )}
     </li>
   );
 }
@@ -101,7 +113,20 @@ function Problems(props: { status: IStatus | null }): JSX.Element | null {
 /** The whole panel as a React component; `searchRef` lets commands focus the box. */
 export function Catalog(props: {
   searchRef: React.RefObject<HTMLInputElement>;
+  follower?: NotebookFollower | null;
 }): JSX.Element {
+  const follower = props.follower ?? null;
+  const [notebook, setNotebook] = React.useState<string | null>(follower?.path ?? null);
+  React.useEffect(() => {
+    if (!follower) {
+      return;
+    }
+    const onChange = (_: NotebookFollower, path: string | null) => setNotebook(path);
+    follower.changed.connect(onChange);
+    return () => {
+      follower.changed.disconnect(onChange);
+    };
+  }, [follower]);
   const [query, setQuery] = React.useState('');
   const [list, setList] = React.useState<IToolList | null>(null);
   const [error, setError] = React.useState<string | null>(null);
@@ -162,7 +187,11 @@ export function Catalog(props: {
     []
   );
 
-  const groups = list ? groupBySource(list.tools, query.trim() !== '') : [];
+  const groups = list
+    ? withCurrentNotebookFirst(list.tools, notebook, tools =>
+        groupBySource(tools, query.trim() !== '')
+      )
+    : [];
   return (
     <div className="jp-NexusTools-root">
       <div className="jp-NexusTools-header">
@@ -204,6 +233,7 @@ export function Catalog(props: {
       )}
       {selected ? (
         <ToolDetails
+          follower={follower}
           name={selected}
           revision={detailsRevision}
           onBack={() => {
@@ -242,7 +272,10 @@ export function Catalog(props: {
           {groups.map(([source, tools]) => (
             <section key={source} className="jp-NexusTools-group" data-source={source}>
               <h3 className="jp-NexusTools-groupTitle" title={`Source: ${source}`}>
-                {sourceTitle(source)} <span className="jp-NexusTools-count">{tools.length}</span>
+                {source === CURRENT_NOTEBOOK_GROUP && notebook
+                  ? currentNotebookTitle(notebook)
+                  : sourceTitle(source)}{' '}
+                <span className="jp-NexusTools-count">{tools.length}</span>
               </h3>
               <ul className="jp-NexusTools-items">
                 {tools.map(tool => (
@@ -266,7 +299,7 @@ export function Catalog(props: {
 export class ToolsPanel extends ReactWidget {
   private readonly searchRef = React.createRef<HTMLInputElement>();
 
-  constructor() {
+  constructor(private readonly follower: NotebookFollower | null = null) {
     super();
     this.id = 'nexus-jupyter-tools';
     this.addClass('jp-NexusTools');
@@ -286,6 +319,6 @@ export class ToolsPanel extends ReactWidget {
   }
 
   render(): JSX.Element {
-    return <Catalog searchRef={this.searchRef} />;
+    return <Catalog searchRef={this.searchRef} follower={this.follower} />;
   }
 }

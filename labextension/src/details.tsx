@@ -5,6 +5,8 @@ import React from 'react';
 
 import { getTool, IToolDetails } from './api';
 import { Badge, JsonBlock, PermissionBadge, StatusBadges } from './badges';
+import { CodeLinks } from './codelinks';
+import { NotebookFollower } from './following';
 import { TryForm } from './tryform';
 
 interface IParameterRow {
@@ -58,6 +60,7 @@ export function ToolDetails(props: {
   name: string;
   revision: number;
   onBack: () => void;
+  follower?: NotebookFollower | null;
 }): JSX.Element {
   const { name, revision, onBack } = props;
   const [tool, setTool] = React.useState<IToolDetails | null>(null);
@@ -137,6 +140,7 @@ export function ToolDetails(props: {
             <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{tool.reason}</div>
           )}
           <p className="jp-NexusTools-description">{tool.description}</p>
+          <CodeLinks tool={tool} follower={props.follower ?? null} />
           {tool.requires_credentials?.length > 0 && (
             <p className="jp-NexusTools-credentials">
               Needs credentials: {tool.requires_credentials.join(', ')}

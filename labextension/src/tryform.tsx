@@ -90,11 +90,22 @@ export function ResultView(props: { result: IToolResult }): JSX.Element {
           ran in {formatDuration(result.duration)}
         </span>
       </div>
+      {(result.notes ?? []).map((note, i) => (
+        <div key={i} className="jp-NexusTools-notice jp-NexusTools-notice-warning">
+          {note}
+        </div>
+      ))}
       {result.is_error && (
         <pre className="jp-NexusTools-errorText">
           {result.error_type ? `${result.error_type}: ` : ''}
           {result.error}
         </pre>
+      )}
+      {result.is_error && result.traceback && (
+        <details className="jp-NexusTools-traceback" open>
+          <summary>Traceback (the tool&apos;s code)</summary>
+          <pre className="jp-NexusTools-errorText">{result.traceback}</pre>
+        </details>
       )}
       {!result.is_error && result.structured !== undefined && result.structured !== null && (
         <ValueView value={result.structured} className="jp-NexusTools-structured" />

@@ -56,11 +56,15 @@ class ToolDefinitionError(NexusError, TypeError):
 
 
 class ToolNotFound(NexusError, LookupError):
-    """Raised when a name is not in the registry. ``suggestions`` holds close names."""
+    """Raised when a name is not in the registry. ``suggestions`` holds close names;
+    ``cause`` says why it is missing when that is known (its file failed to load)."""
 
-    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+    def __init__(
+        self, name: str, suggestions: Sequence[str] = (), cause: str | None = None
+    ) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
+        self.cause = cause
         super().__init__(
             self.worded_for("List the available tools with `%tool list` or `Registry.list()`.")
         )
@@ -68,6 +72,8 @@ class ToolNotFound(NexusError, LookupError):
     def worded_for(self, advice: str) -> str:
         """The message with ``advice`` for where it is shown (an agent, the command line)
         when there are no close names to suggest."""
+        if self.cause:
+            return f"No tool named {self.name!r}: {self.cause}"
         if self.suggestions:
             close = " or ".join(repr(s) for s in self.suggestions[:3])
             return f"No tool named {self.name!r}. Did you mean {close}?"

@@ -29,6 +29,7 @@ __all__ = [
     "list_tools",
     "remove_tool",
     "search_tools",
+    "stale_notes",
     "tool_info",
     "try_tool",
 ]
@@ -68,7 +69,8 @@ def list_tools(
     reg = current_registry(registry)
     if source is not None and not source.endswith("*"):
         _check_source(reg, source)
-    return ToolListView(reg.entries(source=source, category=category, **filters))
+    entries = reg.entries(source=source, category=category, **filters)
+    return ToolListView(entries, stale=stale_notes(reg))
 
 
 def _check_source(reg: Any, source: str) -> None:
@@ -99,7 +101,8 @@ def search_tools(
 
 def tool_info(name: str, *, registry: Any = None) -> ToolInfo:
     """The tool's card: badges, description, parameters, origin, what it shadows."""
-    return ToolInfo(current_registry(registry).entry(name))
+    reg = current_registry(registry)
+    return ToolInfo(reg.entry(name), stale=stale_notes(reg).get(name))
 
 
 def call_tool(
@@ -120,8 +123,25 @@ def call_tool(
     reg = current_registry(registry)
     options.setdefault("request", RequestInfo(caller=NOTEBOOK_CALLER))
     result = reg.call_sync(name, dict(arguments or {}), **options)
+    from ..core.registry.file_health import stale_file
+
+    stale = stale_file(reg, name)
+    if stale is not None:
+        result.notes = (*result.notes, stale.ran_note())
     (history or session_history()).record_result(arguments, result)
+    if result.exception is not None:
+        from .debugging import keep_for_debug
+
+        keep_for_debug(result.exception)
     return result
+
+
+def stale_notes(registry: Any = None) -> dict[str, str]:
+    """Tool name -> what its file's failed reload says, for every stale tool (its file
+    failed to reload; the last good version is the one that runs)."""
+    from ..core.registry.file_health import stale_tools
+
+    return {name: f.note() for name, f in stale_tools(current_registry(registry)).items()}
 
 
 def remove_tool(name: str, *, registry: Any = None) -> None:

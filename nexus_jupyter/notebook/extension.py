@@ -3,7 +3,9 @@
 Loading must stay fast (well under 250 ms cold), so nothing heavy happens here: the session
 registry (built-in tools, the watched tools folder, MCP servers) is made on first use, by the
 first magic or the first ``@tool`` cell; mcp, jupyter_server and ipywidgets are imported only
-by the features that need them.
+by the features that need them. In a Jupyter kernel, the link that serves the notebook's tools
+to the Jupyter server (:mod:`.kernel_link`) starts on a background thread, which builds the
+session registry there.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def load(ipython: Any) -> None:
     from ..render.display import install_display_formatters
     from . import api
     from .completion import install_completer
+    from .debugging import name_cells_of
     from .magics import ToolMagics, load_subcommand_modules
 
     load_subcommand_modules()
@@ -50,7 +53,11 @@ def load(ipython: Any) -> None:
     from .sign_in import install_sign_in_links
 
     _stop_sign_in_links = install_sign_in_links()
+    name_cells_of(ipython)  # tool tracebacks say "Cell In[3]", like IPython's own
     _tracker, _shell = tracker, ipython
+    from .kernel_link import start_kernel_link
+
+    start_kernel_link(ipython, api.current_registry)
 
 
 def _hooks(tracker: NotebookTracker) -> list[tuple[str, Any]]:

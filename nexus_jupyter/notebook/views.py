@@ -19,17 +19,22 @@ __all__ = ["HelpText", "HistoryView", "SearchView", "ToolInfo", "ToolListView"]
 
 
 class ToolListView(list[Any]):
-    """A list of ``ToolEntry``; ``.names`` for the names."""
+    """A list of ``ToolEntry``; ``.names`` for the names; ``.stale`` maps the names of tools
+    whose file failed to reload (the last good version is live) to what went wrong."""
+
+    def __init__(self, entries: Any = (), stale: dict[str, str] | None = None) -> None:
+        super().__init__(entries)
+        self.stale = stale or {}
 
     @property
     def names(self) -> list[str]:
         return [e.name for e in self]
 
     def _repr_html_(self) -> str:
-        return entries_html(list(self))
+        return entries_html(list(self), stale=self.stale)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(entries_text(list(self)))
+        p.text(entries_text(list(self), stale=self.stale))
 
 
 class SearchView(list[Any]):
@@ -53,10 +58,12 @@ class SearchView(list[Any]):
 
 
 class ToolInfo:
-    """One ``ToolEntry`` shown as a card; ``.entry``, ``.tool``, ``.spec``."""
+    """One ``ToolEntry`` shown as a card; ``.entry``, ``.tool``, ``.spec``; ``.stale`` says
+    what is wrong with its file when that failed to reload (else ``None``)."""
 
-    def __init__(self, entry: Any) -> None:
+    def __init__(self, entry: Any, stale: str | None = None) -> None:
         self.entry = entry
+        self.stale = stale
         self.tool = entry.tool
         self.spec = entry.tool.spec
 
@@ -65,13 +72,13 @@ class ToolInfo:
         return str(self.spec.name)
 
     def _repr_html_(self) -> str:
-        return entry_html(self.entry)
+        return entry_html(self.entry, stale=self.stale)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(entry_text(self.entry))
+        p.text(entry_text(self.entry, stale=self.stale))
 
     def __repr__(self) -> str:
-        return entry_text(self.entry)
+        return entry_text(self.entry, stale=self.stale)
 
 
 class HistoryView(list[Any]):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .tables import left_aligned
@@ -27,6 +27,8 @@ __all__ = [
     "param_rows",
     "registry_html",
     "registry_text",
+    "stale_badge",
+    "stale_html",
     "tool_badges",
     "tool_html",
     "tool_text",
@@ -37,6 +39,7 @@ _PERMISSION_COLORS = {
     "workspace_write": "#ef6c00",
     "danger_full_access": "#c62828",
 }
+_STALE_COLOR = "#e65100"
 
 
 def _type_label(schema: dict[str, Any]) -> str:
@@ -127,10 +130,24 @@ def tool_text(tool: Tool, status: str = "ok", reason: str | None = None) -> str:
 # -- entries, lists, the registry ------------------------------------------------------------
 
 
-def entry_html(entry: ToolEntry) -> str:
-    """One entry: the tool card plus where its code lives and what it shadows."""
+def stale_badge(note: str) -> str:
+    """The "stale" badge alone, its note as the tooltip (rows with no room for the note)."""
+    return f"<span title='{html.escape(note)}'>{_badge('stale', _STALE_COLOR)}</span>"
+
+
+def stale_html(note: str) -> str:
+    """A stale tool's badge and note (its file failed to reload; the last good version runs)."""
+    shown = html.escape(note.removeprefix("stale: "))  # the badge already says it
+    return f"{_badge('stale', _STALE_COLOR)}<span style='color:{_STALE_COLOR}'>{shown}</span>"
+
+
+def entry_html(entry: ToolEntry, *, stale: str | None = None) -> str:
+    """One entry: the tool card plus where its code lives and what it shadows; ``stale`` is
+    the note of a tool whose file failed to reload."""
     esc = html.escape
     out = tool_html(entry.tool, entry.status, entry.reason)
+    if stale:
+        out += f"<p>{stale_html(stale)}</p>"
     spec = entry.tool.spec
     extra = []
     if spec.origin:
@@ -150,8 +167,10 @@ def entry_html(entry: ToolEntry) -> str:
     return out
 
 
-def entry_text(entry: ToolEntry) -> str:
+def entry_text(entry: ToolEntry, *, stale: str | None = None) -> str:
     lines = [tool_text(entry.tool, entry.status, entry.reason)]
+    if stale:
+        lines.append(f"  ! {stale}")
     spec = entry.tool.spec
     if spec.origin:
         lines.append(f"  origin: {spec.origin}")
@@ -163,8 +182,12 @@ def entry_text(entry: ToolEntry) -> str:
     return "\n".join(lines)
 
 
-def entries_html(entries: list[ToolEntry], *, title: str | None = None) -> str:
-    """A table of entries: name, badges, summary."""
+def entries_html(
+    entries: list[ToolEntry], *, title: str | None = None, stale: Mapping[str, str] | None = None
+) -> str:
+    """A table of entries: name, badges, summary; ``stale`` maps the names of tools whose
+    file failed to reload to their note."""
+    stale = stale or {}
     esc = html.escape
     head = f"<b>{esc(title)}</b> " if title else ""
     head += f"<span style='color:#888'>{len(entries)} tool{'s' if len(entries) != 1 else ''}</span>"
@@ -172,7 +195,9 @@ def entries_html(entries: list[ToolEntry], *, title: str | None = None) -> str:
         return f"<div class='nexus-tools'>{head}<p><i>no tools</i></p></div>"
     rows = "".join(
         f"<tr><td><code><b>{esc(e.name)}</b></code></td><td>{tool_badges(e.tool, e.status)}</td>"
-        f"<td style='text-align:left'>{esc(e.spec.summary)}</td></tr>"
+        f"<td style='text-align:left'>{esc(e.spec.summary)}"
+        + (f"<br>{stale_html(stale[e.name])}" if e.name in stale else "")
+        + "</td></tr>"
         for e in entries
     )
     table = left_aligned(
@@ -182,15 +207,21 @@ def entries_html(entries: list[ToolEntry], *, title: str | None = None) -> str:
     return f"<div class='nexus-tools'>{head}{table}</div>"
 
 
-def entries_text(entries: list[ToolEntry], *, title: str | None = None) -> str:
+def entries_text(
+    entries: list[ToolEntry], *, title: str | None = None, stale: Mapping[str, str] | None = None
+) -> str:
+    stale = stale or {}
     if not entries:
         return f"{title + ': ' if title else ''}no tools"
     width = max(len(e.name) for e in entries)
     lines = [f"{title}: {len(entries)} tools"] if title else []
     for e in entries:
         status = "" if e.status == "ok" else f", {e.status}"
+        status += ", stale" if e.name in stale else ""
         where = f"[{e.spec.source or e.spec.source_kind}, {e.spec.permission}{status}]"
         lines.append(f"{e.name:<{width}}  {where}  {e.spec.summary}")
+        if e.name in stale:
+            lines.append(f"{'':<{width}}  ! {stale[e.name]}")
     return "\n".join(lines)
 
 

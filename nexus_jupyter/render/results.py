@@ -19,9 +19,11 @@ from .tables import left_aligned
 __all__ = [
     "call_command",
     "content_text",
+    "error_html",
     "history_html",
     "history_text",
     "json_tree_html",
+    "notes_html",
     "result_html",
     "result_text",
     "text_html",
@@ -113,6 +115,28 @@ def _duration(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+def notes_html(notes: Iterable[str]) -> str:
+    """Warnings about a call (its tool is stale ...), one line each."""
+    return "".join(
+        f"<div class='nexus-note' style='color:#e65100'>⚠ {html.escape(n)}</div>" for n in notes
+    )
+
+
+def error_html(error_type: str | None, error: str | None, trace: str | None) -> str:
+    """A failure: the error line, and the traceback of the tool's own code under it."""
+    esc = html.escape
+    out = (
+        "<pre style='color:#b71c1c;white-space:pre-wrap'>"
+        f"{esc(error_type or 'Error')}: {esc(error or '')}</pre>"
+    )
+    if trace:
+        out += (
+            "<details open class='nexus-traceback'><summary>traceback (the tool's code)</summary>"
+            f"<pre style='white-space:pre-wrap;margin:2px 0'>{esc(trace)}</pre></details>"
+        )
+    return out
+
+
 def result_html(result: Any) -> str:
     """A :class:`~nexus_jupyter.core.tools.result.ToolResult`: error, JSON tree, text, images."""
     esc = html.escape
@@ -120,11 +144,10 @@ def result_html(result: Any) -> str:
     summary = getattr(result, "summary", "")
     if summary:
         head += f"<div class='nexus-call-summary' style='color:#555'>{esc(summary)}</div>"
+    head += notes_html(result.notes)
     if result.is_error:
-        return (
-            f"<div class='nexus-result'>{head}<pre style='color:#b71c1c;white-space:pre-wrap'>"
-            f"{esc(result.error_type or 'Error')}: {esc(result.error or '')}</pre></div>"
-        )
+        body = error_html(result.error_type, result.error, result.traceback)
+        return f"<div class='nexus-result'>{head}{body}</div>"
     parts = []
     for block in result.content:
         if block.get("type") == "image":
@@ -177,8 +200,10 @@ def result_text(result: Any) -> str:
     head = f"{result.tool} ({_duration(result.duration)})"
     if getattr(result, "summary", ""):
         head += f"\n  {result.summary}"
+    head += "".join(f"\nWarning: {n}" for n in result.notes)
     if result.is_error:
-        return f"{head}\n  {result.error_type or 'Error'}: {result.error}"
+        trace = f"\n{result.traceback}" if result.traceback else ""
+        return f"{head}\n  {result.error_type or 'Error'}: {result.error}{trace}"
     structured = result.structured
     if isinstance(structured, dict | list):
         body = json.dumps(structured, indent=2, ensure_ascii=False, default=str)

@@ -5,6 +5,7 @@ MCP servers of ``nex.yaml``) to MCP clients over stdio or streamable HTTP.
     nexus-tools serve --transport http --port 8765      # http://127.0.0.1:8765/mcp
     nexus-tools serve --transport http --host 0.0.0.0 --auth tokens
     nexus-tools serve --transport http --auth oauth --issuer URL --audience AUD
+    nexus-tools serve --jupyter http://127.0.0.1:8888/ --token T   # + a Jupyter server's
     python -m nexus_jupyter.serve.cli_serve --dir tools/dynamic --defer
 
 Over stdio, stdout is the protocol channel: everything else goes to stderr.
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from .cli_jupyter import add_jupyter_arguments, attach_jupyter
 from .cli_serve_auth import add_auth_arguments, auth_from_arguments
 
 __all__ = ["add_parser", "build_registry", "main", "run"]
@@ -111,6 +113,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
     add_auth_arguments(parser)
+    add_jupyter_arguments(parser)
 
 
 def build_registry(
@@ -152,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
 
     _mask_output(reg, stdout=args.transport == "http")
     try:
+        attach_jupyter(reg, args)
         limits = _session_limits(args, reg) if args.transport == "http" else {}
         if args.transport == "http":
             from .mcp_http import check_address

@@ -62,6 +62,8 @@ class NexusServerState:
     hub: EventHub = field(default_factory=EventHub)
     history: VersionHistory = field(default_factory=VersionHistory)
     unsubscribe: Any = None
+    #: Kernels as sources (:mod:`.jupyter_kernels`) and ``/nexus/mcp`` (:mod:`.jupyter_mcp`).
+    live: Any = None
 
     def close(self) -> None:
         if self.unsubscribe is not None:
@@ -118,6 +120,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     state.unsubscribe = registry.subscribe(on_change)
     web_app.settings["nexus"] = state
     web_app.add_handlers(".*$", handlers(web_app.settings["base_url"], url_path_join))
+    from .jupyter_live import start_live_kernels
+
+    state.live = start_live_kernels(serverapp, registry)
     _close_on_shutdown(serverapp, state)
     serverapp.log.info(
         "nexus_jupyter: %d tools under %snexus/api/ (root %s)",
@@ -138,6 +143,8 @@ def _close_on_shutdown(serverapp: Any, state: NexusServerState) -> None:
 
     async def cleanup_extensions() -> None:
         try:
+            if state.live is not None:
+                await state.live.stop()
             state.close()
         except Exception:
             serverapp.log.exception("nexus_jupyter: closing the registry failed")

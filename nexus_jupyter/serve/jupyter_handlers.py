@@ -40,6 +40,7 @@ from ..core.errors import (
 from ..core.registry.state import ToolEntry
 from ..core.tools.context import REST_CALLER, CancellationToken, RequestInfo
 from ..core.tools.result import ToolResult
+from ..sources.tool_files import exported_from
 from .jupyter_events import AUTH_RESOURCE
 
 if TYPE_CHECKING:
@@ -64,6 +65,11 @@ def entry_row(entry: ToolEntry, score: float | None = None) -> dict[str, Any]:
         "source_kind": spec.source_kind,
         "toolset": spec.toolset,
         "origin": spec.origin,
+        "exported_from": exported_from(entry.tool.source_code)
+        if spec.source_kind == "directory"
+        else None,
+        # a live kernel's tool: the notebook that defines it (the sidebar's "Go to cell")
+        "notebook": spec.source[len("kernel:") :] if spec.source_kind == "kernel" else None,
         "permission": spec.permission,
         "categories": list(spec.categories),
         "capabilities": list(spec.capabilities),
@@ -196,6 +202,7 @@ class ToolHandler(NexusHandler):
     def get(self, name: str) -> None:
         entry = self.lookup(name)
         body = entry.to_dict()
+        body["exported_from"] = entry_row(entry)["exported_from"]
         body["versions"] = self.file_versions(entry) or self.nexus.history.versions(
             name, entry.spec.version
         )

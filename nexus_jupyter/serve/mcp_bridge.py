@@ -25,6 +25,7 @@ from ..core.tools.spec import ToolSpec
 __all__ = [
     "FIELD_ERRORS_META_KEY",
     "SUMMARY_META_KEY",
+    "WRAP_MARK",
     "call_result",
     "error_result",
     "mcp_tool",
@@ -35,7 +36,7 @@ __all__ = [
 FIELD_ERRORS_META_KEY = "nexus-jupyter/fieldErrors"
 #: ``_meta`` key of a call's result: the call in one human-readable line.
 SUMMARY_META_KEY = "nexus-jupyter/summary"
-_WRAP_MARK = "x-nexus-wrapped"
+WRAP_MARK = "x-nexus-wrapped"
 
 
 def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
@@ -50,7 +51,7 @@ def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
         "type": "object",
         "properties": {"result": dict(schema)},
         "required": ["result"],
-        _WRAP_MARK: True,
+        WRAP_MARK: True,
     }
 
 
@@ -95,11 +96,16 @@ def mcp_tool(spec: ToolSpec) -> Any:
     meta: dict[str, Any] = {
         "nexus_jupyter/source": spec.source,
         "nexus_jupyter/version": spec.version,
+        "nexus_jupyter/origin": spec.origin,
     }
     if spec.categories:
         meta["nexus_jupyter/categories"] = list(spec.categories)
     data["_meta"] = meta
     return types.Tool.model_validate(data)
+
+
+#: Marks the content block of an error result that holds the tool's traceback.
+TRACEBACK_MARK = "nexus_jupyter/traceback"
 
 
 def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
@@ -112,9 +118,11 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
         text = result.error or "the tool failed"
         if result.error_type and result.error_type not in text:
             text = f"{result.error_type}: {text}"
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
-        )
+        blocks: list[Any] = [types.TextContent(type="text", text=text)]
+        trace = result.redacted().traceback
+        if trace:  # the tool's own frames: an agent (or the server of a kernel) can fix it
+            blocks.append(types.TextContent(type="text", text=trace, _meta={TRACEBACK_MARK: True}))
+        return types.CallToolResult(content=blocks, is_error=True, _meta=meta)
     content = [_block(b) for b in result.content]
     structured = result.structured
     schema = output_schema(spec) if spec is not None else None
@@ -133,7 +141,7 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
             is_error=True,
         )
     if schema is not None:
-        structured = {"result": structured} if schema.get(_WRAP_MARK) else structured
+        structured = {"result": structured} if schema.get(WRAP_MARK) else structured
     elif not isinstance(structured, dict):
         structured = None
     return types.CallToolResult(content=content, structured_content=structured, _meta=meta)

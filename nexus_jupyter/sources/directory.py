@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -58,6 +59,8 @@ DEFAULT_DEBOUNCE_MS = 400
 MAX_FILE_BYTES = 2_000_000
 #: A file whose module body runs longer than this is reported as an error (see loader).
 LOAD_TIMEOUT_S = 10.0
+#: Top-level functions of a file that failed to load: "No tool named X" can name the file.
+_TOP_LEVEL_DEF = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)", re.MULTILINE)
 _TEMP_SUFFIXES = ("~", ".swp", ".swo", ".swx", ".tmp", ".bak", ".orig", ".part")
 
 
@@ -313,7 +316,8 @@ class DirectorySource:
             self._book.set_ok(path)
             self._book.set_offers(path, result.offers)
         else:
-            self._book.set_error(path, result.error or "failed to load", result.line)
+            defines = tuple(_TOP_LEVEL_DEF.findall(text))
+            self._book.set_error(path, result.error or "failed to load", result.line, defines)
             log.info("tool file %s failed to load: %s (line %s)", path, result.error, result.line)
         if self._store is not None and result.ok:  # history keeps versions that loaded
             self._unrecorded.append((path, text))

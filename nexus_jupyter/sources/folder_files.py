@@ -28,6 +28,7 @@ class FileState:
     offers: tuple[Any, ...] = ()  # its @resource / @prompt functions (last good set)
     error: str | None = None
     line: int | None = None
+    defines: tuple[str, ...] = ()  # functions the failing text defines (for "No tool named")
 
     def to_dict(self, rel: str) -> dict[str, Any]:
         return {
@@ -37,6 +38,7 @@ class FileState:
             "line": self.line,
             "tools": [t.name for t in self.tools],
             "hash": self.hash[:12],
+            "defines": list(self.defines) if self.error else [],
         }
 
 
@@ -87,12 +89,14 @@ class FolderFiles:
         state.error = state.line = None
         self._failing.discard(path)
 
-    def set_error(self, path: Path, message: str, line: int | None) -> bool:
+    def set_error(
+        self, path: Path, message: str, line: int | None, defines: tuple[str, ...] = ()
+    ) -> bool:
         """Record a failure (the last good tools stay); returns whether the message changed."""
         self._failing.add(path)
         state = self.state(path)
         changed = (state.error, state.line) != (message, line)
-        state.error, state.line = message, line
+        state.error, state.line, state.defines = message, line, defines
         return changed
 
     def drop(self, path: Path) -> bool:

@@ -389,14 +389,7 @@ class McpSource:
         tools, skipped = [], {}
         for remote in listed:
             try:
-                tools.append(
-                    tool_from_mcp(
-                        remote,
-                        self._handler(remote.name),
-                        origin=f"mcp:{self.server}",
-                        timeout=self.timeout,
-                    )
-                )
+                tools.append(self._tool(remote))
             except ToolDefinitionError as exc:
                 skipped[remote.name] = str(exc)
         self._tools, self._skipped = tools, skipped
@@ -405,6 +398,12 @@ class McpSource:
         }
         if publish:
             self._publish()
+
+    def _tool(self, remote: Any) -> Tool:
+        """The registry tool for one ``tools/list`` entry (a subclass may add details)."""
+        return tool_from_mcp(
+            remote, self._handler(remote.name), origin=f"mcp:{self.server}", timeout=self.timeout
+        )
 
     async def _list_offers(self, client: Any) -> None:
         """The server's resources, templates and prompts, into the registry's catalog."""

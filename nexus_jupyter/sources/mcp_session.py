@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -192,15 +193,26 @@ def tool_from_mcp(
     )
 
 
+_NAMED_ERROR = re.compile(r"^([A-Za-z_][\w.]*): (.*)$", re.DOTALL)
+
+
 def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
     """A :class:`ToolResult` for an MCP ``CallToolResult``."""
     blocks = [b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content]
     if result.is_error:
-        texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
+        # A nexus server sends the tool's traceback in a block of its own (mcp_bridge).
+        traces = [b for b in blocks if (b.get("_meta") or {}).get("nexus_jupyter/traceback")]
+        texts = [b.get("text", "") for b in blocks if b.get("type") == "text" and b not in traces]
         message = "\n".join(t for t in texts if t) or "the MCP server reported an error"
-        return ToolResult.from_parts(
-            tool_name, content=blocks, error=message, error_type="McpToolError"
+        error_type = "McpToolError"
+        named = _NAMED_ERROR.match(message) if traces else None
+        if named:  # a nexus server wrote "ZeroDivisionError: ...": keep the tool's own type
+            error_type, message = named.group(1), named.group(2)
+        failed = ToolResult.from_parts(
+            tool_name, content=blocks, error=message, error_type=error_type
         )
+        failed.traceback = "\n".join(str(b.get("text", "")) for b in traces) or None
+        return failed
     return ToolResult.from_parts(tool_name, content=blocks, structured=result.structured_content)
 
 

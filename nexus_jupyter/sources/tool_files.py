@@ -31,6 +31,7 @@ __all__ = [
     "atomic_write",
     "default_tools_dir",
     "directory_source_for",
+    "exported_from",
     "hand_over",
     "stamp_state",
     "stamp_text",
@@ -69,6 +70,23 @@ def validate_file_name(name: str) -> str:
             "letter or '_', at most 64 characters (it becomes <tools dir>/<name>.py)."
         )
     return name
+
+
+# The first header line `%tool export` writes (see nexus_jupyter.notebook.export).
+_EXPORTED_RE = re.compile(r"^# Tool .+, exported by nexus_jupyter from notebook (['\"])(.+?)\1 on ")
+
+
+def exported_from(text: str | None) -> str | None:
+    """The notebook a tool file was exported from (its name, as the export header gives
+    it), or ``None`` for a file nobody exported.
+
+    >>> exported_from("# Tool 'add', exported by nexus_jupyter from notebook 'demo.ipynb' on x")
+    'demo.ipynb'
+    """
+    if not text:
+        return None
+    match = _EXPORTED_RE.match(text[:400])
+    return match.group(2) if match else None
 
 
 def stamp_text(body: str, *, header: str) -> str:

@@ -11,3 +11,23 @@ export function launchBrowser() {
     // Playwright gives every launch a fresh profile directory of its own.
   });
 }
+
+// Open `path` in a fresh JupyterLab workspace and wait until its kernel is idle.
+export async function openNotebook(page, base, token, path) {
+  await page.goto(`${base}lab/workspaces/nb-${Date.now()}/tree/${path}?reset&token=${token}`);
+  await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
+  await page.waitForFunction(
+    () => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent ?? ''),
+    null,
+    { timeout: 90000 }
+  );
+}
+
+// "Run All Cells" from the command palette.
+export async function runAllCells(page) {
+  await page.locator('.jp-Notebook').first().click();
+  await page.keyboard.press('Control+Shift+C');
+  await page.locator('.lm-CommandPalette input').waitFor({ timeout: 10000 });
+  await page.keyboard.type('Run All Cells');
+  await page.keyboard.press('Enter');
+}

@@ -3,7 +3,7 @@
 //
 // Run by tests/e2e/test_sidebar.py::test_quickstart_widgets_in_browser, which starts
 // JupyterLab and sets NEXUS_E2E_URL, NEXUS_E2E_TOKEN, NEXUS_E2E_SCREENSHOT, NEXUS_E2E_BROWSER.
-import { launchBrowser } from './browser.mjs';
+import { launchBrowser, openNotebook, runAllCells } from './browser.mjs';
 
 const base = process.env.NEXUS_E2E_URL;
 const token = process.env.NEXUS_E2E_TOKEN;
@@ -15,20 +15,9 @@ const browser = await launchBrowser();
 let page;
 try {
   page = await (await browser.newContext({ viewport: { width: 1280, height: 1400 } })).newPage();
-  await page.goto(`${base}lab/workspaces/nb-${Date.now()}/tree/notebooks/01-quickstart.ipynb?reset&token=${token}`);
-  await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
-  // The kernel must be ready before "Run All", or the first cells can race its start.
-  await page.locator('.jp-Toolbar-kernelStatus, .jp-KernelStatus').first()
-    .waitFor({ timeout: 60000 }).catch(() => {});
-  await page.waitForFunction(
-    () => /Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')?.textContent ?? ''),
-    null, { timeout: 90000 });
+  await openNotebook(page, base, token, 'notebooks/01-quickstart.ipynb');
   step('notebook open, kernel idle');
-  await page.locator('.jp-Notebook').first().click();
-  await page.keyboard.press('Control+Shift+C');
-  await page.locator('.lm-CommandPalette input').waitFor({ timeout: 10000 });
-  await page.keyboard.type('Run All Cells');
-  await page.keyboard.press('Enter');
+  await runAllCells(page);
   step('ran all cells');
   const run = page.locator('.jupyter-widgets button:has-text("Run")').first();
   await run.waitFor({ timeout: 120000 });

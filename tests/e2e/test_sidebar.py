@@ -216,9 +216,17 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
             server.wait()
 
 
-def _run_spec(lab: dict[str, str], spec: str, screenshot: Path) -> tuple[str, str]:
+def _run_spec(
+    lab: dict[str, str],
+    spec: str,
+    screenshot: Path,
+    *,
+    extra_env: dict[str, str] | None = None,
+    shots: list[str] | None = None,
+) -> tuple[str, str]:
     """Run ``spec`` (a playwright-core script) against ``lab``; returns (stdout, report) after
-    asserting it passed and saved ``screenshot``. Skips loudly without a browser or node."""
+    asserting it passed and saved ``screenshot`` (or each of ``shots``, names in the artifacts
+    folder, when the spec saves several). Skips loudly without a browser or node."""
     browser = _browser()
     if browser is None:
         _skip_loudly("no Chromium found (apt-get install -y chromium, or set NEXUS_E2E_BROWSER)")
@@ -234,6 +242,7 @@ def _run_spec(lab: dict[str, str], spec: str, screenshot: Path) -> tuple[str, st
         "NEXUS_E2E_TOOLS_DIR": lab["tools_dir"],
         "NEXUS_E2E_SCREENSHOT": str(screenshot),
         "NEXUS_E2E_BROWSER": str(browser),
+        **(extra_env or {}),
     }
     run = subprocess.run(
         [str(node), str(HERE / spec)],
@@ -247,7 +256,8 @@ def _run_spec(lab: dict[str, str], spec: str, screenshot: Path) -> tuple[str, st
     if run.returncode != 0:
         report += f"\n--- JupyterLab log (tail) ---\n{Path(lab['log']).read_text()[-4000:]}"
     assert run.returncode == 0, report
-    assert screenshot.is_file() and screenshot.stat().st_size > 1000, report
+    for shot in [ARTIFACTS / s for s in shots] if shots else [screenshot]:
+        assert shot.is_file() and shot.stat().st_size > 1000, report
     return run.stdout, report
 
 

@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -21,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from live_kernels import jupyter_server_command
 from serving import mcp_client, serve_http
 
 pytestmark = pytest.mark.e2e
@@ -118,18 +118,7 @@ def test_sigterm_stops_a_jupyter_server_with_calls_in_flight(tmp_path: Path) -> 
     base, token = f"http://127.0.0.1:{port}/", "sigterm-test"
     with open(tmp_path / "jupyter.log", "w") as log:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                "--no-browser",
-                "--allow-root",
-                "--ip=127.0.0.1",
-                f"--port={port}",
-                f"--IdentityProvider.token={token}",
-                f"--ServerApp.root_dir={tmp_path / 'root'}",
-                "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
-            ],
+            jupyter_server_command(port, token, tmp_path / "root"),
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=log,

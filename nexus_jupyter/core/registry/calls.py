@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import (
     ApprovalRequired,
     PermissionDenied,
-    ToolNotFound,
     ToolUnavailable,
     ToolValidationError,
 )
@@ -115,21 +114,26 @@ class CallPipeline:
 
         A sync tool with no deadline and no cancel signal runs right here (only an approval
         prompt goes to the background loop); anything else is :meth:`call` on the background
-        loop while this thread waits, so no running loop is ever re-entered.
+        loop while this thread waits, so no running loop is ever re-entered. A tool pinned
+        to this thread (a notebook tool called on the kernel's main thread) runs here too,
+        whatever the deadline: sending it away would wait for this very thread.
         """
         registry = self.registry
         entry = registry._snapshot.entries.get(name)
-        if (
+        at_home = entry is not None and self.runner.at_home(entry.tool)
+        if not at_home and (
             entry is None
             or timeout is not None
             or cancellation is not None
             or entry.tool.is_async
             or entry.tool.spec.timeout is not None
+            or self.runner.away_from_home(entry.tool)
         ):
             coro = self.call(
                 name, arguments, request, principal, timeout, approved, progress, cancellation
             )
             return registry.loop.run(coro)
+        assert entry is not None  # a missing tool took the async path above
         start = _perf()
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
@@ -141,7 +145,7 @@ class CallPipeline:
         tool, ask = self._admit(name, entry, arguments, request, approved)
         if ask:
             registry.loop.run(self._ask(tool, arguments, request))
-        kwargs, ctx = self._bind(tool, arguments, request, None, progress)
+        kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
         result = self.runner.inline(tool, kwargs, ctx)
         return self._finish(result, tool, arguments, request, start)
 
@@ -160,7 +164,7 @@ class CallPipeline:
         may not run (nothing ran)."""
         registry = self.registry
         if entry is None:
-            raise ToolNotFound(name, registry.suggest(name))
+            raise registry.not_found(name)
         if entry.status != "ok" or (
             registry.credentials is not None and entry.spec.requires_credentials
         ):
@@ -275,7 +279,7 @@ class CallPipeline:
         if rule == "never":
             return False
         proven = tool.runs_inline if rule == "after_fast_streak" else tool.runs_inline_on_server
-        if not proven:
+        if not proven or self.runner.away_from_home(tool):
             return False
         background = self.registry._bg
         return background is None or not background.in_loop_thread()

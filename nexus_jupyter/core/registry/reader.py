@@ -72,14 +72,14 @@ class RegistryReader:
         """The tool called ``name``. Raises :class:`ToolNotFound` with close names."""
         entry = self._snapshot.entries.get(name)
         if entry is None:
-            raise ToolNotFound(name, self.suggest(name))
+            raise self.not_found(name)
         return entry.tool
 
     def entry(self, name: str) -> ToolEntry:
         """The tool, its status and what it shadows. Raises :class:`ToolNotFound`."""
         entry = self._snapshot.entries.get(name)
         if entry is None:
-            raise ToolNotFound(name, self.suggest(name))
+            raise self.not_found(name)
         return self._with_live_status(entry)
 
     def _with_live_status(self, entry: ToolEntry) -> ToolEntry:
@@ -124,6 +124,15 @@ class RegistryReader:
                 : limit - len(out)
             ]
         return out
+
+    def not_found(self, name: str) -> ToolNotFound:
+        """The error for a missing ``name``: close names, and the file that failed to load
+        when one would define it."""
+        from .file_health import why_missing
+
+        broken = why_missing(self, name) if hasattr(self, "sources") else None
+        cause = broken.missing_cause() if broken is not None else None
+        return ToolNotFound(name, self.suggest(name), cause)
 
     # -- search ---------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import SourceError, ToolNotFound
+from ..errors import SourceError
 from ..tools.tool import Tool
 from .calls import CallPipeline
 from .loop import BackgroundLoop
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..search.options import SearchSetting
     from ..tools.context import CancellationToken, ProgressCallback, RequestInfo
     from ..tools.result import ToolResult
+    from .running import HomeThread
 
 __all__ = ["Registry"]
 
@@ -150,6 +151,16 @@ class Registry(RegistryWriter):
             name, arguments, request, principal, timeout, approved, progress, cancellation
         )
 
+    def set_home_thread(self, source: str, home: HomeThread | None) -> None:
+        """Run the sync tools of ``source`` on ``home`` instead of worker threads (a kernel
+        pins its notebook tools to its main thread); tools marked ``@tool(threadsafe=True)``
+        still use workers. ``None`` unpins."""
+        homes = self._calls.runner.homes
+        if home is None:
+            homes.pop(source, None)
+        else:
+            homes[source] = home
+
     # -- background loop ------------------------------------------------------------------
 
     @property
@@ -254,7 +265,7 @@ class Registry(RegistryWriter):
                 f"Tool {name!r} comes from {entry.tool.spec.source!r}, not from this session; "
                 "remove it there (delete the file, or remove the MCP server)."
             )
-        raise ToolNotFound(name, self.suggest(name))
+        raise self.not_found(name)
 
     # -- sources --------------------------------------------------------------------------
 

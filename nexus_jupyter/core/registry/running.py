@@ -8,17 +8,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools.context import ToolContext
 from ..tools.result import ToolResult
+from ..tools.tool_traceback import format_tool_traceback
 from .pools import WorkerPools
 
 if TYPE_CHECKING:
     from ..policy.protocols import Credentials
     from ..tools.tool import Tool
 
-__all__ = ["ToolRunner"]
+__all__ = ["HomeThread", "ToolRunner"]
 
 log = logging.getLogger(__name__)
 _perf = time.perf_counter
@@ -30,15 +32,46 @@ class HasCredentials(Protocol):
     credentials: Credentials | None
 
 
+class HomeThread(Protocol):
+    """Where the sync tools of one source must run instead of a worker (the kernel's main
+    thread for notebook tools): ``run(fn, *args)`` returns an asyncio future of its result."""
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]: ...
+
+    def is_current(self) -> bool:
+        """Whether the calling thread is this home (a call made here runs inline)."""
+        ...
+
+
 class ToolRunner:
     """Runs tools for ``host`` (the registry)."""
 
-    __slots__ = ("host", "pools")
+    __slots__ = ("homes", "host", "pools")
 
     def __init__(self, host: HasCredentials) -> None:
         self.host = host
         #: One bounded pool of threads per source: stuck calls of one cannot starve the rest.
         self.pools = WorkerPools()
+        #: Source name -> the thread its sync tools run on (see :class:`HomeThread`).
+        self.homes: dict[str, HomeThread] = {}
+
+    def _home(self, tool: Tool) -> HomeThread | None:
+        home = self.homes.get(tool.spec.source) if self.homes else None
+        if home is None or tool.is_async or (tool.meta is not None and tool.meta.threadsafe):
+            return None
+        return home
+
+    def away_from_home(self, tool: Tool) -> bool:
+        """Whether a sync ``tool`` must not run on the calling thread: its source has a home
+        thread, this is not it, and the tool did not declare itself thread-safe."""
+        home = self._home(tool)
+        return home is not None and not home.is_current()
+
+    def at_home(self, tool: Tool) -> bool:
+        """Whether the calling thread is the home ``tool`` must run on (a blocking call made
+        here runs the tool inline: waiting for the home to be free would wait forever)."""
+        home = self._home(tool)
+        return home is not None and home.is_current()
 
     def inline(self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
         """Run a sync tool right here, timing it (its timings pick the inline path later)."""
@@ -55,9 +88,13 @@ class ToolRunner:
         self, tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, limit: float | None
     ) -> ToolResult:
         """Run a sync tool in a worker thread of its source's pool, so the event loop stays
-        free (see :mod:`.pools`)."""
-        pool = self.pools.for_source(tool.spec.source or "builtin")
-        future = pool.run(self.inline, tool, kwargs, ctx)
+        free (see :mod:`.pools`), or on its source's home thread when it has one."""
+        home = self._home(tool)
+        if home is not None:
+            future = home.run(self.inline, tool, kwargs, ctx)  # may run inline when at home
+        else:
+            pool = self.pools.for_source(tool.spec.source or "builtin")
+            future = pool.run(self.inline, tool, kwargs, ctx)
         try:
             if limit is None and ctx is None:
                 return await future
@@ -136,7 +173,10 @@ class ToolRunner:
         credentials = self.host.credentials
         if credentials is not None:
             message = credentials.mask(message)
-        return ToolResult.failure(tool.spec.name, message, type(exc).__name__)
+        result = ToolResult.failure(tool.spec.name, message, type(exc).__name__)
+        result.traceback = format_tool_traceback(exc)  # masked with the result (redacted)
+        result.exception = exc
+        return result
 
 
 def cancelled_result(tool: Tool, *, started: bool = True) -> ToolResult:

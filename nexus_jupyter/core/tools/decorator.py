@@ -65,6 +65,7 @@ class ToolMeta:
     #: ``"call"``: a task call is a task from its start; ``"tool"``: the tool asks its
     #: questions first (input-required rounds) and calls ``ctx.start_task()``.
     task_start: str = "call"
+    threadsafe: bool = False
 
     def options(self) -> dict[str, Any]:
         """The options that differ from the defaults, as keyword arguments to ``@tool``."""
@@ -88,6 +89,7 @@ _DEFAULTS = {
     "summary": None,
     "task": "forbidden",
     "task_start": "call",
+    "threadsafe": False,
 }
 
 
@@ -116,6 +118,7 @@ def make_tool_meta(
     summary: SummarySpec | None = None,
     task: bool | str = False,
     task_start: str = "call",
+    threadsafe: bool = False,
 ) -> ToolMeta:
     """Check ``@tool`` options and freeze them. Raises :class:`ToolDefinitionError`."""
     if name is not None:
@@ -138,6 +141,7 @@ def make_tool_meta(
         eager=bool(eager),
         timeout=float(timeout) if timeout is not None else None,
         summary=check_summary(summary),
+        threadsafe=bool(threadsafe),
     )
 
 
@@ -180,6 +184,7 @@ def tool(
     summary: SummarySpec | None = None,
     task: bool | str = False,
     task_start: str = "call",
+    threadsafe: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -195,6 +200,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     ``task`` (``True``/``"optional"``: an MCP client that supports tasks gets a task to poll
     instead of waiting; ``"required"``: only as a task; with ``task_start="tool"`` the task
     begins when the tool calls ``await ctx.start_task()``, after asking its questions).
+    ``threadsafe``: a sync notebook tool runs on the kernel's main thread, where the
+    notebook's own code runs, unless it declares ``threadsafe=True`` (then on a worker).
 
     The function is returned unchanged, so it can still be called directly.
     """

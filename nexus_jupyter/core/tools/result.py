@@ -65,7 +65,10 @@ class ToolResult:
 
     ``value`` is the raw Python return value (notebook use); ``structured`` its JSON form;
     ``content`` MCP-style blocks (text, image). ``error`` is the failure message, with
-    ``error_type`` the exception class name. ``duration`` is in seconds.
+    ``error_type`` the exception class name; ``traceback`` the frames of the tool's own
+    code that raised (file or cell and line) and ``exception`` the exception itself, for a
+    post-mortem debugger (never serialised). ``notes`` are warnings about the call (the
+    tool's file failed to reload, so its last good version ran). ``duration`` is in seconds.
     """
 
     tool: str
@@ -79,6 +82,9 @@ class ToolResult:
     masker: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
     #: makes the call's one-line description on first use (set by the call pipeline)
     describer: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+    traceback: str | None = None
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def failure(
@@ -154,9 +160,15 @@ class ToolResult:
         if mask is None:
             return self
         error = mask(self.error) if self.error else self.error
+        trace = mask(self.traceback) if self.traceback else self.traceback
         structured = _mask_json(self.structured, mask)
         content = [_mask_block(b, mask) for b in self.content]
-        if (error, structured, content) == (self.error, self.structured, self.content):
+        if (error, trace, structured, content) == (
+            self.error,
+            self.traceback,
+            self.structured,
+            self.content,
+        ):
             return self
         value = structured if not isinstance(self.value, str) else _mask_json(self.value, mask)
         describe = self.describer
@@ -164,6 +176,7 @@ class ToolResult:
             self,
             value=value,
             error=error,
+            traceback=trace,
             _structured=structured,
             _content=content,
             masker=None,
@@ -187,6 +200,8 @@ class ToolResult:
             "duration": self.duration,
             "request_id": self.request_id,
             "summary": self.summary,
+            "traceback": self.traceback,
+            "notes": list(self.notes),
         }
 
     def __repr__(self) -> str:

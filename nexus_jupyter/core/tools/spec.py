@@ -37,9 +37,16 @@ PERMISSIONS: tuple[Permission, ...] = ("read_only", "workspace_write", "danger_f
 TaskSupport = Literal["forbidden", "optional", "required"]
 TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 
-SourceKind = Literal["notebook", "directory", "mcp", "builtin", "config"]
+SourceKind = Literal["notebook", "kernel", "directory", "mcp", "builtin", "config"]
 #: Precedence on a name clash, strongest first: the winner is listed, the rest are shadowed.
-SOURCE_KINDS: tuple[SourceKind, ...] = ("notebook", "directory", "mcp", "config", "builtin")
+SOURCE_KINDS: tuple[SourceKind, ...] = (
+    "notebook",
+    "kernel",
+    "directory",
+    "mcp",
+    "config",
+    "builtin",
+)
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")
 

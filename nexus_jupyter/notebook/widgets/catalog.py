@@ -10,8 +10,9 @@ from typing import Any
 
 import ipywidgets as W
 
+from ...core.registry.file_health import broken_files, stale_tools
 from ...core.tools.spec import PERMISSIONS
-from ...render.catalog import entry_html, tool_badges, unserved_text
+from ...render.catalog import entry_html, stale_badge, tool_badges, unserved_text
 
 __all__ = ["Catalog"]
 
@@ -61,6 +62,7 @@ class Catalog(W.VBox):
         self.try_button.on_click(lambda _: self.open_form())
         self.form_area = W.VBox()
         self.selected: str | None = None
+        self.stale: dict[str, str] = {}  # tool name -> why its file failed to reload
         self.form: Any = None
         for control in (
             self.search,
@@ -142,6 +144,8 @@ class Catalog(W.VBox):
         """Redraw the rows (and the details of the selected tool)."""
         self._update_filter_options()
         entries = self.matches()
+        broken = broken_files(self.registry)
+        self.stale = {name: f.note() for name, f in stale_tools(self.registry, broken).items()}
         rows = []
         for entry in entries[:_LIMIT]:
             button = W.Button(
@@ -151,6 +155,8 @@ class Catalog(W.VBox):
             )
             button.on_click(lambda b: self.select(b.description))
             badges = tool_badges(entry.tool, entry.status, categories=False)
+            if entry.name in self.stale:
+                badges += stale_badge(self.stale[entry.name])
             summary = html.escape(entry.spec.summary)
             # One line per row: a long summary ends in "…" (the whole text is its tooltip)
             # rather than running into the rows below.
@@ -172,7 +178,11 @@ class Catalog(W.VBox):
         unserved = self.registry.unserved_services(query) if query else []
         if unserved:
             more = f": {html.escape(unserved_text(unserved))}"
-        self.count.value = f"<span style='color:#666'>{len(entries)} tools{more}</span>"
+        self.count.value = f"<span style='color:#666'>{len(entries)} tools{more}</span>" + "".join(
+            f"<div style='color:#b71c1c'>{html.escape(f.file_name)} failed to load: "
+            f"{html.escape(f.error)}</div>"
+            for f in broken
+        )
         if self.selected is not None:
             self.select(self.selected, quiet=True)
 
@@ -188,7 +198,8 @@ class Catalog(W.VBox):
         entry = self.registry.entry(name)
         schema = html.escape(json.dumps(dict(entry.spec.input_schema), indent=2, default=str))
         self.details.value = (
-            entry_html(entry) + "<details><summary>JSON schema</summary>"
+            entry_html(entry, stale=self.stale.get(name))
+            + "<details><summary>JSON schema</summary>"
             f"<pre>{schema}</pre></details>"
         )
         self.try_button.disabled = False

@@ -20,7 +20,7 @@ import ipywidgets as W
 from ...core.errors import NexusError, ToolValidationError
 from ...core.tools.channel import CURRENT_CHANNEL
 from ...core.tools.context import NOTEBOOK_CALLER, CancellationToken, RequestInfo
-from ...render.results import json_tree_html, text_html
+from ...render.results import error_html, json_tree_html, text_html
 from .elicit import NotebookChannel
 
 __all__ = ["ResultPane"]
@@ -189,20 +189,31 @@ class ResultPane(W.VBox):
 
     # -- showing --------------------------------------------------------------------------
 
-    def show_error(self, message: str, kind: str = "Error", duration: float | None = None) -> None:
+    def show_error(
+        self,
+        message: str,
+        kind: str = "Error",
+        duration: float | None = None,
+        trace: str | None = None,
+    ) -> None:
+        """Show a failure; ``trace`` is the traceback of the tool's own code."""
         self.error = message
         took = f" after {_duration(duration)}" if duration is not None else ""
         self.status.value = f"<span style='color:#c62828'><b>{html.escape(kind)}</b>{took}</span>"
-        self.output.children = [
-            W.HTML(f"<pre style='color:#c62828;white-space:pre-wrap'>{html.escape(message)}</pre>")
-        ]
+        if trace is None:
+            body = f"<pre style='color:#c62828;white-space:pre-wrap'>{html.escape(message)}</pre>"
+        else:
+            body = error_html(kind, message, trace)
+        self.output.children = [W.HTML(body)]
 
     def show_result(self, result: Any) -> None:
         """Show a :class:`~nexus_jupyter.core.tools.result.ToolResult` (secrets masked)."""
         self.result = result
         result = result.redacted()
         if result.is_error:
-            self.show_error(result.error or "", result.error_type or "Error", result.duration)
+            self.show_error(
+                result.error or "", result.error_type or "Error", result.duration, result.traceback
+            )
             return
         self.status.value = (
             f"<span style='color:#2e7d32'>✔ done</span> in <b>{_duration(result.duration)}</b>"

@@ -1,0 +1,218 @@
+"""Live kernels as sources of the Jupyter server's registry: ``kernel:<notebook path>``.
+
+A kernel that loaded the extension serves its notebook's tools over MCP on a private
+loopback endpoint and announces it in ``nexus-kernel-<kernel id>.json`` in the Jupyter
+runtime dir (see :mod:`nexus_jupyter.notebook.kernel_link`). :class:`KernelSources` watches
+that folder (file events, no polling of kernels) and keeps one :class:`KernelSource` per
+announced kernel, named after the notebook its session holds. The source is the MCP client
+source, so the kernel's ``tools/list_changed`` relists its tools at once, and calls,
+progress and cancel go to the kernel.
+
+A kernel leaves when its announcement goes (it exits cleanly or unloads), and when Jupyter
+reports that it restarted or shut down (``kernel_actions`` events), which also covers a
+kernel killed before it could clean up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from ..core.tools.spec import SourceKind
+from .nexus_upstream import NexusUpstream
+
+__all__ = ["KernelSource", "KernelSources", "read_announcement"]
+
+log = logging.getLogger(__name__)
+
+ANNOUNCE_PREFIX = "nexus-kernel-"
+KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
+
+
+class KernelSource(NexusUpstream):
+    """The notebook tools of one live kernel, named as the notebook defines them; ``origin``
+    keeps the defining cell (``cell:<id>``)."""
+
+    kind: SourceKind = "kernel"
+
+    def __init__(self, notebook: str, kernel_id: str, url: str, secret: str, pid: int) -> None:
+        super().__init__(
+            notebook or kernel_id, url=url, headers={"Authorization": f"Bearer {secret}"}
+        )
+        self.name = f"kernel:{notebook or kernel_id}"
+        self.namespace = ""  # the notebook's own names: no mcp__ prefix
+        self.notebook = notebook
+        self.kernel_id = kernel_id
+        self.pid = pid
+
+    @property
+    def status(self) -> dict[str, Any]:
+        details = dict(super().status)
+        details.update(notebook=self.notebook, kernel_id=self.kernel_id, pid=self.pid)
+        return details
+
+
+def read_announcement(path: Path) -> dict[str, Any] | None:
+    """The endpoint a kernel announced (``kernel_id``, ``url``, ``secret``, ``pid``), or
+    ``None`` when the file is gone or not (yet) a complete announcement."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(body, dict) or not all(
+        isinstance(body.get(k), str) for k in ("kernel_id", "url", "secret")
+    ):
+        return None
+    return body
+
+
+def _remove(path: Path) -> None:
+    """Delete a dead kernel's announcement (a tiny file: no need to leave the loop)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("nexus_jupyter: cannot remove %s: %s", path, exc)
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class KernelSources:
+    """Keeps the registry's ``kernel:*`` sources in step with the announced kernels.
+
+    Runs on the Jupyter server's loop (where the session manager answers); registry changes
+    that may wait on a stopping connection run in a thread.
+    """
+
+    def __init__(self, registry: Any, runtime_dir: str | Path, session_manager: Any) -> None:
+        self.registry = registry
+        self.runtime_dir = Path(runtime_dir)
+        self.session_manager = session_manager
+        self.sources: dict[str, KernelSource] = {}  # kernel id -> its source
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        # File events and kernel events both add and drop sources: one at a time.
+        self._changing = asyncio.Lock()
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        for kernel_id in list(self.sources):
+            await self._drop(kernel_id)
+
+    async def _run(self) -> None:
+        import watchfiles
+
+        self.runtime_dir.mkdir(parents=True, exist_ok=True)
+        for path in sorted(self.runtime_dir.glob(f"{ANNOUNCE_PREFIX}*.json")):
+            await self._on_file(path)
+
+        def announcement(_change: Any, name: str) -> bool:
+            base = os.path.basename(name)
+            return base.startswith(ANNOUNCE_PREFIX) and base.endswith(".json")
+
+        async for changes in watchfiles.awatch(
+            self.runtime_dir,
+            watch_filter=announcement,
+            stop_event=self._stop,
+            debounce=50,
+            step=10,
+            recursive=False,
+        ):
+            for _change, name in sorted(changes, key=lambda c: c[1]):
+                try:
+                    await self._on_file(Path(name))
+                except Exception:
+                    log.exception("nexus_jupyter: following kernel announcement %s failed", name)
+
+    async def _on_file(self, path: Path) -> None:
+        async with self._changing:
+            await self._follow(path)
+
+    async def _follow(self, path: Path) -> None:
+        kernel_id = path.stem[len(ANNOUNCE_PREFIX) :]
+        body = read_announcement(path)
+        current = self.sources.get(kernel_id)
+        if body is None or not _alive(body.get("pid")):
+            if body is not None:  # a kernel that died without cleaning up
+                _remove(path)
+            await self._drop(kernel_id)
+            return
+        if current is not None and current.url == body["url"] and current.pid == body["pid"]:
+            return
+        await self._drop(kernel_id)
+        notebook = await self._notebook_of(kernel_id)
+        source = KernelSource(notebook, kernel_id, body["url"], body["secret"], body["pid"])
+        if any(s.name == source.name for s in self.sources.values()):
+            source.name = f"kernel:{notebook}#{kernel_id[:8]}"  # two kernels, one notebook
+        self.sources[kernel_id] = source
+        await asyncio.get_running_loop().run_in_executor(None, self.registry.add_source, source)
+
+    async def _notebook_of(self, kernel_id: str) -> str:
+        """The path of the notebook whose session runs ``kernel_id`` ("" when none does)."""
+        try:
+            sessions = await self.session_manager.list_sessions()
+        except Exception:
+            log.exception("nexus_jupyter: listing sessions failed")
+            return ""
+        for session in sessions:
+            if (session.get("kernel") or {}).get("id") == kernel_id:
+                return str(session.get("path") or session.get("name") or "")
+        return ""
+
+    async def _drop(self, kernel_id: str) -> None:
+        source = self.sources.pop(kernel_id, None)
+        if source is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(None, self.registry.remove_source, source.name)
+        except Exception:
+            log.exception("nexus_jupyter: removing %s failed", source.name)
+
+    async def on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        """Jupyter's ``kernel_actions`` event: a kernel that restarted or shut down takes its
+        tools with it, unless a new process of it has announced itself already.
+
+        Never raises: Jupyter awaits its listeners inside the kernel action itself, so an
+        exception here would fail the user's kernel start or restart."""
+        try:
+            async with self._changing:
+                await self._kernel_action(data)
+        except Exception:
+            log.exception("nexus_jupyter: following kernel event %s failed", data)
+
+    async def _kernel_action(self, data: dict[str, Any]) -> None:
+        if data.get("action") not in ("restart", "shutdown") or data.get("status") != "success":
+            return
+        kernel_id = data.get("kernel_id")
+        if not isinstance(kernel_id, str) or kernel_id not in self.sources:
+            return
+        source = self.sources[kernel_id]
+        path = self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
+        body = read_announcement(path)
+        if body is not None and body.get("pid") != source.pid and _alive(body.get("pid")):
+            return  # the restarted kernel loaded the extension already: the file event rules
+        if body is not None and body.get("pid") == source.pid:
+            _remove(path)  # the old process was killed before it cleaned up
+        await self._drop(kernel_id)

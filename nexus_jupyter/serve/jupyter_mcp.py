@@ -1,0 +1,146 @@
+"""``/nexus/mcp``: the Jupyter server's registry (kernel tools included) over MCP streamable
+HTTP, behind Jupyter's own authentication.
+
+An agent connects with the server's token (``Authorization: token <T>`` or ``Bearer <T>``);
+a browser session with its cookie must pass Jupyter's XSRF check on POST. Anything else
+gets Jupyter's 403 before the MCP layer sees the request. The SDK's session manager runs on
+the server's loop; :class:`McpHandler` hands each tornado request to it as an ASGI call and
+streams the answer (SSE included) back, so list changes reach connected agents live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import MutableMapping
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from .jupyter_events import AUTH_RESOURCE
+
+__all__ = ["McpEndpoint", "McpHandler"]
+
+
+class McpEndpoint:
+    """The registry's MCP server and the SDK session manager that serves it over HTTP."""
+
+    def __init__(self, registry: Any) -> None:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        from .mcp_server import RegistryServer
+
+        self.app = RegistryServer(registry, name="nexus-jupyter")
+        # No DNS-rebinding check here: Jupyter authenticates every request (token, or
+        # cookie + XSRF) and applies its own host and origin rules.
+        self.manager = StreamableHTTPSessionManager(app=self.app.server)
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the session manager on the running (server) loop."""
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        self.app.attach()
+        try:
+            async with self.manager.run():
+                self._ready.set()
+                await self._stop.wait()
+        finally:
+            self.app.detach()
+
+    async def ready(self) -> None:
+        await self._ready.wait()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        self.app.listen_handler.close()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._task, timeout=5)
+
+
+class McpHandler(APIHandler):
+    """``GET|POST|DELETE /nexus/mcp``: one streamable-HTTP MCP request."""
+
+    auth_resource = AUTH_RESOURCE
+    _gone: asyncio.Event | None = None
+
+    def on_connection_close(self) -> None:
+        if self._gone is not None:
+            self._gone.set()
+        super().on_connection_close()
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._bridge()
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self._bridge()
+
+    @web.authenticated
+    @authorized
+    async def delete(self) -> None:
+        await self._bridge()
+
+    async def _bridge(self) -> None:
+        endpoint: McpEndpoint = self.settings["nexus_mcp"]
+        await endpoint.ready()
+        self._gone = gone = asyncio.Event()
+        request = self.request
+        body_sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal body_sent
+            if not body_sent:
+                body_sent = True
+                return {"type": "http.request", "body": request.body or b"", "more_body": False}
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                self.set_status(message["status"])
+                self.clear_header("Content-Type")
+                for key, value in message.get("headers", ()):
+                    name = key.decode("latin-1")
+                    if name.lower() != "content-length":  # tornado frames the body itself
+                        self.add_header(name, value.decode("latin-1"))
+            elif message["type"] == "http.response.body":
+                chunk = message.get("body", b"")
+                if chunk:
+                    self.write(chunk)
+                if message.get("more_body", False):
+                    try:
+                        await self.flush()
+                    except StreamClosedError:
+                        gone.set()
+
+        headers = [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()
+        ]
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": request.method,
+            "scheme": request.protocol,
+            "path": "/mcp",
+            "raw_path": b"/mcp",
+            "query_string": (request.query or "").encode("latin-1"),
+            "root_path": "",
+            "headers": headers,
+            "client": (request.remote_ip or "", 0),
+            "server": ("127.0.0.1", 0),
+        }
+        await endpoint.manager.handle_request(scope, receive, send)
+        if not gone.is_set():
+            self.finish()

@@ -1,0 +1,103 @@
+"""The private MCP endpoint a kernel serves its notebook's tools on (see
+:mod:`nexus_jupyter.notebook.kernel_link`): loopback only, every request carrying the
+kernel's secret as ``Authorization: Bearer <secret>``; anything else gets 401."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hmac
+import logging
+from typing import Any
+
+__all__ = ["KernelEndpoint"]
+
+log = logging.getLogger(__name__)
+
+
+class _SecretGuard:
+    """ASGI middleware: only requests with the kernel's secret reach the MCP app."""
+
+    def __init__(self, app: Any, secret: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {secret}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers", ())).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                text = b"This kernel's tools need its secret (see the nexus-kernel-*.json file)"
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": text})
+                return
+        await self.app(scope, receive, send)
+
+
+class _GuardedServer:
+    """The SDK server as :func:`~nexus_jupyter.serve.mcp_http.run_uvicorn` sees it, with
+    the secret check in front of its HTTP app."""
+
+    def __init__(self, server: Any, secret: str) -> None:
+        self._server, self._secret = server, secret
+
+    def streamable_http_app(self, **options: Any) -> Any:
+        return _SecretGuard(self._server.streamable_http_app(**options), self._secret)
+
+    @property
+    def session_manager(self) -> Any:
+        return self._server.session_manager
+
+
+class KernelEndpoint:
+    """``registry`` served over MCP on ``127.0.0.1:<free port>/mcp`` behind ``secret``, on
+    the registry's background loop."""
+
+    def __init__(self, registry: Any, secret: str, timeout: float = 30.0) -> None:
+        from .mcp_http import run_uvicorn
+        from .mcp_server import RegistryServer
+
+        bound: concurrent.futures.Future[tuple[str, int]] = concurrent.futures.Future()
+
+        def started(address: tuple[str, int]) -> None:
+            if not bound.done():
+                bound.set_result(address)
+
+        async def serve() -> None:
+            app = RegistryServer(registry, name="nexus-kernel")
+            app.attach()
+            try:
+                await run_uvicorn(
+                    _GuardedServer(app.server, secret),
+                    "127.0.0.1",
+                    0,
+                    started=started,
+                    closing=app.listen_handler.close,
+                )
+            finally:
+                app.detach()
+
+        self._future = registry.loop.submit(serve())
+
+        def failed(f: concurrent.futures.Future[None]) -> None:
+            if not bound.done():
+                exc = None if f.cancelled() else f.exception()
+                bound.set_exception(exc or RuntimeError("the kernel's MCP endpoint stopped"))
+
+        self._future.add_done_callback(failed)
+        host, self.port = bound.result(timeout)
+        self.url = f"http://{host}:{self.port}/mcp"
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if not self._future.done():
+            self._future.cancel()
+        try:
+            self._future.result(timeout)
+        except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
+            pass  # cancelled is how it stops; a slow stop is not worth holding the kernel
+        except Exception:
+            log.exception("the kernel's MCP endpoint failed while stopping")

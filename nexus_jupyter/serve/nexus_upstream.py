@@ -1,0 +1,74 @@
+"""Another nexus registry as an MCP source: a live kernel (for the Jupyter server) or a
+Jupyter server's ``/nexus/mcp`` (for ``nexus-tools serve --jupyter``).
+
+Such a server speaks our own MCP dialect: it names where each tool was defined
+(``_meta["nexus_jupyter/origin"]``, e.g. ``cell:<id>``) and wraps a tool's non-object return
+type as ``{"result": ...}``. This source keeps the origin and unwraps, so the tool here has
+its own type and is wrapped once when this registry serves MCP in turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.tools.context import ToolContext
+from ..core.tools.result import ToolResult
+from ..core.tools.tool import Tool
+from ..sources.mcp import McpSource
+from .mcp_bridge import WRAP_MARK
+
+__all__ = ["JupyterServerSource", "NexusUpstream"]
+
+
+class NexusUpstream(McpSource):
+    """:class:`McpSource` for a server that is itself a nexus registry."""
+
+    def __init__(self, name: str, **options: Any) -> None:
+        super().__init__(name, **options)
+        self._wrapped: set[str] = set()  # tools whose results the upstream wraps
+
+    def _tool(self, remote: Any) -> Tool:
+        tool = super()._tool(remote)
+        changes: dict[str, Any] = {}
+        origin = dict(remote.meta or {}).get("nexus_jupyter/origin")
+        if isinstance(origin, str) and origin:
+            changes["origin"] = origin
+        schema = tool.spec.output_schema
+        if schema and schema.get(WRAP_MARK):
+            changes["output_schema"] = schema["properties"]["result"]
+            self._wrapped.add(remote.name)
+        else:
+            self._wrapped.discard(remote.name)
+        return tool.with_spec(**changes) if changes else tool
+
+    async def _call(
+        self, remote_name: str, arguments: dict[str, Any], ctx: ToolContext | None
+    ) -> ToolResult:
+        result = await super()._call(remote_name, arguments, ctx)
+        structured = result.structured
+        if remote_name in self._wrapped and isinstance(structured, dict) and "result" in structured:
+            return ToolResult.from_parts(
+                result.tool, content=list(result.content), structured=structured["result"]
+            )
+        return result
+
+    @property
+    def status(self) -> dict[str, Any]:
+        details = dict(super().status)
+        details["target"] = self.url  # never a header (they hold the secret or token)
+        return details
+
+
+class JupyterServerSource(NexusUpstream):
+    """The registry of a running Jupyter server (its ``/nexus/mcp``, with the server's
+    token): its tools under their own names, kernel tools included, live."""
+
+    def __init__(self, url: str, token: str) -> None:
+        base = url.split("?", 1)[0].rstrip("/")
+        if base.endswith("/nexus/mcp"):
+            base = base[: -len("/nexus/mcp")]
+        super().__init__(
+            "jupyter", url=f"{base}/nexus/mcp", headers={"Authorization": f"token {token}"}
+        )
+        self.name = f"jupyter:{base}"
+        self.namespace = ""

@@ -1,0 +1,189 @@
+"""A real Jupyter server process with the extension, and real kernels started through its
+REST API (tests/serve/test_kernel_tools.py; tests/security/test_shutdown.py uses the command
+line)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TOKEN = "kernel-tools-test-token"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class JupyterServer:
+    url: str
+    root: Path
+    runtime: Path
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def request(
+        self, method: str, path: str, body: Any = None, *, token: str | None = TOKEN
+    ) -> tuple[int, Any]:
+        """``(status, JSON body or text)`` of one REST request."""
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        if token is not None:
+            req.add_header("Authorization", f"token {token}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                status, raw = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        try:
+            return status, json.loads(raw) if raw else None
+        except ValueError:
+            return status, raw.decode(errors="replace")
+
+    def tools(self, source: str | None = None) -> list[dict[str, Any]]:
+        status, body = self.request("GET", "nexus/api/tools?limit=1000")
+        assert status == 200, body
+        rows: list[dict[str, Any]] = body["tools"]
+        return [r for r in rows if source is None or r["source"] == source]
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[int, Any]:
+        return self.request("POST", f"nexus/api/tools/{name}/call", {"arguments": arguments})
+
+    def wait_for(self, check: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+        """Poll ``check`` (a REST question, this is the test's side) until truthy."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = check()
+            if value:
+                return value
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                tail = self.log.read_text(errors="replace")[-3000:]
+                raise AssertionError(f"timed out waiting for {what or check}\n{tail}")
+            time.sleep(0.02)
+
+
+def jupyter_server_command(port: int, token: str, root: Path) -> list[str]:
+    """The command line of a Jupyter server on ``127.0.0.1:port`` with the extension."""
+    return [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
+    ]
+
+
+@contextmanager
+def jupyter_server(tmp_path: Path) -> Iterator[JupyterServer]:
+    root = tmp_path / "root"
+    (root / "tools" / "dynamic").mkdir(parents=True)
+    runtime = tmp_path / "runtime"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(runtime),
+        "NEXUS_VERSIONS_DIR": str(tmp_path / "versions"),
+        "HOME": str(tmp_path / "home"),
+    }
+    env.pop("NEXUS_TOOLS_DIR", None)
+    port = _free_port()
+    log = tmp_path / "jupyter.log"
+    command = jupyter_server_command(port, TOKEN, root)
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
+    server = JupyterServer(f"http://127.0.0.1:{port}/", root, runtime, log, process)
+    try:
+        server.wait_for(
+            lambda: _answers(server), timeout=60, what="the Jupyter server to answer /api/status"
+        )
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _answers(server: JupyterServer) -> bool:
+    try:
+        status, _ = server.request("GET", "nexus/api/status")
+    except OSError:
+        return False
+    return status == 200
+
+
+class NotebookKernel:
+    """A kernel started by the server for a notebook session, driven like a notebook
+    frontend would (execute requests carrying the cell id)."""
+
+    def __init__(self, server: JupyterServer, path: str) -> None:
+        from jupyter_client import BlockingKernelClient
+
+        self.server, self.path = server, path
+        status, body = server.request(
+            "POST",
+            "api/sessions",
+            {"path": path, "type": "notebook", "name": path, "kernel": {"name": "python3"}},
+        )
+        assert status == 201, body
+        self.session_id = body["id"]
+        self.kernel_id = body["kernel"]["id"]
+        self.client = BlockingKernelClient()
+        self.client.load_connection_file(str(server.runtime / f"kernel-{self.kernel_id}.json"))
+        # No heartbeat channel: on a loaded 2-core machine a missed beat makes the client
+        # report a live kernel as dead; the server watches the process itself.
+        self.client.start_channels(hb=False)
+        self.client.wait_for_ready(timeout=60)
+
+    def run(self, code: str, cell_id: str = "cell-1", timeout: float = 60) -> dict[str, Any]:
+        """Execute ``code`` as cell ``cell_id``; returns the reply content, raising on an
+        error with the traceback."""
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        msg = self.client.session.msg("execute_request", content, metadata={"cellId": cell_id})
+        self.client.shell_channel.send(msg)
+        while True:
+            reply = self.client.get_shell_msg(timeout=timeout)
+            if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+                break
+        result: dict[str, Any] = reply["content"]
+        if result["status"] != "ok":
+            raise AssertionError("\n".join(result.get("traceback", [])) or str(result))
+        return result
+
+    def restart(self) -> None:
+        status, body = self.server.request("POST", f"api/kernels/{self.kernel_id}/restart", {})
+        assert status == 200, body
+        self.client.wait_for_ready(timeout=60)
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.server.request("DELETE", f"api/sessions/{self.session_id}")
