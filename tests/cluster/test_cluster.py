@@ -26,6 +26,8 @@ from nexus_jupyter.cluster.bus import RedisSubscriptionBus
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(180)]
 
 PUBLISH_DEADLINE_S = 0.3
+# Tool files run in worker processes of the replica that loaded them (`serve` isolates them
+# by default), so a tool names its replica by its parent's pid: os.getppid().
 
 PID_TOOL = '''import os
 
@@ -35,7 +37,7 @@ from nexus_jupyter import tool
 @tool
 def {name}() -> int:
     """{doc}"""
-    return os.getpid()
+    return os.getppid()
 '''
 
 RISKY_TOOL = '''import os
@@ -46,7 +48,7 @@ from nexus_jupyter import tool
 @tool(permission="danger_full_access")
 def risky() -> int:
     """A tool that asks for approval before it runs."""
-    return os.getpid()
+    return os.getppid()
 '''
 
 TASK_TOOL = '''import asyncio
@@ -61,8 +63,8 @@ async def crunch(seconds: float, marker: str = "") -> dict:
     """Work a while as a task; then leave a marker file and say which process worked."""
     await asyncio.sleep(seconds)
     if marker:
-        Path(marker).write_text(str(os.getpid()))
-    return {"pid": os.getpid()}
+        Path(marker).write_text(str(os.getppid()))
+    return {"pid": os.getppid()}
 '''
 
 SLOW_TOOL = '''import os
@@ -75,7 +77,7 @@ from nexus_jupyter import tool
 def slow(seconds: float) -> int:
     """Sleep, then say which process answered."""
     time.sleep(seconds)
-    return os.getpid()
+    return os.getppid()
 '''
 
 
@@ -137,7 +139,7 @@ async def answered_by_all(rig: ClusterRig, name: str, timeout: float = 5.0) -> b
 async def test_tool_created_on_one_replica_is_callable_through_the_balancer_on_all(
     rig: ClusterRig,
 ) -> None:
-    code = "import os\nreturn os.getpid()"
+    code = "import os\nreturn os.getppid()"
     async with mcp.Client(rig.replicas[0].url) as first, mcp.Client(rig.balancer_url) as lb:
         created = await first.call_tool(
             "create_dynamic_tool", {"name": "whoami", "description": "Which pid.", "code": code}
@@ -383,7 +385,7 @@ async def test_redis_restarted_empty_loses_no_tool(rig: ClusterRig, tmp_path: Pa
             {
                 "name": "offline",
                 "description": "Made while Redis was away.",
-                "code": "import os\nreturn os.getpid()",
+                "code": "import os\nreturn os.getppid()",
             },
         )
         assert not created.is_error, text(created)

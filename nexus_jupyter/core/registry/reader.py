@@ -152,10 +152,17 @@ class RegistryReader:
     def warm_search(self) -> threading.Thread:
         """Build the search index and embed every tool on a background thread, so the first
         search of a long-lived session (a kernel, the Jupyter server, ``nexus-tools serve``)
-        does not wait for the model. Returns the thread (a daemon)."""
+        does not wait for the model. Returns the thread (a daemon).
+
+        It also imports the JSON Schema validator first (seconds here), which checks the
+        arguments of MCP tools, agents' tools and tool files run in worker processes: their
+        first call should not pay for it either."""
 
         def run() -> None:
             try:
+                from ..tools.jsonschema_check import warm_up
+
+                warm_up()
                 self.search_index.warm()
             except Exception:
                 log.warning(
