@@ -306,6 +306,10 @@ class ProcessIsolation:
         self._pool = WorkerPool(f"{source} (process workers)", max_running=workers * 4)
         self.restarts = 0
         self._closed = False
+        self._workers = workers
+        # Started now, so the first file or call does not wait for a Python to start and
+        # import the loader (a second or more on a loaded machine).
+        self._idle = [_Worker() for _ in range(workers)]
 
     # -- workers --------------------------------------------------------------------------
 
@@ -325,7 +329,7 @@ class ProcessIsolation:
 
     def _give_back(self, worker: _Worker) -> None:
         with self._lock:
-            if worker.alive and not self._closed:
+            if worker.alive and not self._closed and len(self._idle) < self._workers:
                 self._idle.append(worker)
             else:
                 self.restarts += 1

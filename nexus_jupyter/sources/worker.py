@@ -386,6 +386,7 @@ async def _awaited(value: Any) -> Any:
 def main() -> None:
     from ..core.policy.credentials import CredentialStore
     from ..core.policy.masking import MaskingStream
+    from . import loader  # noqa: F401 - imported before the first request, not during it
 
     parent = _Parent(sys.stdin.buffer, sys.stdout.buffer)
     worker = _Worker(parent)
