@@ -288,9 +288,10 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
     }
     broken = [s for s in sources if s["status"] == "error"]
+    failing = _add_test_status(reg, args, tools, report)
     if args.json:
         _print_json(report)
-        return 1 if broken else 0
+        return 1 if broken or failing else 0
     print("Sources:")
     for s in sources:
         state = s["details"].get("state") if isinstance(s["details"], dict) else None
@@ -305,12 +306,37 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     print("\nTools:")
     for t in tools:
         t["info"] = t["reason"] if t["status"] != "ok" else "available"
-    _table(tools, ["name", "source", "status", "info"])
+    _table(tools, ["name", "source", "status", "tests", "info"])
     bad = sum(1 for t in tools if t["status"] != "ok")
     print(f"\n{len(tools) - bad} of {len(tools)} tools available.")
+    for t in failing:
+        print(f"  {t['name']}: tests {t['tests_detail']}")
+    if failing:
+        print(f"{len(failing)} tool(s) fail their tests; see above (`nexus-tools test NAME`).")
     if broken:
         print(f"{len(broken)} source(s) broken; fix the errors above.")
-    return 1 if broken else 0
+    return 1 if broken or failing else 0
+
+
+def _add_test_status(
+    reg: Any, args: argparse.Namespace, tools: list[dict[str, Any]], report: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Run the tools' test cases (unless ``--no-tests``) and put each one's state in its
+    row; returns the rows of tools whose tests fail or cannot be read."""
+    if getattr(args, "no_tests", False):
+        return []
+    from .cmd_tests import test_rows
+
+    statuses = test_rows(reg)
+    report["tests"] = {name: status.to_dict() for name, status in statuses.items()}
+    failing = []
+    for row in tools:
+        status = statuses.get(row["name"])
+        row["tests"] = status.state if status is not None else "-"
+        if status is not None and status.state in ("failed", "error"):
+            row["tests_detail"] = status.summary()
+            failing.append(row)
+    return failing
 
 
 # -- credentials --------------------------------------------------------------------------

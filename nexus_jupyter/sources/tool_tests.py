@@ -88,7 +88,9 @@ def read_case_file(path: str | Path) -> list[TestCase]:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TestCaseError(f"{file}: cannot read the test cases: {exc}") from None
-    cases = parse_cases(text, file.name)
+    cases = [
+        case.located(case.where, str(file), case.line) for case in parse_cases(text, file.name)
+    ]
     with _cache_lock:
         _cache[file] = (key, cases)
     return list(cases)
@@ -113,8 +115,9 @@ def parse_cases(text: str, name: str) -> list[TestCase]:
     lines = _item_lines(text)
     cases = []
     for i, item in enumerate(data):
-        line = f" (line {lines[i]})" if i < len(lines) else ""
-        cases.append(TestCase.from_dict(item, where=f"{name} case {i + 1}{line}"))
+        line = lines[i] if i < len(lines) else 0
+        where = f"{name} case {i + 1}" + (f" (line {line})" if line else "")
+        cases.append(TestCase.from_dict(item, where=where).located(where, name, line))
     return cases
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-__all__ = ["WINDOW", "CallStats", "ToolStats"]
+__all__ = ["WINDOW", "CallStats", "ToolStats", "parse_time", "stats_from_calls"]
 
 #: Calls per tool whose durations the percentiles are computed over.
 WINDOW = 1000
@@ -123,21 +125,63 @@ class CallStats:
                 name: (c.calls, c.errors, c.refused, sorted(c.durations), c.last)
                 for name, c in self._tools.items()
             }
-        out = {}
-        for name in sorted(copied):
-            calls, errors, refused, ordered, last = copied[name]
-            out[name] = ToolStats(
-                tool=name,
-                calls=calls,
-                errors=errors,
-                refused=refused,
-                p50=_percentile(ordered, 0.5) if ordered else None,
-                p95=_percentile(ordered, 0.95) if ordered else None,
-                max=ordered[-1] if ordered else None,
-                last_call=last,
-            )
-        return out
+        return {
+            name: _figures(name, calls, errors, refused, ordered, last)
+            for name, (calls, errors, refused, ordered, last) in sorted(copied.items())
+        }
 
     def reset(self) -> None:
         with self._lock:
             self._tools.clear()
+
+
+def stats_from_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, ToolStats]:
+    """Figures from recorded calls (audit-log lines: ``tool``, ``decision``, ``duration``,
+    ``error``, ``time``), exact over all of them: a call is a line whose decision is
+    ``allow``; any other decision is a refusal."""
+    counts: dict[str, _Counter] = {}
+    for line in calls:
+        tool = line.get("tool")
+        if not isinstance(tool, str):
+            continue
+        counter = counts.get(tool)
+        if counter is None:
+            counter = counts[tool] = _Counter()
+        if line.get("decision") == "allow":
+            counter.calls += 1
+            counter.errors += line.get("error") is not None
+            duration = line.get("duration")
+            if isinstance(duration, int | float):
+                counter.durations.append(float(duration))
+        else:
+            counter.refused += 1
+        counter.last = parse_time(line.get("time")) or counter.last
+    return {
+        name: _figures(name, c.calls, c.errors, c.refused, sorted(c.durations), c.last)
+        for name, c in sorted(counts.items())
+    }
+
+
+def _figures(
+    tool: str, calls: int, errors: int, refused: int, ordered: list[float], last: float | None
+) -> ToolStats:
+    return ToolStats(
+        tool=tool,
+        calls=calls,
+        errors=errors,
+        refused=refused,
+        p50=_percentile(ordered, 0.5) if ordered else None,
+        p95=_percentile(ordered, 0.95) if ordered else None,
+        max=ordered[-1] if ordered else None,
+        last_call=last,
+    )
+
+
+def parse_time(value: Any) -> float | None:
+    """An audit line's ISO time as UNIX time (``None`` when it is not one)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..errors import TestCaseError
@@ -83,8 +83,9 @@ class Expectation:
 class TestCase:
     """One saved call of ``tool`` with ``arguments`` and its :class:`Expectation`.
 
-    ``where`` says where it was read from, for messages (``"add.tests.yaml, case 2"``);
-    it is not part of the case's YAML.
+    ``where`` says where it was read from, for messages (``"add.tests.yaml case 2 (line
+    5)"``), ``file`` and ``line`` the same for tools (a CI report); none of them is part of
+    the case's YAML.
     """
 
     __test__ = False  # not a pytest test class, whatever its name
@@ -95,6 +96,8 @@ class TestCase:
     name: str = ""
     timeout: float | None = None
     where: str = field(default="", compare=False)
+    file: str = field(default="", compare=False)
+    line: int = field(default=0, compare=False)
 
     @property
     def label(self) -> str:
@@ -121,8 +124,9 @@ class TestCase:
             out["timeout"] = self.timeout
         return out
 
-    def located(self, where: str) -> TestCase:
-        return TestCase(self.tool, self.arguments, self.expectation, self.name, self.timeout, where)
+    def located(self, where: str, file: str = "", line: int = 0) -> TestCase:
+        """This case, read from ``file`` at ``line`` (``where`` says it for people)."""
+        return replace(self, where=where, file=file, line=line)
 
     @classmethod
     def from_dict(cls, data: Any, *, where: str = "", tool: str | None = None) -> TestCase:
