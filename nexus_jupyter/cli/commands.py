@@ -29,6 +29,7 @@ __all__ = [
     "cmd_list",
     "cmd_search",
     "credentials",
+    "one_shot_registry",
     "open_registry",
     "parse_call_arguments",
 ]
@@ -44,18 +45,27 @@ def _print_json(data: Any) -> None:
 def open_registry(args: argparse.Namespace) -> Iterator[Any]:
     """The configured registry of ``--root``/``--config``, its tools folder loaded once
     (not watched), MCP servers connected and CLI checks done (up to ``--wait`` s)."""
+    with one_shot_registry(Path(args.root), args.config, args.wait) as reg:
+        yield reg
+
+
+@contextlib.contextmanager
+def one_shot_registry(root: Path, config: Any = None, wait: float = 15.0) -> Iterator[Any]:
+    """The registry of a one-shot command (the CLI, a pytest run): ``Registry.default`` of
+    ``root`` with its tools folder loaded once, not watched, and every source settled (up to
+    ``wait`` s)."""
     from ..core.config.paths import resolve_tools_dir
     from ..core.registry.registry import Registry
 
-    root = Path(args.root).resolve()
-    reg = Registry.default(root=root, config=args.config, watch=False)
+    root = root.resolve()
+    reg = Registry.default(root=root, config=config, watch=False)
     try:
         folder = resolve_tools_dir(root, reg.settings.tools_dir)
         if folder.is_dir() and importlib.util.find_spec(_DIRECTORY) is not None:
             from ..sources.directory import DirectorySource
 
             reg.add_source(DirectorySource(folder), start=False)
-        _wait_for_sources(reg, args.wait)
+        _wait_for_sources(reg, wait)
         yield reg
     finally:
         reg.close()
