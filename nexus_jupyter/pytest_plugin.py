@@ -130,16 +130,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         opened.close()
 
 
+class _OpenRegistry:
+    """The run's registry and what closes it."""
+
+    def __init__(self, root: Path) -> None:
+        from .cli.commands import one_shot_registry
+
+        self._stack = contextlib.ExitStack()
+        self.registry = self._stack.enter_context(one_shot_registry(root))
+
+    def close(self) -> None:
+        self._stack.close()
+
+
 def _registry(config: pytest.Config) -> Any:
     """The registry every case of this run calls through (made at the first case)."""
     opened = config.stash.get(_REGISTRY, None)
     if opened is None:
-        opened = contextlib.ExitStack()
-        from .cli.commands import one_shot_registry
-
-        opened.registry = opened.enter_context(one_shot_registry(_root(config)))  # type: ignore[attr-defined]
-        config.stash[_REGISTRY] = opened
-    return opened.registry  # type: ignore[attr-defined]
+        opened = config.stash[_REGISTRY] = _OpenRegistry(_root(config))
+    return opened.registry
 
 
 class CaseFileError(Exception):
