@@ -254,7 +254,7 @@ def evaluate(
                 return [h.name for h in registry.search(query, limit=limit)]
             return [h.name for h in index.search(query, limit=limit)]
 
-        return evaluate_ranker(rank, queries, mode=index.mode, tools=len(registry))
+        return evaluate_ranker(rank, queries, mode=index.mode, tools=len(registry.names()))
     finally:
         if not own:
             index.close()

@@ -259,7 +259,7 @@ class ToolTests:
         if key in self._followed:
             return
         self._followed.add(key)
-        self._stops.append(store.watch_cases(self._cases_changed))
+        self._stops.append(store.watch_cases(self.cases_changed))
 
     def _follow_sources(self) -> None:
         for state in self.registry.sources():
@@ -276,8 +276,11 @@ class ToolTests:
         if changed:
             self.schedule(changed)
 
-    def _cases_changed(self, names: Iterable[str] | None) -> None:
-        self.schedule(self.registry.names() if names is None else names)
+    def cases_changed(self, names: Iterable[str] | None = None) -> None:
+        """Stores call this when cases were edited (``None``: any tool's may have been); in
+        live mode the tools whose cases changed run again."""
+        if self.live:
+            self.schedule(self.registry.names() if names is None else names)
 
     def schedule(self, names: Iterable[str]) -> None:
         """Run the cases of ``names`` in the background when what they test (the tool's
