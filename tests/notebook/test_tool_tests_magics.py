@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import json
-import threading
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from nbhelpers import run_ok
+from waiting import wait_for_test_state  # tests/ is on sys.path
 
 from nexus_jupyter import Registry
 from nexus_jupyter.notebook import api, testing
@@ -43,19 +43,6 @@ def notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def metadata_cases(path: Path) -> list[dict]:
     return nbformat.read(path, as_version=4).metadata.get("nexus_jupyter", {}).get("tests", [])
-
-
-def wait_for_state(reg: Registry, name: str, state: str, deadline: float) -> None:
-    changed = threading.Event()
-    unsubscribe = reg.subscribe(lambda _change: changed.set())
-    try:
-        while reg.test_status(name).state != state:
-            left = deadline - time.monotonic()
-            assert left > 0, f"{name}: {reg.test_status(name)} is not {state!r} in time"
-            changed.wait(left)
-            changed.clear()
-    finally:
-        unsubscribe()
 
 
 @pytest.fixture(params=["func", "magic"])
@@ -125,10 +112,10 @@ def test_rerunning_a_cell_that_breaks_the_tool_fails_its_tests_within_a_second(
     run_ok(shell, ADD.format(op="+"))
     testing.save_test("add", {"a": 1, "b": 2}, expect=3)
     reg = api.current_registry()
-    wait_for_state(reg, "add", "passed", time.monotonic() + 10)
+    wait_for_test_state(reg, "add", "passed", time.monotonic() + 10)
     ran = time.monotonic()
     run_ok(shell, ADD.format(op="-"))
-    wait_for_state(reg, "add", "failed", ran + 1.0)
+    wait_for_test_state(reg, "add", "failed", ran + 1.0)
     status = reg.test_status("add")
     assert status.broke is not None and status.broke.message == "$: expected 3, got -1"
     info = run_ok(shell, "%tool info add")
@@ -137,7 +124,7 @@ def test_rerunning_a_cell_that_breaks_the_tool_fails_its_tests_within_a_second(
     assert "broke by the last change" in info._repr_html_()
     ran = time.monotonic()
     run_ok(shell, ADD.format(op="+"))
-    wait_for_state(reg, "add", "passed", ran + 1.0)
+    wait_for_test_state(reg, "add", "passed", ran + 1.0)
 
 
 def test_export_carries_the_cases_beside_the_file(
@@ -193,13 +180,13 @@ def test_the_catalog_shows_a_test_badge_that_follows_the_status(
     run_ok(shell, ADD.format(op="+"))
     testing.save_test("add", {"a": 1, "b": 2}, expect=3)
     reg = api.current_registry()
-    wait_for_state(reg, "add", "passed", time.monotonic() + 10)
+    wait_for_test_state(reg, "add", "passed", time.monotonic() + 10)
     catalog = api.browse()
     assert reg.wait_for_events()
     row = next(r for r in catalog.rows.children if r.children[0].description == "add")
     assert "tests 1/1" in row.children[1].value
     run_ok(shell, ADD.format(op="*"))
-    wait_for_state(reg, "add", "failed", time.monotonic() + 5)
+    wait_for_test_state(reg, "add", "failed", time.monotonic() + 5)
     assert reg.wait_for_events()
     row = next(r for r in catalog.rows.children if r.children[0].description == "add")
     assert "tests failed" in row.children[1].value

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for_test_state  # tests/ is on sys.path
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.errors import TestCaseError
@@ -29,27 +29,6 @@ CASES = """# my cases
   arguments: {a: "x", b: 1}
   expect_error: "valid integer"
 """
-
-
-def wait_for_state(reg: Registry, name: str, states: set[str], deadline: float) -> str:
-    """Wait on registry events (no sleeps) until the tool's test state is one of ``states``;
-    returns it. ``deadline`` is a time.monotonic() value."""
-    changed = threading.Event()
-    unsubscribe = reg.subscribe(lambda _change: changed.set())
-    try:
-        while True:
-            state = reg.test_status(name).state
-            if state in states:
-                return state
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(
-                    f"{name}: test state {state!r}, not {states} in time; {reg.test_status(name)}"
-                )
-            changed.wait(left)
-            changed.clear()
-    finally:
-        unsubscribe()
 
 
 @pytest.fixture
@@ -124,11 +103,11 @@ def test_a_save_that_breaks_a_tool_fails_its_tests_within_a_second_and_a_fix_pas
         source = reg.watch(folder)
         assert source.wait_ready(10)
         reg.tests.watch()
-        wait_for_state(reg, "add", {"passed"}, time.monotonic() + 15)
+        wait_for_test_state(reg, "add", {"passed"}, time.monotonic() + 15)
 
         saved = time.monotonic()
         (folder / "add.py").write_text(ADD.format(op="-"))
-        assert wait_for_state(reg, "add", {"failed"}, saved + 1.0) == "failed"
+        assert wait_for_test_state(reg, "add", {"failed"}, saved + 1.0) == "failed"
         print(f"\nbroken save -> failed status in {(time.monotonic() - saved) * 1000:.0f} ms")
         status = reg.test_status("add")
         assert status.broke is not None
@@ -138,7 +117,7 @@ def test_a_save_that_breaks_a_tool_fails_its_tests_within_a_second_and_a_fix_pas
 
         saved = time.monotonic()
         (folder / "add.py").write_text(ADD.format(op="+"))
-        assert wait_for_state(reg, "add", {"passed"}, saved + 1.0) == "passed"
+        assert wait_for_test_state(reg, "add", {"passed"}, saved + 1.0) == "passed"
         print(f"fix -> passed status in {(time.monotonic() - saved) * 1000:.0f} ms")
         assert reg.test_status("add").broke is None
 
@@ -148,9 +127,9 @@ def test_a_hand_edited_case_file_runs_again(folder: Path) -> None:
         source = reg.watch(folder)
         assert source.wait_ready(10)
         reg.tests.watch()
-        wait_for_state(reg, "add", {"passed"}, time.monotonic() + 15)
+        wait_for_test_state(reg, "add", {"passed"}, time.monotonic() + 15)
         (folder / "add.tests.yaml").write_text(CASES.replace("expect: 3", "expect: 30"))
-        wait_for_state(reg, "add", {"failed"}, time.monotonic() + 10)
+        wait_for_test_state(reg, "add", {"failed"}, time.monotonic() + 10)
         assert reg.test_status("add").first_problem.message == "$: expected 30, got 3"
 
 
