@@ -76,6 +76,7 @@ def parse_save_line(line: str) -> dict[str, Any]:
 )
 def _test(ctx: MagicContext, argv: list[str]) -> Any:
     from . import testing  # on first use: %load_ext stays fast
+
     if argv[:1] == ["save"] and (len(argv) > 1 or ctx.registry.find("save") is None):
         parts = parse_save_line(ctx.line)
         expectation: dict[str, Any] = {}
@@ -108,6 +109,7 @@ def _test(ctx: MagicContext, argv: list[str]) -> Any:
 )
 def _stats(ctx: MagicContext, argv: list[str]) -> Any:
     from . import testing
+
     opts = parse_options("%tool stats", argv, {})
     return testing.call_stats(opts["args"], registry=ctx.registry)
 
@@ -122,6 +124,7 @@ def _stats(ctx: MagicContext, argv: list[str]) -> Any:
 )
 def _eval(ctx: MagicContext, argv: list[str]) -> Any:
     from . import testing
+
     opts = parse_options("%tool eval", argv, {"--mode": "one"}, max_args=1)
     if not opts["args"]:
         raise NexusError("Give the queries file: `%tool eval QUERIES.yaml [--mode hybrid]`.")

@@ -34,7 +34,7 @@ from ..registry.loop import BackgroundLoop
 from ..registry.state import RegistryChanged
 from .cases import TestCase
 from .outcomes import CaseOutcome, TestReport, TestStatus
-from .runner import request_for_tests, run_cases, run_cases_sync
+from .runner import TEST_CALLER, request_for_tests, run_cases, run_cases_sync
 from .stores import CaseStore, MirroredStatus, WatchedCases
 
 if TYPE_CHECKING:
@@ -203,9 +203,11 @@ class ToolTests:
         *,
         approved: bool = False,
         caller: Caller | None = None,
+        principal: str | None = None,
     ) -> TestReport:
         """Run the cases of ``names`` (every tool with cases when ``None``) here, now, and
-        update their statuses. ``approved=True`` runs cases that need approval. Raises
+        update their statuses. ``approved=True`` runs cases that need approval; ``caller``
+        and ``principal`` say who asked (the face, the user), which policy sees. Raises
         :class:`ToolNotFound` for a name that is not a tool."""
         started = time.perf_counter()
         named = list(names) if names is not None else None
@@ -214,7 +216,11 @@ class ToolTests:
         by_tool, problems = self._collect(named)
         outcomes: list[CaseOutcome] = []
         for name, cases in by_tool.items():
-            request = request_for_tests(caller) if caller is not None else None
+            request = (
+                request_for_tests(caller or TEST_CALLER, principal)
+                if caller is not None or principal is not None
+                else None
+            )
             found = run_cases_sync(self.registry, cases, approved=approved, request=request)
             self._finished(name, cases, found)
             outcomes += found

@@ -60,9 +60,10 @@ TEST_CALLER = Caller("python", remote=False, grant="default", can_approve=False,
 _UNFINISHED = frozenset({"TimeoutError", "CancelledError", "ToolUnavailable"})
 
 
-def request_for_tests(caller: Caller = TEST_CALLER) -> RequestInfo:
-    """A request for one test call (client ``test`` in the audit log)."""
-    return RequestInfo(client="test", caller=caller)
+def request_for_tests(caller: Caller = TEST_CALLER, principal: str | None = None) -> RequestInfo:
+    """A request for one test call (client ``test`` in the audit log), on behalf of
+    ``principal`` when a person asked for the run (the sidebar's user)."""
+    return RequestInfo(client="test", caller=caller, principal=principal)
 
 
 def result_value(result: ToolResult) -> Any:
