@@ -284,10 +284,12 @@ class RegistryServer:
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
-        principal, ceiling = identity_of(getattr(ctx, "request", None))  # (None, None): no --auth
+        http = getattr(ctx, "request", None)
+        principal, ceiling = identity_of(http)  # (None, None): no --auth
         request = RequestInfo(
             request_id=f"mcp-{ctx.request_id}",
             principal=principal,
+            session_id=_session_id(http),
             caller=MCP_CALLER,
             ceiling=ceiling,
         )
@@ -375,6 +377,12 @@ class RegistryServer:
             if round_trip is not None:
                 round_trip.consume()
             return await self.registry.call(name, arguments, approved=True, **options)
+
+
+def _session_id(http: Any) -> str | None:
+    """The client's ``Mcp-Session-Id`` over streamable HTTP (earlier-protocol sessions)."""
+    headers = getattr(http, "headers", None)
+    return headers.get("mcp-session-id") if headers is not None else None
 
 
 def _round_trip(ctx: Any, target: str, arguments: dict[str, Any], params: Any) -> Any:

@@ -319,7 +319,7 @@ class CallPipeline:
         """Time, mask, label, describe and audit a finished call."""
         registry = self.registry
         result.duration = _perf() - start
-        self.stats.record(tool.spec.name, result.duration, result.error is not None)
+        self.stats.record(tool.spec.name, result.duration, result.error is not None, start)
         result.describer = partial(_describe, tool, arguments)
         credentials = registry.credentials
         if credentials is not None:
