@@ -31,6 +31,14 @@ export function CallsLine(props: { stats?: IToolStats | null }): JSX.Element {
   );
 }
 
+/** "2 passed, 1 skipped": the counts of a run (the details are listed above them). */
+function countsText(counts: Record<string, number>): string {
+  return Object.entries(counts ?? {})
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(', ');
+}
+
 /** The tool's saved cases: how their last run went, what broke, and Run tests. */
 export function TestsSection(props: { tool: IToolDetails }): JSX.Element {
   const [status, setStatus] = React.useState<ITestStatus | null>(props.tool.tests ?? null);
@@ -94,7 +102,7 @@ export function TestsSection(props: { tool: IToolDetails }): JSX.Element {
         >
           {running ? 'Running tests…' : 'Run tests'}
         </button>
-        <span className="jp-NexusTools-muted">{status.summary}</span>
+        <span className="jp-NexusTools-muted">{countsText(status.counts)}</span>
       </div>
       {error && <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{error}</div>}
     </section>
