@@ -290,3 +290,52 @@ def test_registry_tests_save_run_and_status_without_a_store_say_where_cases_go(
     with pytest.raises(TestCaseError) as caught:
         reg.tests.save("add", TestCase("add", {"a": 1, "b": 2}, Expectation("equals", 3)))
     assert "No place to keep test cases of 'add'" in str(caught.value)
+
+
+def test_evaluate_takes_queries_or_a_file(tmp_path) -> None:
+    import nexus_jupyter
+
+    with Registry(search="keyword") as reg:
+        reg.add_many([add, forecast])
+        queries = [
+            {"query": "add two integers", "relevant": ["add"]},
+            {"query": "weather forecast for a city", "relevant": ["forecast"]},
+            {"query": "book a flight to Lisbon", "relevant": []},
+        ]
+        report = nexus_jupyter.evaluate(reg, queries)
+        path = tmp_path / "q.yaml"
+        path.write_text(
+            "- {query: add two integers, relevant: [add]}\n"
+            "- {query: weather forecast for a city, relevant: [forecast]}\n"
+            "- {query: book a flight to Lisbon, relevant: []}\n"
+        )
+        assert nexus_jupyter.evaluate(reg, str(path)).metrics == report.metrics
+    assert report.metrics["recall@1"] == 1.0
+    assert report.misses == [r for r in report.results if r.missed]
+    assert report.mode == "keyword" and report.tools == 2
+
+
+def test_confusable_pairs_are_tools_that_win_each_others_queries() -> None:
+    from nexus_jupyter.core.evals.retrieval import evaluate_ranker
+
+    answers = {
+        "list the files": ["ls", "glob"],
+        "find files by pattern": ["ls", "glob"],  # glob's query, won by ls
+        "show folder contents": ["glob"],  # ls's query, won by glob
+        "read a file": ["read"],
+        "nothing serves this": ["read"],  # unservable, yet a hit
+    }
+    queries = [
+        {"query": "list the files", "relevant": ["ls"]},
+        {"query": "find files by pattern", "relevant": ["glob"]},
+        {"query": "show folder contents", "relevant": ["ls"]},
+        {"query": "read a file", "relevant": ["read"]},
+        {"query": "nothing serves this", "relevant": []},
+    ]
+    report = evaluate_ranker(lambda q: answers[q], queries)
+    assert report.confusable_pairs == [("glob", "ls", 1, 1)]
+    assert ("glob", "ls", 1) in report.confusions and ("ls", "glob", 1) in report.confusions
+    assert report.metrics["recall@1"] == 0.5  # 2 of 4 servable first
+    assert report.metrics["recall@5"] == 0.75  # "show folder contents" never finds ls
+    assert report.metrics["unservable_no_hits"] == 0.0
+    assert [r.query.query for r in report.misses] == ["show folder contents", "nothing serves this"]

@@ -28,9 +28,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from os import PathLike
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .queries import LabelledQuery, coerce_queries
+from .queries import LabelledQuery, coerce_queries, load_queries
 
 if TYPE_CHECKING:
     from ..registry.registry import Registry
@@ -225,10 +227,14 @@ def evaluate_ranker(
 
 
 def evaluate(
-    registry: Registry, queries: Iterable[Any], *, mode: str | None = None, limit: int = _DEPTH
+    registry: Registry,
+    queries: Iterable[Any] | str | PathLike[str],
+    *,
+    mode: str | None = None,
+    limit: int = _DEPTH,
 ) -> EvalReport:
-    """How well ``registry``'s search answers ``queries`` (a list of ``{query, relevant}``
-    mappings or :class:`LabelledQuery`; see :func:`.queries.load_queries` for files).
+    """How well ``registry``'s search answers ``queries``: a list of ``{query, relevant}``
+    mappings or :class:`LabelledQuery`, or the path of a JSON or YAML file of them.
 
     ``mode`` is ``"keyword"`` or ``"hybrid"`` to rank with that mode and the registry's
     other search settings (threshold, signals, word lists), or ``None`` for the registry's
@@ -238,6 +244,8 @@ def evaluate(
     from ..search.index import SearchIndex
     from ..search.options import SearchOptions
 
+    if isinstance(queries, str | PathLike):
+        queries = load_queries(Path(queries))
     index = registry.search_index
     own = True
     if mode is not None and mode != index.mode:
