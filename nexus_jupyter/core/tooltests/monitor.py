@@ -70,6 +70,7 @@ class ToolTests:
         self._semaphore: asyncio.Semaphore | None = None
         self._stops: list[Callable[[], None]] = []
         self._followed: set[str] = set()  # folders whose case files are watched
+        self._mirror_seen: dict[str, Any] = {}  # name -> (state, summary) a source reported
         self.live = False
 
     # -- where cases live -----------------------------------------------------------------
@@ -84,10 +85,7 @@ class ToolTests:
         return store
 
     def _stores_for(self, spec: ToolSpec) -> list[Any]:
-        try:
-            source = self.registry.source(spec.source)
-        except Exception:
-            source = None
+        source = self._source_of(spec)
         own = [source] if source is not None and hasattr(source, "cases_for") else []
         return [*own, *self._stores]
 
@@ -144,11 +142,14 @@ class ToolTests:
             raise
         return TestStatus(name, "pending" if count else "none", cases=count)
 
-    def _mirrored(self, spec: ToolSpec) -> TestStatus | None:
+    def _source_of(self, spec: ToolSpec) -> Any:
         try:
-            source = self.registry.source(spec.source)
+            return self.registry.source(spec.source)
         except Exception:
             return None
+
+    def _mirrored(self, spec: ToolSpec) -> TestStatus | None:
+        source = self._source_of(spec)
         if isinstance(source, MirroredStatus):
             return source.test_status(spec)
         return None
@@ -215,6 +216,12 @@ class ToolTests:
             self.registry.get(name)  # ToolNotFound with "did you mean"
         by_tool, problems = self._collect(named)
         outcomes: list[CaseOutcome] = []
+        for name in list(by_tool):
+            spec = self.registry.get(name).spec
+            source = self._source_of(spec)
+            if isinstance(source, MirroredStatus) and hasattr(source, "run_tests"):
+                outcomes += source.run_tests(spec).outcomes  # run where the tool lives
+                del by_tool[name]
         for name, cases in by_tool.items():
             request = (
                 request_for_tests(caller or TEST_CALLER, principal)
@@ -275,12 +282,30 @@ class ToolTests:
         if change.sources:
             with self._lock:
                 self._follow_sources()  # a folder watched since
+            self._mirrored_changes(change.sources)
         for name in change.removed:
             if name not in self.registry.snapshot.entries:
                 self._set(name, None)
         changed = [*change.added, *change.updated]
         if changed:
             self.schedule(changed)
+
+    def _mirrored_changes(self, sources: Iterable[str]) -> None:
+        """Announce the tools whose reported status changed, of sources that test their
+        tools where they run (a kernel relists them with a new status)."""
+        changed = []
+        for state in self.registry.sources():
+            if state.name not in sources or not isinstance(state.source, MirroredStatus):
+                continue
+            for name, tool in state.tools.items():
+                status = state.source.test_status(tool.spec)
+                seen = (status.state, status.summary()) if status is not None else None
+                with self._lock:
+                    if self._mirror_seen.get(name) != seen:
+                        self._mirror_seen[name] = seen
+                        changed.append(name)
+        if changed:
+            self.registry.announce(RegistryChanged(tests=tuple(changed)))
 
     def cases_changed(self, names: Iterable[str] | None = None) -> None:
         """Stores call this when cases were edited (``None``: any tool's may have been); in

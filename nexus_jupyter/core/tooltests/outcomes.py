@@ -11,7 +11,7 @@ says which). A tool's state is the worst of its cases': failed, then error, then
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ CaseState = Literal["passed", "failed", "error", "skipped"]
 #: result of its last run.
 TestState = Literal["none", "pending", "running", "passed", "failed", "error", "skipped"]
 _WORST_FIRST: tuple[CaseState, ...] = ("failed", "error", "passed", "skipped")
+_STATES = frozenset({"none", "pending", "running", "passed", "failed", "error", "skipped"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,20 @@ class CaseOutcome:
         """``"passed: add.tests.yaml, case 1: add(a=1, b=2)"`` / with the difference."""
         text = f"{self.state}: {self.case.label}"
         return f"{text}: {self.message}" if self.message else text
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseOutcome:
+        """The outcome :meth:`to_dict` described (a kernel reports its runs this way)."""
+        where = str(data.get("where") or "")
+        case = TestCase.from_dict(data.get("case") or {}, where=where).located(where)
+        state = data.get("state")
+        return cls(
+            case,
+            state if state in _WORST_FIRST else "error",
+            str(data.get("message") or ""),
+            float(data.get("duration") or 0.0),
+            str(data.get("version") or ""),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -145,6 +160,22 @@ class TestStatus:
             "problem": self.problem,
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TestStatus:
+        """The status :meth:`to_dict` described (a kernel reports its tools' this way)."""
+        state = data.get("state")
+        broke = data.get("broke")
+        return cls(
+            tool=str(data.get("tool") or ""),
+            state=state if state in _STATES else "error",
+            cases=int(data.get("cases") or 0),
+            outcomes=tuple(CaseOutcome.from_dict(o) for o in data.get("outcomes") or ()),
+            version=str(data.get("version") or ""),
+            finished_at=data.get("finished_at"),
+            broke=CaseOutcome.from_dict(broke) if isinstance(broke, Mapping) else None,
+            problem=data.get("problem"),
+        )
 
     @classmethod
     def finished(
