@@ -313,6 +313,7 @@ def test_tool_tests_in_the_sidebar_and_the_notebook(lab: dict[str, str]) -> None
         "tooltests-sidebar-passed.png",
         "tooltests-sidebar-failed.png",
         "tooltests-sidebar-row.png",
+        "tooltests-sidebar-kernel.png",
         "tooltests-notebook.png",
         "tooltests-notebook-catalog.png",
     ]
@@ -322,6 +323,8 @@ def test_tool_tests_in_the_sidebar_and_the_notebook(lab: dict[str, str]) -> None
         "a breaking save turned the tests failed",
         "the fix turned the row's badge back to passed",
         "the case is in the notebook metadata, saved to disk by the extension",
+        "the sidebar's This notebook group shows add with its tests passed",
+        "both cases are in the notebook file",
         "the %tools catalog in the notebook shows the test badge",
         "all steps passed",
     ):

@@ -137,8 +137,38 @@ try {
   }
   assert.deepEqual(tests_in_file, [{ tool: 'add', arguments: { a: 20, b: 22 }, expect: 42 }]);
   step('the case is in the notebook metadata, saved to disk by the extension');
+  // The sidebar shows the kernel's tool with the kernel's test status; Save as test there goes
+  // through the server to the kernel and into this notebook's metadata too.
+  await page.locator('.jp-SideBar [data-id="nexus-jupyter-tools"]').click();
+  await search.fill('');
+  const kernelAdd = page.locator('.jp-NexusTools-group[data-source="this-notebook"] .jp-NexusTools-item[data-tool="add"]');
+  await kernelAdd.locator('.jp-NexusTools-test-passed').waitFor({ timeout: 15000 });
+  step("the sidebar's This notebook group shows add with its tests passed");
+  await kernelAdd.click();
+  await page.locator('#jp-NexusTools-add_a').fill('2');
+  await page.locator('#jp-NexusTools-add_b').fill('3');
+  await page.locator('.jp-NexusTools-run').click();
+  await page.locator('.jp-NexusTools-structured', { hasText: '5' }).waitFor({ timeout: 15000 });
+  await page.locator('.jp-NexusTools-saveTestButton').click();
+  const savedInKernel = page.locator('.jp-NexusTools-saveTest .jp-NexusTools-notice-ok');
+  await savedInKernel.waitFor({ timeout: 15000 });
+  assert.match(await savedInKernel.innerText(), /tooltests\.ipynb \(notebook metadata\)/);
+  await page.locator('.jp-NexusTools-tests .jp-NexusTools-test', { hasText: 'tests 2/2' }).waitFor({ timeout: 15000 });
+  step("the sidebar's Save as test on the kernel's tool saved in the notebook; 2/2 pass");
+  await page.locator('.jp-NexusTools').screenshot({ path: path.join(shots, 'tooltests-sidebar-kernel.png') });
+  const waitUntil = Date.now() + 15000;
+  while (Date.now() < waitUntil) {
+    const model = await api('GET', `api/contents/${notebookPath}?content=1`);
+    tests_in_file = model.content.metadata?.nexus_jupyter?.tests ?? [];
+    if (tests_in_file.length === 2) break;
+    await page.waitForTimeout(200); // the extension saves the notebook; poll its file
+  }
+  assert.equal(tests_in_file.length, 2, JSON.stringify(tests_in_file));
+  assert.deepEqual(tests_in_file[1], { tool: 'add', arguments: { a: 2, b: 3 }, expect: 5 });
+  step('both cases are in the notebook file');
+
   const catalog = page.locator('.nexus-catalog').first();
-  await catalog.locator('.nexus-test-badge', { hasText: 'tests 1/1' }).waitFor({ timeout: 10000 });
+  await catalog.locator('.nexus-test-badge', { hasText: 'tests 2/2' }).waitFor({ timeout: 10000 });
   step('the %tools catalog in the notebook shows the test badge');
   await form.scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'tooltests-notebook.png') });
