@@ -319,7 +319,13 @@ class CallPipeline:
         """Time, mask, label, describe and audit a finished call."""
         registry = self.registry
         result.duration = _perf() - start
-        self.stats.record(tool.spec.name, result.duration, result.error is not None, start)
+        # CallStats.record, written out: this is the per-call path
+        counter = self.stats.counters.get(name := tool.spec.name) or self.stats.counter(name)
+        counter.durations.append(result.duration)
+        next(counter.calls)
+        if result.error is not None:
+            next(counter.errors)
+        counter.last = start
         result.describer = partial(_describe, tool, arguments)
         credentials = registry.credentials
         if credentials is not None:

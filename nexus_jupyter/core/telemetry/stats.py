@@ -95,18 +95,21 @@ class CallStats:
     """The figures of every tool a registry has called (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._tools: dict[str, _Counter] = {}
+        #: tool -> its running figures; the call pipeline updates them in place (see
+        #: :meth:`record` for what a call does, written out there to save a call frame)
+        self.counters: dict[str, _Counter] = {}
 
-    def _counter(self, tool: str) -> _Counter:
-        counter = self._tools.get(tool)
+    def counter(self, tool: str) -> _Counter:
+        """The running figures of ``tool``, made on its first call."""
+        counter = self.counters.get(tool)
         if counter is None:
-            counter = self._tools.setdefault(tool, _Counter())  # one winner if two race
+            counter = self.counters.setdefault(tool, _Counter())  # one winner if two race
         return counter
 
     def record(self, tool: str, duration: float, failed: bool, at: float | None = None) -> None:
         """A call of ``tool`` that ran for ``duration`` seconds (``failed``: it answered with
         an error, timed out or was cancelled); ``at`` is its ``time.perf_counter()``."""
-        counter = self._tools.get(tool) or self._counter(tool)
+        counter = self.counters.get(tool) or self.counter(tool)
         counter.durations.append(duration)
         next(counter.calls)
         if failed:
@@ -115,7 +118,7 @@ class CallStats:
 
     def refuse(self, tool: str) -> None:
         """A call of ``tool`` that was refused before it ran (policy, validation, ...)."""
-        counter = self._counter(tool)
+        counter = self.counter(tool)
         next(counter.refused)
         counter.last = time.perf_counter()
 
@@ -123,7 +126,7 @@ class CallStats:
         """Every called tool's figures now, by name (sorted)."""
         now_wall, now_perf = time.time(), time.perf_counter()
         out = {}
-        for name, c in sorted(self._tools.copy().items()):
+        for name, c in sorted(self.counters.copy().items()):
             last = None if c.last is None else now_wall - (now_perf - c.last)
             out[name] = _figures(
                 name,
@@ -136,7 +139,7 @@ class CallStats:
         return out
 
     def reset(self) -> None:
-        self._tools = {}
+        self.counters = {}
 
 
 def _copy(values: deque[float]) -> list[float]:
