@@ -143,3 +143,23 @@ async def test_stats_of_the_servers_calls(jp_fetch, tools_dir):
     assert stats["p50_ms"] > 0 and stats["p95_ms"] >= stats["p50_ms"]
     details = await get_json(jp_fetch, "tools", "add")
     assert details["stats"]["calls"] == 3
+
+
+@pytest.mark.parametrize(
+    ("method", "parts"),
+    [
+        ("GET", ("tools", "add", "tests")),
+        ("POST", ("tools", "add", "tests")),
+        ("POST", ("tools", "add", "tests", "run")),
+        ("GET", ("stats",)),
+    ],
+)
+@on_server_loop
+async def test_the_new_routes_refuse_requests_without_a_token(jp_fetch, tools_dir, method, parts):
+    body = json.dumps({"arguments": {"a": 1, "b": 2}, "expect": 3}) if method == "POST" else None
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch(
+            "nexus", "api", *parts, method=method, body=body, headers={"Authorization": ""}
+        )
+    assert info.value.code == 403
+    assert not (tools_dir / "add.tests.yaml").exists()
