@@ -240,7 +240,7 @@ class ProjectCases:
     _OTHERS = frozenset({"notebook", "kernel", "directory"})
 
     def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
+        self.folder = Path(folder).expanduser().resolve()
 
     def __repr__(self) -> str:
         return f"ProjectCases({str(self.folder)!r})"
