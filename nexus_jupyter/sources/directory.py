@@ -454,6 +454,26 @@ class DirectorySource:
         with self._lock:
             return self._book.errors()
 
+    # -- test cases (beside each file: <stem>.tests.yaml, see .tool_tests) ---------------
+
+    def cases_for(self, spec: Any) -> list[Any] | None:
+        """The test cases of one of this folder's tools (``None`` for other tools)."""
+        from .tool_tests import cases_of_tool_file
+
+        return cases_of_tool_file(spec) if spec.source == self.name else None
+
+    def save_case(self, spec: Any, case: Any) -> str | None:
+        """Append ``case`` to the tool's ``<file stem>.tests.yaml``; returns its path."""
+        from .tool_tests import save_case_of_tool_file
+
+        return save_case_of_tool_file(spec, case) if spec.source == self.name else None
+
+    def watch_cases(self, changed: Any) -> Any:
+        """Follow hand edits of the folder's ``*.tests.yaml`` (a live registry re-runs them)."""
+        from .tool_tests import watch_case_files
+
+        return watch_case_files(self.root, changed)
+
     def file_of(self, tool_name: str) -> Path | None:
         """The file that defines ``tool_name`` (the first, if several do)."""
         with self._lock:
