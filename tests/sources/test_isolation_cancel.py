@@ -122,13 +122,16 @@ async def _pids(reg: Registry) -> set[int]:
     return {r.structured for r in results}
 
 
-async def _wait_for(path: Path, seconds: float) -> bool:
+def _appears(path: Path, seconds: float) -> bool:
+    """Whether ``path`` appears within ``seconds`` (the tool writes it in its worker)."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists():
-            return True
-        await asyncio.sleep(0.02)
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
     return path.exists()
+
+
+async def _wait_for(path: Path, seconds: float) -> bool:
+    return await asyncio.to_thread(_appears, path, seconds)
 
 
 async def test_a_cancelled_async_tool_runs_its_cleanup_and_keeps_its_worker(
