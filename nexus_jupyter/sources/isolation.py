@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -75,16 +76,27 @@ def _no_caller(event: tuple[Any, ...], respond: Respond) -> None:
         )
 
 
+#: Starts every worker process, from one thread that lives as long as this process: a
+#: worker asks the kernel to kill it when the thread that started it ends (Linux's parent
+#: death signal, see :mod:`.worker`), so workers never outlive their server, even one
+#: stuck in a C call, and a pool thread that ends must not take its workers with it.
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nexus-worker-spawner")
+
+
+def _start_worker() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "nexus_jupyter.sources.worker", str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,  # what tools print and log shows with the server's own stderr
+    )
+
+
 class _Worker:
     """One worker process and its pipes; used by one thread at a time."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nexus_jupyter.sources.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None,  # what tools print and log shows with the server's own stderr
-        )
+        self.proc = _SPAWNER.submit(_start_worker).result()
         self.broken = False  # its channel failed: never reused
         self._write = threading.Lock()  # requests and (from other threads) replies
 

@@ -383,11 +383,29 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this process when the thread that started it ends (the parent's
+    spawner thread, which lives as long as the parent), and end now if the parent already
+    has: a worker must never outlive its server, even one stuck in a C call that holds the
+    GIL. Elsewhere the reader thread's end of input does it (when the GIL allows)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+
 def main() -> None:
     from ..core.policy.credentials import CredentialStore
     from ..core.policy.masking import MaskingStream
     from . import loader  # noqa: F401 - imported before the first request, not during it
 
+    if len(sys.argv) > 1:
+        _die_with_parent(int(sys.argv[1]))
     parent = _Parent(sys.stdin.buffer, sys.stdout.buffer)
     worker = _Worker(parent)
     worker.credentials = CredentialStore()  # also masks this process's log records
