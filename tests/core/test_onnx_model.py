@@ -46,7 +46,7 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
 ) -> None:
     import numpy as np
 
-    from nexus_jupyter.core.search.embeddings import MiniLM
+    from nexus_jupyter.core.search.embeddings import MiniLM, padded_batches
 
     texts = [
         "List the files and folders in a directory.",
@@ -56,7 +56,15 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
     ]
     reference = MiniLM(_packaged()).encode(texts)
     fp32 = onnx_model.OnnxMiniLM(_packaged(), quantized=False, cache_root=tmp_path)
-    assert np.abs(fp32.encode(texts) - reference).max() < 1e-4
+    together = fp32.encode(texts)
+    assert np.abs(together - reference).max() < 1e-4
+    # fp32 texts share runs (a token budget per batch); a text's vector ignores its batch-mates.
+    alone = np.stack([fp32.encode([text])[0] for text in texts])
+    assert np.abs(together - alone).max() < 1e-5
+    batches = list(padded_batches(fp32.tokenizer, texts[:3] * 20, 64, onnx_model.TOKEN_BUDGET))
+    assert 1 < len(batches) < 60 and all(
+        ids.size <= onnx_model.TOKEN_BUDGET for _, ids, _ in batches
+    )
     int8 = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
     cosines = (int8.encode(texts) * reference).sum(axis=1)
     assert cosines.min() > 0.97
