@@ -9,8 +9,8 @@ every weight setting on a small grid around the shipped one it runs the real
 best MRR on the other folds and scores the held-back fold with it. The mean over repeated
 random splits estimates quality on unseen queries drawn like the dev set. The threshold is
 chosen the same way: the highest that leaves at most 3% of the training folds' servable
-queries without hits (the goal), scored by the share of held-back unservable queries left
-empty. Weights per mode: keyword, the slot, read/write and kind-of-change weights added to
+queries without hits (the goal) and costs them no recall@5 (a hit below the threshold is
+dropped from the list), scored by the share of held-back unservable queries left empty. Weights per mode: keyword, the slot, read/write and kind-of-change weights added to
 relative BM25; hybrid, the keyword weight against cosine z-scores, the dense-to-sparse
 feedback weight and the fit weights (:mod:`nexus_jupyter.core.search.index`).
 """
@@ -157,15 +157,20 @@ def main(argv: list[str] | None = None) -> int:
         )
         # The threshold, chosen per fold under the ≤ 3% servable-empty goal.
         with weights(mode, shipped):
-            empties = {t: outcomes(index, queries, t)[:, 1] for t in THRESHOLDS[mode]}
+            at = {t: outcomes(index, queries, t) for t in THRESHOLDS[mode]}
+        empties = {t: run[:, 1] for t, run in at.items()}
         kept, leaked, picked = [], [], []
         for _ in range(args.repeats):
             order = rng.permutation(len(queries))
             for k in range(args.folds):
                 test = order[k :: args.folds]
                 train = np.setdiff1d(order, test)
+                serv = train[servable[train]]
+                recall = {t: ranking_figures(at[t][serv, 0])[1] for t in THRESHOLDS[mode]}
                 ok = [
-                    t for t in THRESHOLDS[mode] if empties[t][train][servable[train]].mean() <= 0.03
+                    t
+                    for t in THRESHOLDS[mode]
+                    if empties[t][serv].mean() <= 0.03 and recall[t] >= max(recall.values()) - 1e-9
                 ]
                 t = max(ok) if ok else min(THRESHOLDS[mode])
                 picked.append(t)
@@ -178,10 +183,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{own_empty[~servable].mean():.1%} / {own_empty[servable].mean():.1%}); "
             f"chosen most often {max(set(picked), key=picked.count):g}"
         )
-        for t, empty in empties.items():
+        for t, run in at.items():
+            r1, r5, mrr = ranking_figures(run[servable, 0])
             print(
-                f"    in-sample at {t:g}: unservable with no hits {empty[~servable].mean():.0%}, "
-                f"servable {empty[servable].mean():.1%}"
+                f"    in-sample at {t:g}: recall@1 {r1:.3f} recall@5 {r5:.3f} MRR {mrr:.3f}; "
+                f"no hits: unservable {run[~servable, 1].mean():.0%}, "
+                f"servable {run[servable, 1].mean():.1%}"
             )
         index.close()
     return 0

@@ -35,7 +35,7 @@ The word lists the signals read are data files (:mod:`.vocabulary`).
   weigh most) that the tool's fields contain; in hybrid mode the cosine similarity of the
   query to the tool's nearest embedded view (all-MiniLM-L6-v2: unrelated text sits near 0,
   a paraphrase of the tool's purpose at 0.5 and above). A hit must reach ``threshold``
-  (:data:`~.confidence.DEFAULT_THRESHOLDS`: 0.1 keyword, 0.25 hybrid) and rank within
+  (:data:`~.confidence.DEFAULT_THRESHOLDS`: 0.1 keyword, 0.2 hybrid) and rank within
   :data:`~.confidence.MARGINS` of the best candidate, so a query one tool fits gets that tool alone. Scores never rise
   down the list (each is capped by the one before), so a caller's own cut keeps a prefix;
   an exact name scores 1.0;
