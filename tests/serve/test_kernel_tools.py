@@ -363,6 +363,8 @@ def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
         },
     }
 
+    said: list[str] = []
+
     def post(opener: Any, headers: dict[str, str]) -> int:
         req = urllib.request.Request(
             server.url + "nexus/mcp",
@@ -378,10 +380,22 @@ def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
             with opener.open(req, timeout=10) as resp:
                 return int(resp.status)
         except urllib.error.HTTPError as exc:
+            said.append(json.loads(exc.read())["message"])
             return int(exc.code)
 
     plain = urllib.request.build_opener()
     assert post(plain, {}) == 403
+    # an agent is told how to get in, not about a browser's XSRF cookie
+    assert "needs the Jupyter server's token" in said[-1] and "Authorization: token" in said[-1]
+    assert post(plain, {"Authorization": "token not-the-token"}) == 403
+    assert "is not this Jupyter server's token" in said[-1]
+    listen = urllib.request.Request(
+        server.url + "nexus/mcp", headers={"Accept": "text/event-stream"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:  # GET: the listen stream
+        plain.open(listen, timeout=10)
+    assert refused.value.code == 403
+    assert "needs the Jupyter server's token" in json.loads(refused.value.read())["message"]
     assert post(plain, {"Authorization": f"Bearer {TOKEN}"}) == 200
     assert post(plain, {"Authorization": f"token {TOKEN}"}) == 200
     jar = http.cookiejar.CookieJar()
@@ -391,6 +405,7 @@ def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
     xsrf = [c.value for c in jar if c.name == "_xsrf"]
     assert xsrf, [c.name for c in jar]
     assert post(browser, {}) == 403  # the cookie alone: Jupyter's XSRF rule
+    assert "_xsrf" in said[-1]
     assert post(browser, {"X-XSRFToken": xsrf[0]}) == 200
 
 
