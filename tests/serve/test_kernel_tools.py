@@ -103,6 +103,46 @@ def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
         kernel.close()
 
 
+def test_a_renamed_notebook_renames_its_kernel_source(server: JupyterServer) -> None:
+    """Renaming a notebook (or its folder) while its kernel runs, as JupyterLab does it
+    (the file through the contents API, then the session): the kernel's tools follow the
+    new path, so the sidebar keeps them in the notebook's group and "Go to cell" opens it."""
+    (server.root / "drafts").mkdir()
+    (server.root / "drafts" / "Untitled.ipynb").write_text("{}")
+    kernel = _open(server, "drafts/Untitled.ipynb")
+    try:
+        kernel.run(GET_LIMIT.replace("get_limit", "draft_limit"), "define")
+        server.wait_for(lambda: _row(server, "kernel:drafts/Untitled.ipynb", "draft_limit"), 15)
+        before = "drafts/Untitled.ipynb"
+        for old, new, notebook in (
+            ("drafts/Untitled.ipynb", "drafts/analysis.ipynb", "drafts/analysis.ipynb"),
+            ("drafts", "final", "final/analysis.ipynb"),  # the folder that holds it
+        ):
+            status, body = server.request("PATCH", f"api/contents/{old}", {"path": new})
+            assert status == 200, body
+            status, body = server.request(
+                "PATCH", f"api/sessions/{kernel.session_id}", {"path": notebook}
+            )
+            assert status == 200, body
+            row = server.wait_for(
+                lambda n=notebook: _row(server, f"kernel:{n}", "draft_limit"),
+                10,
+                f"the tool to follow the notebook to {notebook}",
+            )
+            assert row["notebook"] == notebook and row["origin"] == "cell:define"
+            assert f"kernel:{before}" not in _kernel_sources(server)
+            before = notebook
+        assert server.call("draft_limit", {})[1]["structured"] == 7
+    finally:
+        kernel.close()
+
+
+def _kernel_sources(server: JupyterServer) -> list[str]:
+    status, body = server.request("GET", "nexus/api/status")
+    assert status == 200, body
+    return [s["name"] for s in body["sources"] if s["name"].startswith("kernel:")]
+
+
 SQLITE = '''import sqlite3, threading
 from nexus_jupyter import tool
 
