@@ -117,7 +117,7 @@ def test_a_name_whose_file_never_loaded_says_which_file_failed_and_why(
     folder = tmp_path / "fresh"
     folder.mkdir()
     (folder / "circle_area.py").write_text(BROKEN)  # broken before the kernel ever loads it
-    registry.watch(folder)
+    assert registry.watch(folder).wait_ready(10)  # its status (the error) is published
     assert registry.find("circle_area") is None
     message = face.error("call", "circle_area", {"radius": 1})
     assert message.startswith("No tool named 'circle_area': circle_area.py failed to load")
@@ -133,7 +133,7 @@ def test_list_names_a_file_that_never_loaded(
     folder = tmp_path / "fresh"
     folder.mkdir()
     (folder / "circle_area.py").write_text(BROKEN)
-    registry.watch(folder)
+    assert registry.watch(folder).wait_ready(10)  # its status (the error) is published
     view = face.list()
     assert "circle_area" not in view.names
     assert len(view.failed) == 1
@@ -153,7 +153,7 @@ def test_a_file_named_otherwise_is_found_by_the_function_it_defines(
     folder = tmp_path / "shapes"
     folder.mkdir()
     (folder / "geometry.py").write_text("import no_such_module_here\n" + GOOD)
-    registry.watch(folder)
+    assert registry.watch(folder).wait_ready(10)  # its status (the error) is published
     message = face.error("info", "circle_area")
     assert (
         "geometry.py failed to load" in message
