@@ -34,7 +34,7 @@ from ..core.registry.publisher import SourcePublisher
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 
-__all__ = ["DeclaredToolsSource", "base_argv", "build_declared_tool", "script_tool"]
+__all__ = ["DeclaredToolsSource", "base_argv", "build_declared_tools", "script_tool"]
 
 _ANY_OBJECT = {"type": "object", "additionalProperties": True}
 
@@ -118,8 +118,11 @@ def _mcp_forwarder(name: str, ref: McpReference, registry: Any, **spec_fields: A
     )
 
 
-def build_declared_tool(decl: ToolDeclaration, default_root: Path, registry: Any = None) -> Tool:
-    """The tool ``decl`` describes. Raises when it cannot be built (a module that does not
+def build_declared_tools(
+    decl: ToolDeclaration, default_root: Path, registry: Any = None
+) -> list[Tool]:
+    """The tools ``decl`` describes: one, or for a skill its own tool then one per script it
+    declares (``<id>__<script>``). Raises when they cannot be built (a module that does not
     import, a skill folder without ``SKILL.md``)."""
     root = decl.root(default_root)
     fields: dict[str, Any] = {
@@ -134,18 +137,17 @@ def build_declared_tool(decl: ToolDeclaration, default_root: Path, registry: Any
         fields["permission"] = decl.permission
     source = decl.source
     if isinstance(source, CliCommand | ScriptCommand):
-        return script_tool(decl.id, source, root, parameters=decl.parameters, **fields)
+        return [script_tool(decl.id, source, root, parameters=decl.parameters, **fields)]
     if isinstance(source, PythonReference):
         from .python_ref import load_python_tool
 
-        return load_python_tool(source.module, search_path=root, name=decl.id, **fields)
+        return [load_python_tool(source.module, search_path=root, name=decl.id, **fields)]
     if isinstance(source, McpReference):
-        return _mcp_forwarder(decl.id, source, registry, **fields)
+        return [_mcp_forwarder(decl.id, source, registry, **fields)]
     assert isinstance(source, SkillReference)
     from .skills import load_skill
 
-    skill = load_skill(root / Path(source.path).expanduser(), **fields, name=decl.id)[0]
-    return skill
+    return load_skill(root / Path(source.path).expanduser(), **fields, name=decl.id)
 
 
 def _placeholder(decl: ToolDeclaration, reason: str) -> Tool:
@@ -194,7 +196,7 @@ class DeclaredToolsSource:
         tools, errors = [], {}
         for decl in self.declarations.values():
             try:
-                tools.append(build_declared_tool(decl, self.root, self.registry))
+                tools.extend(build_declared_tools(decl, self.root, self.registry))
             except Exception as exc:
                 errors[decl.id] = f"cannot be loaded: {type(exc).__name__}: {exc}"
                 tools.append(_placeholder(decl, errors[decl.id]))
@@ -244,7 +246,7 @@ class DeclaredToolsSource:
         touched = [d for name in change.sources for d in servers.get(name, [])]
         if not touched:
             return
-        upserts = [build_declared_tool(d, self.root, self.registry) for d in touched]
+        upserts = [t for d in touched for t in build_declared_tools(d, self.root, self.registry)]
         reasons = {d.id: unavailable_reason(d, self.root_of(d), self.registry) for d in touched}
         self.last_check.update(reasons)
         publisher.update(upserts=upserts, unavailable=reasons)

@@ -318,3 +318,24 @@ def test_mcp_reference_to_a_dead_server_says_so(tmp_path: Path) -> None:
         wait_until(reg, lambda: "is down" in (manifest.last_check.get("fetch") or ""))
         assert "MCP server 'gone' is down" in (reg.entry("fetch").reason or "")
         assert "not configured (add it under mcp.servers)" in (reg.entry("other").reason or "")
+
+
+def test_a_declared_skill_brings_the_scripts_it_declares(tmp_path: Path) -> None:
+    skill = tmp_path / "vendor" / "release"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: release\ndescription: Cut a release.\n"
+        "scripts:\n  - {name: tag, path: scripts/tag.sh, args: ['{version}'],\n"
+        "     parameters: {type: object, properties: {version: {type: string}}}}\n---\n"
+        "Tag the release, then announce it.\n"
+    )
+    (skill / "scripts" / "tag.sh").write_text('#!/bin/bash\necho "tagged $1 in $(pwd)"\n')
+    text = (
+        "search: {mode: keyword}\n"
+        "tools:\n  - {id: ship, source: {type: skill, path: vendor/release}}\n"
+    )
+    with _project(tmp_path, text) as reg:
+        assert reg.call_sync("ship", {}).value["instructions"].startswith("Tag the release")
+        result = reg.call_sync("ship__tag", {"version": "1.2"}, approved=True)
+        assert result.ok, result.error
+        assert result.value["stdout"] == f"tagged 1.2 in {skill.resolve()}\n"
