@@ -214,3 +214,20 @@ def test_cli_tools_script_path_works_with_root(env: dict[str, str], tmp_path: Pa
     done = run(env, tmp_path, "--root", str(ws), "call", "greet_cli", '{"args": ["bo"]}', "--yes")
     assert done.returncode == 0, done.stderr
     assert '"stdout": "hello bo from ws\\n"' in done.stdout
+
+
+def test_a_declared_mcp_tool_is_ready_once_its_server_answered(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    time_server = Path(sys.executable).parent / "mcp-server-time"
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        f"mcp: {{servers: [{{name: time, command: '{time_server}'}}]}}\n"
+        "tools:\n  - {id: now, source: {type: mcp, server: time, tool: get_current_time}}\n"
+    )
+    info = run(env, tmp_path, "info", "now", "--json", "--root", str(ws), "--wait", "60")
+    assert info.returncode == 0, info.stderr
+    entry = json.loads(info.stdout)
+    assert (entry["status"], entry["reason"]) == ("ok", None)
+    assert "timezone" in entry["input_schema"]["properties"]  # the server's own schema

@@ -17,6 +17,7 @@ import asyncio
 import json
 import shlex
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,7 @@ class DeclaredToolsSource:
         self.build_errors: dict[str, str] = {}
         self.last_check: dict[str, str | None] = {}
         self._unsubscribe: Any = None
+        self._lock = threading.Lock()
 
     def declaration(self, name: str) -> ToolDeclaration | None:
         return self.declarations.get(name)
@@ -224,10 +226,11 @@ class DeclaredToolsSource:
 
     def publish_availability(self, publisher: SourcePublisher) -> None:
         """Rebuild, check, and publish the set with the unavailable ones marked."""
-        tools = self.build()
-        results = self.check()
-        unavailable = {n: r for n, r in results.items() if r is not None}
-        publisher.replace(tools, unavailable=unavailable, details={"checks": results})
+        with self._lock:  # checks and publishes in one piece: the last one run saw the latest
+            tools = self.build()
+            results = self.check()
+            unavailable = {n: r for n, r in results.items() if r is not None}
+            publisher.replace(tools, unavailable=unavailable, details={"checks": results})
 
     def _servers(self) -> dict[str, list[ToolDeclaration]]:
         """``{"mcp:<server>": [declarations referring to its tools]}``."""
@@ -240,23 +243,36 @@ class DeclaredToolsSource:
     def _on_change(self, change: Any, publisher: SourcePublisher) -> None:
         """An MCP server connected, changed its tools or went down: rebuild and re-check
         the declarations that refer to it (its schema is copied once it is known)."""
+        servers = self._servers()
+        self.refresh_references(publisher, [n for n in change.sources if n in servers])
+
+    def refresh_references(
+        self, publisher: SourcePublisher, servers: Iterable[str] | None = None
+    ) -> None:
+        """Rebuild and re-check the declarations that refer to tools of MCP ``servers``
+        (``"mcp:<name>"``; every server when ``None``) now, on this thread. The command
+        line calls it once its servers answered, rather than racing the change event."""
         from .install import unavailable_reason
 
-        servers = self._servers()
-        touched = [d for name in change.sources for d in servers.get(name, [])]
+        refs = self._servers()
+        touched = [d for name in (refs if servers is None else servers) for d in refs[name]]
         if not touched:
             return
-        upserts = [t for d in touched for t in build_declared_tools(d, self.root, self.registry)]
-        reasons = {d.id: unavailable_reason(d, self.root_of(d), self.registry) for d in touched}
-        self.last_check.update(reasons)
-        publisher.update(upserts=upserts, unavailable=reasons)
+        with self._lock:
+            upserts = [
+                t for d in touched for t in build_declared_tools(d, self.root, self.registry)
+            ]
+            reasons = {d.id: unavailable_reason(d, self.root_of(d), self.registry) for d in touched}
+            self.last_check.update(reasons)
+            publisher.update(upserts=upserts, unavailable=reasons)
 
     async def start(self, publisher: SourcePublisher) -> None:
-        await asyncio.to_thread(self.publish_availability, publisher)
+        # subscribed first: a server that gets ready while the checks run is not missed
         if self.registry is not None and self._servers():
             self._unsubscribe = self.registry.subscribe(
                 lambda change: self._on_change(change, publisher)
             )
+        await asyncio.to_thread(self.publish_availability, publisher)
 
     async def stop(self) -> None:
         unsubscribe, self._unsubscribe = self._unsubscribe, None
