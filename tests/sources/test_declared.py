@@ -339,3 +339,24 @@ def test_a_declared_skill_brings_the_scripts_it_declares(tmp_path: Path) -> None
         result = reg.call_sync("ship__tag", {"version": "1.2"}, approved=True)
         assert result.ok, result.error
         assert result.value["stdout"] == f"tagged 1.2 in {skill.resolve()}\n"
+
+
+def test_find_tools_prefers_the_named_source(tmp_path: Path) -> None:
+    text = (
+        "search: {mode: keyword}\n"
+        "cli_tools:\n  - {name: hello_cli, command: 'true', capabilities: [greeting]}\n"
+        "tools:\n"
+        "  - {id: hello, source: {type: cli, command: 'true'}, capabilities: [greeting]}\n"
+        "  - {id: hello_all, source: {type: cli, command: 'true'},\n"
+        "     capabilities: [greeting, farewell]}\n"
+    )
+    with _project(tmp_path, text) as reg:
+        wait_until(reg, lambda: reg.find("hello_cli") is not None)
+
+        def best(prefer: str | list[str] | None) -> list[str]:
+            return [e.name for e in reg.find_tools(capabilities="greeting", prefer_source=prefer)]
+
+        assert best(None) == ["hello", "hello_cli", "hello_all"]  # the specific ones first
+        assert best("config:cli_tools") == ["hello_cli", "hello", "hello_all"]
+        assert best("manifest") == ["hello", "hello_all", "hello_cli"]
+        assert best(["skill", "config:cli_tools"]) == ["hello_cli", "hello", "hello_all"]
