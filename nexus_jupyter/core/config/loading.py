@@ -112,15 +112,24 @@ def _named_list(value: Any, ident: str = "name") -> bool:
 
 
 def _mark_declarations(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Each ``tools:`` entry of file ``path`` remembers it, so its relative paths resolve
-    against that file's folder (not the working directory)."""
+    """Each ``tools:`` entry of file ``path`` remembers it, and its relative ``skills:``
+    folders become absolute, so paths resolve against that file's folder (not the working
+    directory, nor the project when the file is the user level)."""
+    out = dict(data)
     tools = data.get("tools")
-    if not isinstance(tools, list):
-        return data
-    marked = [
-        {**t, "declared_in": str(path.resolve())} if isinstance(t, Mapping) else t for t in tools
-    ]
-    return {**data, "tools": marked}
+    if isinstance(tools, list):
+        out["tools"] = [
+            {**t, "declared_in": str(path.resolve())} if isinstance(t, Mapping) else t
+            for t in tools
+        ]
+    skills = data.get("skills")
+    if isinstance(skills, list):
+        folder = path.resolve().parent
+        out["skills"] = [
+            str(folder / s) if isinstance(s, str) and not s.startswith(("~", "/")) else s
+            for s in skills
+        ]
+    return out
 
 
 def load_settings(
