@@ -4,6 +4,7 @@ flags honoured."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,38 @@ def test_calls_work_sync_and_async(reg: Registry) -> None:
     assert reg.call_sync("pa_subtract", {"a": 9, "b": 4}).value == 5
     assert reg.call_sync("smol_reverse", {"text": "abc"}).value == "cba"
     assert reg.call_sync("oa_power", {"base": 2, "exponent": 10}).value == 1024
+
+
+def test_a_smolagents_tool_is_set_up_before_its_first_call(reg: Registry) -> None:
+    assert reg.call_sync("smol_lookup", {"word": "hi"}, approved=True).value == "a greeting"
+
+
+def test_a_failing_openai_agents_tool_is_an_error_with_its_message(reg: Registry) -> None:
+    result = reg.call_sync("oa_find", {"name": "r9"})
+    assert result.is_error, result.value  # not the SDK's "An error occurred ..." text
+    assert (result.error_type, result.error) == ("LookupError", "no record named 'r9'")
+
+
+def test_a_module_of_the_project_loads_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "team_tools.py").write_text(
+        "def stamp(text: str) -> str:\n    'Stamp a text.'\n    return '[ok] ' + text\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr("sys.path", list(sys.path))  # the project joins a copy
+    registry = make_registry(
+        project, {"team": {"module": "team_tools", "approval": {"default": "pre_approved"}}}
+    )
+    try:
+        assert registry.call_sync("stamp", {"text": "x"}).value == "[ok] x"
+    finally:
+        registry.close()
+        sys.modules.pop("team_tools", None)
 
 
 def test_arguments_are_checked_against_the_library_schema(reg: Registry) -> None:
