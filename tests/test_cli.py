@@ -254,6 +254,10 @@ def test_toolsets_command_lists_builtin_and_configured_toolsets(
     )
     assert any(line.startswith("web") and " off " in line for line in lines)
     assert "no_such_module_xyz" in shown.stdout
+    assert any(line.split()[:3] == ["broken", "on", "no_such_module_xyz:tools"] for line in lines)
+    unknown = run(env, tmp_path, "toolsets", "nope")
+    assert unknown.returncode == 2 and unknown.stdout == ""
+    assert "no toolset 'nope'; toolsets: broken, files" in unknown.stderr
     data = json.loads(run(env, tmp_path, "--json", "toolsets", "shell").stdout)
     assert data == [
         {

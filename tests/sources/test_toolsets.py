@@ -12,6 +12,7 @@ import pytest
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.errors import ApprovalRequired, PermissionDenied
+from nexus_jupyter.core.toolsets.overview import toolset_rows
 
 FIXTURES = "tests.sources.toolset_fixtures"
 
@@ -178,6 +179,8 @@ def test_entry_point_toolset_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         names = {t.name for t in registry.list(source="toolset:research")}
         assert names == {"research_add", "research_slow_echo"}
         assert registry.call_sync("research_add", {"a": 1, "b": 2}).value == 3
+        row = next(r for r in toolset_rows(registry) if r["toolset"] == "research")
+        assert row["origin"] == f"entry point {FIXTURES}.plain:research_tools"
         with pytest.raises(ApprovalRequired):  # external and not in the map: asks
             registry.call_sync("research_slow_echo", {"text": "x"})
     finally:
