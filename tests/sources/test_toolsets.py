@@ -127,6 +127,26 @@ def test_approval_map_blocks_and_pre_approves(reg: Registry) -> None:
     assert reg.call_sync("smol_reverse", {"text": "xy"}).value == "yx"
 
 
+def test_the_approval_map_names_tools_with_or_without_the_prefix(tmp_path: Path) -> None:
+    registry = make_registry(
+        tmp_path,
+        {
+            "research": {
+                "module": f"{FIXTURES}.plain:research_tools",
+                "prefix": "research_",
+                # the issue's spelling (preApproved) and the prefixed name both work
+                "approval": {"research_add": "preApproved", "slow_echo": "blocked"},
+            }
+        },
+    )
+    try:
+        assert registry.call_sync("research_add", {"a": 1, "b": 1}).value == 2
+        with pytest.raises(PermissionDenied, match=r"toolsets\.research\.approval\.slow_echo"):
+            registry.call_sync("research_slow_echo", {"text": "x"}, approved=True)
+    finally:
+        registry.close()
+
+
 def test_library_approval_flags_are_never_made_laxer(reg: Registry) -> None:
     # both toolsets pre-approve by default; the libraries' own flags still ask
     assert reg.get("pa_wipe").spec.needs_approval
