@@ -64,3 +64,22 @@ def test_the_default_names_the_arguments_given_with_secrets_masked(tmp_path: Pat
     with _registry(tmp_path) as reg:
         result = reg.call_sync("fetch", {"url": "https://e.org", "token": "s3cr3t-value-99"})
         assert result.summary == "fetch(url='https://e.org', token='***')"
+
+
+def test_the_built_in_tools_say_what_each_call_does(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("one\n")
+    reg = Registry.default(
+        root=tmp_path, config={"audit": False}, watch=False, mcp=False, search="keyword"
+    )
+    with reg:
+        calls = {
+            "read": ({"path": "notes.txt"}, "Reading notes.txt"),
+            "ls": ({}, "Listing ."),
+            "glob": ({"pattern": "*.txt"}, "Finding files matching *.txt in ."),
+            "grep": ({"pattern": "on+"}, "Searching . for 'on+'"),
+            "bash": ({"command": "echo hi"}, "Running: echo hi"),
+            "tool_search": ({"query": "files"}, "Searching the tools for 'files'"),
+        }
+        for name, (arguments, line) in calls.items():
+            result = reg.call_sync(name, arguments, approved=True)
+            assert (result.ok, result.summary) == (True, line), (name, result.error)
