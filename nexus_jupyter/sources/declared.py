@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
 import threading
@@ -53,9 +54,19 @@ def base_argv(command: CliCommand | ScriptCommand, root: Path) -> list[str]:
         return [*shlex.split(command.interpreter), str(path)]
     if path.suffix == ".py":
         return [sys.executable, str(path)]
-    if path.suffix == ".sh":
+    if path.suffix == ".sh" and not _runs_itself(path):
         return ["bash", str(path)]
     return [str(path)]
+
+
+def _runs_itself(path: Path) -> bool:
+    """Whether ``path`` is an executable file that names its interpreter (``#!/bin/sh``):
+    then it runs as its author wrote it, not under ``bash``."""
+    try:
+        with path.open("rb") as head:
+            return head.read(2) == b"#!" and os.access(path, os.X_OK)
+    except OSError:
+        return False
 
 
 def script_tool(

@@ -360,3 +360,23 @@ def test_find_tools_prefers_the_named_source(tmp_path: Path) -> None:
         assert best("config:cli_tools") == ["hello_cli", "hello", "hello_all"]
         assert best("manifest") == ["hello", "hello_all", "hello_cli"]
         assert best(["skill", "config:cli_tools"]) == ["hello_cli", "hello", "hello_all"]
+
+
+def test_an_executable_script_runs_with_the_interpreter_it_names(tmp_path: Path) -> None:
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    body = 'echo "$0 ${BASH_VERSION:-not bash}"\n'
+    (scripts / "own.sh").write_text("#!/bin/sh\n" + body)  # executable: its #! decides
+    (scripts / "own.sh").chmod(0o755)
+    (scripts / "plain.sh").write_text(body)  # not executable, no #!: bash runs it
+    text = (
+        "search: {mode: keyword}\n"
+        "tools:\n"
+        "  - {id: own, source: {type: script, path: scripts/own.sh}, availability: always}\n"
+        "  - {id: plain, source: {type: script, path: scripts/plain.sh}, availability: always}\n"
+    )
+    with _project(tmp_path, text) as reg:
+        own = reg.call_sync("own", {}, approved=True).value["stdout"]
+        assert own == f"{scripts / 'own.sh'} not bash\n"
+        plain = reg.call_sync("plain", {}, approved=True).value["stdout"]
+        assert plain.startswith(str(scripts / "plain.sh")) and "not bash" not in plain
