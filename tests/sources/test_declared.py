@@ -213,6 +213,10 @@ def test_project_overrides_user_entry_by_id(
             "line 3: key 'tools[0].source.command': Field required",
         ),
         ("version: 9\n", "understands versions up to 1"),
+        (  # a key under a named entry (a mapping of models) still gets its suggestion
+            "toolsets:\n  research:\n    module: x\n    aproval: {}\n",
+            "line 4: unknown key 'toolsets.research.aproval'. Did you mean 'approval'?",
+        ),
         (
             "tools:\n  - id: x\n    source: {type: python, module: nocolon}\n",
             "must look like 'package.module:attribute'",

@@ -221,6 +221,7 @@ def _walk(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None
     model: Any = Settings
     holder: Any = Settings
     members: tuple[type[BaseModel], ...] = ()
+    keyed = False  # the part before named a mapping of models: this part is a key of it
     for part in loc:
         if members:  # this part is the tag: it picks the member
             model = next((m for m in members if part in _tags_of(m)), None)
@@ -228,12 +229,16 @@ def _walk(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None
             continue
         kept.append(part)
         holder = model
+        if keyed:  # ``toolsets.research``: "research" is a name, its value the model
+            keyed = False
+            continue
         if isinstance(part, int) or model is None:
             continue
         field = model.model_fields.get(part) if isinstance(part, str) else None
         if field is not None and field.discriminator is not None:
             members = _models_in(field.annotation)
         model = _model_of(field.annotation) if field is not None else None
+        keyed = field is not None and typing.get_origin(field.annotation) is dict
     return tuple(kept), holder
 
 
