@@ -199,6 +199,10 @@ def test_project_overrides_user_entry_by_id(
     assert tools["build"].description == "Build one target."  # the project wins
     assert tools["user_only"].declared_in == str(home / "nex.yaml")
     assert tools["build"].declared_in == str(project / "nex.yaml")
+    runtime = {"tools": [{"id": "build", "source": {"type": "cli", "command": "make"}}]}
+    tools = {t.id: t for t in load_settings(project, runtime=runtime).tools}
+    assert tools["build"].source.command == "make"  # runtime settings win over both files
+    assert tools["build"].declared_in is None and "user_only" in tools
 
 
 @pytest.mark.parametrize(

@@ -252,3 +252,23 @@ def test_nex_yaml_mode_prompt_asks_above_read_only(tmp_path: Path) -> None:
         assert registry.call_sync("bash", {"command": "true"}).value["exit_code"] == 0
     finally:
         registry.close()
+
+
+def test_a_librarys_adapter_is_imported_only_when_one_of_its_tools_is_met(tmp_path: Path) -> None:
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from nexus_jupyter import Registry\n"
+        f"reg = Registry.default(root={str(tmp_path)!r}, watch=False, mcp=False, search='keyword',\n"
+        f"    config={{'audit': False, 'toolsets': {{'p': {{'module': '{FIXTURES}.plain'}}}}}})\n"
+        "assert reg.get('add') is not None\n"
+        "reg.close()\n"
+        "libs = ('langchain_core', 'pydantic_ai', 'smolagents', 'agents')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in libs))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
