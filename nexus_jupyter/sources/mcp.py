@@ -180,6 +180,22 @@ class McpSource:
 
         return publisher.loop.submit(again())
 
+    def relist(self) -> concurrent.futures.Future[None]:
+        """Ask the server for its tools, resources and prompts again now (from any thread),
+        for a server that changes them without saying so; done once they are published. A
+        server that is not connected lists them when it reconnects."""
+        publisher = self._publisher
+        if publisher is None:
+            raise SourceError(f"MCP server {self.server!r} is not running in a registry yet.")
+
+        async def again() -> None:
+            client = self._client
+            if client is not None and self.state == "ready":
+                await self._list_tools(client)
+                await self._list_offers(client)
+
+        return publisher.loop.submit(again())
+
     @property
     def status(self) -> dict[str, Any]:
         return {
