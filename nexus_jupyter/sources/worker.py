@@ -3,9 +3,11 @@
 
 It reads requests from stdin and answers on stdout, one length-prefixed pickle each:
 
-- ``("load", path, text, source)`` → ``("loaded", specs, error, line, names, offers)``: the
-  file is run as a module here (see :mod:`.loader`); ``specs`` describe its tools and
-  ``offers`` its ``@resource``/``@prompt`` functions;
+- ``("load", path, text, source, version)`` → ``("loaded", specs, error, line, names,
+  offers, helpers)``: the file is run as a module here (see :mod:`.loader`) and kept as
+  ``version`` (each load is one: the same text may import an edited helper); ``specs``
+  describe its tools, ``offers`` its ``@resource``/``@prompt`` functions and ``helpers`` the
+  modules beside it that it imported;
 - ``("call", path, hash, name, arguments, call)`` (``call``: a :class:`CallInfo`) →
   ``("ok", value)``, ``("error", kind, message)``, or ``("missing",)`` when this worker has
   not loaded that version of the file (it was restarted): the parent then sends the file
@@ -254,27 +256,29 @@ class _Worker:
         if running is not None:
             running.cancel()
 
-    def load(self, path: str, text: str, source: str) -> tuple[Any, ...]:
+    def load(self, path: str, text: str, source: str, version: str) -> tuple[Any, ...]:
         from .loader import load_tool_text
 
         result = load_tool_text(text, path, source=source)
         # the last few versions stay callable: calls that started before a save, and the
         # last good version while a broken one is shown, still reach their code
         for table in (self.files, self.offers):
-            table.pop((path, result.hash), None)  # a reload moves it to the newest place
+            table.pop((path, version), None)  # a reload moves it to the newest place
             older = [k for k in table if k[0] == path][: -(VERSIONS_KEPT - 1)]
             for key in older:
                 del table[key]
-        self.files[(path, result.hash)] = {t.name: t for t in result.tools}
-        self.offers[(path, result.hash)] = result.offers
+        self.files[(path, version)] = {t.name: t for t in result.tools}
+        self.offers[(path, version)] = result.offers
         specs = [(_spec_fields(t), _meta_fields(t)) for t in result.tools]
         offers = [(type(o).__name__, _offer_fields(o)) for o in result.offers]
-        return ("loaded", specs, result.error, result.line, tuple(result.names), offers)
+        helpers = tuple(str(h) for h in result.helpers)
+        names = tuple(result.names)
+        return ("loaded", specs, result.error, result.line, names, offers, helpers)
 
     def call(
-        self, path: str, digest: str, name: str, arguments: dict[str, Any], call: CallInfo
+        self, path: str, version: str, name: str, arguments: dict[str, Any], call: CallInfo
     ) -> tuple[Any, ...]:
-        tools = self.files.get((path, digest))
+        tools = self.files.get((path, version))
         if tools is None or name not in tools:
             return ("missing",)
         tool = tools[name]
@@ -295,21 +299,21 @@ class _Worker:
             self.running = None
         return ("ok", value)
 
-    def read(self, path: str, digest: str, uri: str) -> tuple[Any, ...]:
+    def read(self, path: str, version: str, uri: str) -> tuple[Any, ...]:
         from ..core.tools.offers import ResourceDef
 
-        for offer in self.offers.get((path, digest), ()):
+        for offer in self.offers.get((path, version), ()):
             if isinstance(offer, ResourceDef) and offer.match(uri) is not None:
                 return ("ok", asyncio.run(offer.read(uri)))
         return ("missing",)
 
     def render(
-        self, path: str, digest: str, name: str, arguments: dict[str, str], call: CallInfo
+        self, path: str, version: str, name: str, arguments: dict[str, str], call: CallInfo
     ) -> tuple[Any, ...]:
         from ..core.tools.channel import CURRENT_CHANNEL
         from ..core.tools.offers import PromptDef
 
-        for offer in self.offers.get((path, digest), ()):
+        for offer in self.offers.get((path, version), ()):
             if isinstance(offer, PromptDef) and offer.name == name:
                 # a prompt that takes a ToolContext may ask the client, as a tool does
                 token = CURRENT_CHANNEL.set(_PipeChannel(self.parent) if call.channel else None)
