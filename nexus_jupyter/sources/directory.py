@@ -281,13 +281,12 @@ class DirectorySource:
             return False  # vanished mid-read: the deletion event follows
         if (after.st_size, after.st_mtime_ns) != stat or len(raw) != before.st_size:
             return False  # still being written: its next event reloads it
-        state = self._book.state(path)
-        if (
-            defer is not None
-            and mid_save_reason(path, raw, before.st_mtime_ns, state.loaded_functions) is not None
-        ):
+        known = self._book.files.get(path)  # not made here: a deferred file is not listed
+        loaded = known.loaded_functions if known is not None else frozenset()
+        if defer is not None and mid_save_reason(path, raw, before.st_mtime_ns, loaded) is not None:
             defer.add(path)  # a save in progress (see .settle): the watcher retries it
             return False
+        state = self._book.state(path)
         digest = content_hash(raw)
         state.stat = stat
         if digest == state.hash:

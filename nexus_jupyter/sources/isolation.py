@@ -40,7 +40,7 @@ from .worker import (
     SUMMARY_IN_WORKER,
     VERSIONS_KEPT,
     CallInfo,
-    read_message,
+    MessageBuffer,
     remote_error,
     write_message,
 )
@@ -94,10 +94,14 @@ def _start_worker() -> subprocess.Popen[bytes]:
 
 
 class _Worker:
-    """One worker process and its pipes; used by one thread at a time."""
+    """One worker process and its pipes; used by one request at a time, from a pool thread
+    (:meth:`request`) or from an event loop (:meth:`request_on_loop`)."""
 
     def __init__(self) -> None:
         self.proc = _SPAWNER.submit(_start_worker).result()
+        assert self.proc.stdout is not None
+        self._fd = self.proc.stdout.fileno()
+        self._inbox = MessageBuffer()  # both ways of reading share it
         self.broken = False  # its channel failed: never reused
         self._write = threading.Lock()  # requests and (from other threads) replies
 
@@ -114,20 +118,60 @@ class _Worker:
         except (BrokenPipeError, OSError, ValueError):  # ValueError: the pipe was closed
             self.broken = True
 
+    def _read(self) -> bytes:
+        try:
+            return os.read(self._fd, 1 << 16)
+        except OSError:  # closed: it was killed
+            return b""
+
     def request(self, message: Any, on_event: EventHandler = _no_caller) -> Any:
         """Send ``message`` and wait for the answer, handing the events that come first to
         ``on_event`` with a function that sends a reply; ``None`` when the worker ended."""
-        assert self.proc.stdout is not None
         self.send(message)
-        answer = None
-        try:
-            while not self.broken and (answer := read_message(self.proc.stdout)) is not None:
+        return self.answer(on_event)
+
+    def answer(self, on_event: EventHandler = _no_caller) -> Any:
+        """Wait for the answer to the request sent last (see :meth:`request`)."""
+        while not self.broken:
+            while (answer := self._inbox.pop()) is not None:
                 if answer[0] not in _EVENTS:
-                    break
+                    return answer
                 on_event(answer, self.send)
-                answer = None
-        except (OSError, ValueError):  # ValueError: the pipe was closed
-            answer = None
+            data = self._read()
+            if not data:
+                break
+            self._inbox.feed(data)
+        self.broken = True
+        return None
+
+    async def request_on_loop(self, message: Any, on_event: EventHandler = _no_caller) -> Any:
+        """:meth:`request` without a thread: the running loop watches the pipe. Cancelling
+        this leaves the answer to come (:meth:`answer` takes it)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+
+        def readable() -> None:
+            data = self._read()
+            if not data:
+                loop.remove_reader(self._fd)
+                done.set_result(None)
+                return
+            self._inbox.feed(data)
+            while (answer := self._inbox.pop()) is not None:
+                if answer[0] not in _EVENTS:
+                    loop.remove_reader(self._fd)
+                    done.set_result(answer)
+                    return
+                on_event(answer, self.send)
+
+        self.send(message)
+        if self.broken:
+            return None
+        loop.add_reader(self._fd, readable)
+        try:
+            answer = await done
+        finally:
+            loop.remove_reader(self._fd)
         if answer is None:
             self.broken = True
         return answer
@@ -327,6 +371,20 @@ class ProcessIsolation:
 
     # -- workers --------------------------------------------------------------------------
 
+    def _take_idle(self) -> _Worker | None:
+        """An idle worker at once (its slot taken), or ``None``: then a pool thread waits
+        for one or starts a new one."""
+        if not self._slots.acquire(blocking=False):
+            return None
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.alive:
+                    return worker
+                worker.kill()
+        self._slots.release()
+        return None
+
     def _take(self) -> _Worker:
         self._slots.acquire()
         with self._lock:
@@ -493,9 +551,8 @@ class ProcessIsolation:
     ) -> Any:
         ticket = _Ticket()
         on_event = events.handle if events is not None else _no_caller
-        future = self._pool.run(self._request, message, on_event, ticket)
         try:
-            answer = await asyncio.shield(future)
+            answer = await self._answer(message, on_event, ticket)
         except asyncio.CancelledError as exc:
             if events is not None:
                 events.stop()
@@ -513,14 +570,54 @@ class ProcessIsolation:
             "or it was stopped); a new one takes the next call"
         )
 
-    def _request(self, message: tuple[Any, ...], on_event: EventHandler, ticket: _Ticket) -> Any:
-        path, version = message[1], message[2]
-        worker = self._take()
-        if not ticket.assign(worker):  # given up on while it waited for a worker
-            self._give_back(worker)
-            return ("ended",)
+    async def _answer(
+        self, message: tuple[Any, ...], on_event: EventHandler, ticket: _Ticket
+    ) -> Any:
+        """The worker's answer to ``message``. With an idle worker at hand, the pipe is
+        read by the running loop (no thread hop each way); otherwise, or when the worker
+        must load the file first, a pool thread waits for a worker and the answer."""
+        worker = self._take_idle()
+        if worker is None:
+            return await asyncio.shield(self._pool.run(self._request, message, on_event, ticket))
+        ticket.assign(worker)
         try:
-            answer = worker.request(message, on_event)
+            answer = await worker.request_on_loop(message, on_event)
+        except asyncio.CancelledError:  # the answer is still to come: a thread waits for it
+            self._pool.run(self._settle, worker, ticket)
+            raise
+        if answer != ("missing",):
+            ticket.finish()
+            self._give_back(worker)
+            return answer if answer is not None else ("ended",)
+        future = self._pool.run(self._request, message, on_event, ticket, worker)
+        return await asyncio.shield(future)
+
+    def _settle(self, worker: _Worker, ticket: _Ticket) -> None:
+        """Wait for the answer of a cancelled call (the worker stops it, or is killed),
+        then give the worker back: the next request must not read that answer."""
+        try:
+            worker.answer()
+        finally:
+            ticket.finish()
+            self._give_back(worker)
+
+    def _request(
+        self,
+        message: tuple[Any, ...],
+        on_event: EventHandler,
+        ticket: _Ticket,
+        worker: _Worker | None = None,
+    ) -> Any:
+        """:meth:`_answer` in a pool thread (``worker``: one that answered "missing")."""
+        path, version = message[1], message[2]
+        missing = worker is not None
+        if worker is None:
+            worker = self._take()
+            if not ticket.assign(worker):  # given up on while it waited for a worker
+                self._give_back(worker)
+                return ("ended",)
+        try:
+            answer = ("missing",) if missing else worker.request(message, on_event)
             if answer == ("missing",):  # a fresh worker: give it the file first
                 text = self._texts.get((path, version))
                 if text is None:

@@ -56,6 +56,7 @@ __all__ = [
     "SUMMARY_IN_WORKER",
     "VERSIONS_KEPT",
     "CallInfo",
+    "MessageBuffer",
     "main",
     "read_message",
     "remote_error",
@@ -77,6 +78,30 @@ def read_message(stream: IO[bytes]) -> Any:
     if len(body) < size:
         return None
     return pickle.loads(body)
+
+
+class MessageBuffer:
+    """Bytes read from a pipe (``os.read``, whole or in pieces), cut into messages: what
+    either side uses when it must not block on a partial read (an event loop's reader)."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self._data += data
+
+    def pop(self) -> Any:
+        """The next whole message, or ``None`` until more bytes come."""
+        data = self._data
+        if len(data) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(data)
+        end = _HEADER.size + size
+        if len(data) < end:
+            return None
+        message = pickle.loads(bytes(data[_HEADER.size : end]))
+        del data[:end]
+        return message
 
 
 def write_message(stream: IO[bytes], message: Any) -> None:
@@ -156,7 +181,7 @@ class _Parent:
     def __init__(self, fd_in: int, channel_out: IO[bytes]) -> None:
         self.fd_in = fd_in
         self.channel_out = channel_out
-        self._buffer = bytearray()
+        self._buffer = MessageBuffer()
         self._early: list[Any] = []  # requests that came while a call ran (not expected)
         self._write = threading.Lock()
         self._asks: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
@@ -167,27 +192,14 @@ class _Parent:
         data = os.read(self.fd_in, 1 << 16)
         if not data:
             os._exit(0)  # the parent went away: nothing waits for this process any more
-        self._buffer += data
-
-    def _pop(self) -> Any:
-        """The next whole message in the buffer, or ``None``."""
-        buffer = self._buffer
-        if len(buffer) < _HEADER.size:
-            return None
-        (size,) = _HEADER.unpack_from(buffer)
-        end = _HEADER.size + size
-        if len(buffer) < end:
-            return None
-        message = pickle.loads(bytes(buffer[_HEADER.size : end]))
-        del buffer[:end]
-        return message
+        self._buffer.feed(data)
 
     def next_request(self) -> Any:
         """Wait for the parent's next request (replies to questions given up on are dropped)."""
         if self._early:
             return self._early.pop(0)
         while True:
-            while (message := self._pop()) is not None:
+            while (message := self._buffer.pop()) is not None:
                 if message[0] != "reply":
                     return message
                 self._answer(message[1], message[2:])
@@ -202,7 +214,7 @@ class _Parent:
 
     def _readable(self) -> None:
         self._fill()
-        while (message := self._pop()) is not None:
+        while (message := self._buffer.pop()) is not None:
             if message[0] == "reply":
                 self._answer(message[1], message[2:])
             else:
