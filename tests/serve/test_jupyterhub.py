@@ -26,6 +26,7 @@ import httpx
 import httpx2
 import mcp
 import pytest
+from serving import INIT  # tests/ is on sys.path (rootdir conftest)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -213,23 +214,13 @@ async def test_each_user_reaches_their_own_server_with_a_hub_token(hub: Hub, mod
 
 
 def test_another_users_token_or_none_is_refused(hub: Hub) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     alice_mcp = f"{hub.url}user/alice/nexus/mcp"
     statuses = {}
     for who, token in (("bob", hub.token_for("bob")), ("nobody", None), ("forged", "x" * 32)):
         extra = {"Authorization": f"token {token}"} if token else {}
         answer = httpx.post(
-            alice_mcp, content=json.dumps(init), headers={**headers, **extra}, timeout=30
+            alice_mcp, content=json.dumps(INIT), headers={**headers, **extra}, timeout=30
         )
         statuses[who] = answer.status_code
     assert all(not 200 <= s < 300 for s in statuses.values()), statuses
