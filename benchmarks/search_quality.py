@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from notebook_catalog import notebook_catalog
 
+from nexus_jupyter.core.evals.retrieval import miss_lines as misses
+from nexus_jupyter.core.evals.retrieval import score as evaluate
 from nexus_jupyter.core.search.index import SearchIndex
 from nexus_jupyter.core.tools.spec import ToolSpec
 
@@ -88,45 +90,6 @@ def bm25_baseline(specs: list[ToolSpec]) -> Ranker:
         return [names[i] for i in order[:10] if scores[i] > 0]
 
     return rank
-
-
-def evaluate(rank: Ranker, queries: list[dict]) -> dict[str, float]:
-    r1 = r5 = rr = servable = no_hit_servable = unservable = no_hit_unservable = 0.0
-    shown = 0
-    for q in queries:
-        got = rank(q["query"])
-        shown += len(got)
-        relevant = set(q["relevant"])
-        if not relevant:
-            unservable += 1
-            no_hit_unservable += not got
-            continue
-        servable += 1
-        no_hit_servable += not got
-        first = next((i for i, name in enumerate(got[:10]) if name in relevant), None)
-        if first is not None:
-            r1 += first == 0
-            r5 += first < 5
-            rr += 1.0 / (first + 1)
-    return {
-        "recall@1": r1 / max(servable, 1),
-        "recall@5": r5 / max(servable, 1),
-        "MRR": rr / max(servable, 1),
-        "unservable_no_hits": no_hit_unservable / unservable if unservable else float("nan"),
-        "servable_no_hits": no_hit_servable / max(servable, 1),
-        "hits": shown / max(len(queries), 1),
-    }
-
-
-def misses(rank: Ranker, queries: list[dict]) -> list[str]:
-    out = []
-    for q in queries:
-        got = rank(q["query"])[:5]
-        if q["relevant"] and not set(got) & set(q["relevant"]):
-            out.append(f"  {q['query'][:70]!r} -> {got[:3]} (want {q['relevant'][:2]})")
-        if not q["relevant"] and got:
-            out.append(f"  unservable {q['query'][:60]!r} -> {got[:2]}")
-    return out
 
 
 REPO = Path(__file__).resolve().parents[1]

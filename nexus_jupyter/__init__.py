@@ -35,6 +35,7 @@ from .core.errors import (
 from .core.tools.decorator import tool
 
 if TYPE_CHECKING:
+    from .core.evals.retrieval import evaluate
     from .core.registry.registry import Registry
     from .core.registry.state import RegistryChanged, ToolEntry
     from .core.tools.channel import CallerUnavailable, Elicitation, Sampled
@@ -68,6 +69,7 @@ _LAZY = {
     "RegistryChanged": ".core.registry.state",
     "ToolEntry": ".core.registry.state",
     "Tool": ".core.tools.tool",
+    "evaluate": ".core.evals.retrieval",
 }
 
 
@@ -120,6 +122,7 @@ __all__ = [
     "ToolUnavailable",
     "ToolValidationError",
     "__version__",
+    "evaluate",
     "load_ipython_extension",
     "prompt",
     "registry",

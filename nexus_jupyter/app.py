@@ -104,6 +104,7 @@ def configure_registry(
     reg = cls(**kwargs)
     reg.settings = settings
     reg.root = base
+    _add_observability(reg, resolve_tools_dir(base, settings.tools_dir))
     if builtins:
         from .sources.builtin import BuiltinSource
 
@@ -127,6 +128,16 @@ def configure_registry(
         _add_mcp_servers(reg, settings, store)
     _add_manifest_sources(reg, settings, base, watch=watch)
     return reg
+
+
+def _add_observability(reg: Any, tools_dir: Path) -> None:
+    """Tool tests of tools that no file or notebook owns go in the tools folder; calls are
+    traced when the OTEL_* environment sets OpenTelemetry up."""
+    from .core.telemetry.tracing import configure_from_environment
+    from .sources.tool_tests import ProjectCases
+
+    reg.tests.add_store(ProjectCases(tools_dir))
+    configure_from_environment()
 
 
 def _add_manifest_sources(reg: Any, settings: Settings, base: Path, *, watch: bool) -> None:

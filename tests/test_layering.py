@@ -70,4 +70,15 @@ def test_the_core_is_a_package_per_concept() -> None:
     top = sorted(p.stem for p in (PACKAGE / "core").glob("*.py") if p.stem != "__init__")
     assert top == ["errors"]
     packages = sorted(p.name for p in (PACKAGE / "core").iterdir() if (p / "__init__.py").exists())
-    assert packages == ["config", "policy", "registry", "search", "tasks", "tools", "toolsets"]
+    assert packages == [
+        "config",
+        "evals",
+        "policy",
+        "registry",
+        "search",
+        "tasks",
+        "telemetry",
+        "tools",
+        "toolsets",
+        "tooltests",
+    ]

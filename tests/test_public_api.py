@@ -39,6 +39,7 @@ EXPECTED = {
     "ToolUnavailable",
     "ToolValidationError",
     "__version__",
+    "evaluate",
     "load_ipython_extension",
     "prompt",
     "registry",

@@ -30,6 +30,75 @@ export interface IToolEntry {
   notebook?: string | null;
   /** A tool file written by `%tool export`: the notebook it came from. */
   exported_from?: string | null;
+  /** Its saved test cases' state (null: it has none). */
+  tests?: ITestRow | null;
+}
+
+/** A tool's test state as a catalog row carries it. */
+export interface ITestRow {
+  state: TestState;
+  summary: string;
+  cases: number;
+  counts?: Record<string, number>;
+  /** The case that broke since the tool last passed, described. */
+  broke?: string | null;
+}
+
+/** none, pending (not run yet), running, or how the last run went. */
+export type TestState =
+  | 'none'
+  | 'pending'
+  | 'running'
+  | 'passed'
+  | 'failed'
+  | 'error'
+  | 'skipped';
+
+/** One case's outcome in a run. */
+export interface ICaseOutcome {
+  case: Record<string, unknown>;
+  where: string;
+  label: string;
+  state: 'passed' | 'failed' | 'error' | 'skipped';
+  message: string;
+  duration: number;
+  version: string;
+}
+
+/** A tool's full test status (`GET tools/{name}`). */
+export interface ITestStatus {
+  tool: string;
+  state: TestState;
+  cases: number;
+  counts: Record<string, number>;
+  summary: string;
+  version: string;
+  finished_at: number | null;
+  first_failure: ICaseOutcome | null;
+  broke: ICaseOutcome | null;
+  problem: string | null;
+  outcomes: ICaseOutcome[];
+}
+
+/** A tool's call figures on this server since it started. */
+export interface IToolStats {
+  tool: string;
+  calls: number;
+  errors: number;
+  refused: number;
+  error_rate: number;
+  p50_ms: number | null;
+  p95_ms: number | null;
+  max_ms: number | null;
+  last_call: number | null;
+}
+
+/** What a saved case expects; exactly one key, or none (the call must succeed). */
+export interface IExpectation {
+  expect?: unknown;
+  expect_error?: string;
+  expect_subset?: unknown;
+  check?: string;
 }
 
 /** The answer of `GET tools`. */
@@ -71,6 +140,10 @@ export interface IToolDetails {
   versions: IToolVersion[];
   /** What policy decides for a call from this panel: allow, ask (approve first) or deny. */
   call_policy?: { action: 'allow' | 'ask' | 'deny'; reason: string } | null;
+  /** Its saved test cases and how their last run went. */
+  tests?: ITestStatus | null;
+  /** Its calls on this server (null before the first). */
+  stats?: IToolStats | null;
   [key: string]: any;
 }
 
@@ -140,6 +213,8 @@ export interface IChangedEvent {
   removed: string[];
   updated: string[];
   sources: string[];
+  /** Tools whose test status changed (a run started or finished). */
+  tests?: string[];
 }
 
 /** Filters of `GET tools`. */
@@ -216,6 +291,23 @@ export function getTool(name: string): Promise<IToolDetails> {
 /** Sources and their errors. */
 export function getStatus(): Promise<IStatus> {
   return request('status');
+}
+
+/** Save a call as a test case of the tool (beside its file, or where its cases live). */
+export async function saveTest(
+  name: string,
+  args: Record<string, unknown>,
+  expectation: IExpectation
+): Promise<{ saved: string; tests: ITestStatus }> {
+  return request(`tools/${encodeURIComponent(name)}/tests`, {
+    method: 'POST',
+    body: JSON.stringify({ arguments: args, ...expectation })
+  });
+}
+
+/** Run the tool's saved cases now. */
+export async function runTests(name: string): Promise<{ tests: ITestStatus }> {
+  return request(`tools/${encodeURIComponent(name)}/tests/run`, { method: 'POST', body: '{}' });
 }
 
 /**

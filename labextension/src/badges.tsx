@@ -66,6 +66,36 @@ export function StatusBadges(props: {
   );
 }
 
+const TEST_LABELS: Record<string, string> = {
+  pending: 'tests pending',
+  running: 'tests running',
+  failed: 'tests failed',
+  error: 'tests error',
+  skipped: 'tests skipped'
+};
+
+/** The tool's test state; nothing for a tool without saved cases. */
+export function TestBadge(props: {
+  tests?: { state: string; summary: string; cases: number; counts?: Record<string, number> } | null;
+}): JSX.Element | null {
+  const tests = props.tests;
+  if (!tests || tests.state === 'none') {
+    return null;
+  }
+  const passed = tests.counts?.passed ?? 0;
+  const label =
+    tests.state === 'passed' ? `tests ${passed}/${tests.cases}` : TEST_LABELS[tests.state] ?? tests.state;
+  return (
+    <span
+      className={`jp-NexusTools-badge jp-NexusTools-test jp-NexusTools-test-${tests.state}`}
+      title={`Tests: ${tests.summary}`}
+      data-test-state={tests.state}
+    >
+      {label}
+    </span>
+  );
+}
+
 /** Pretty JSON in a pre block. */
 export function JsonBlock(props: { value: unknown; className?: string }): JSX.Element {
   return (

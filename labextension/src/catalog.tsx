@@ -15,7 +15,7 @@ import {
   IToolList,
   listTools
 } from './api';
-import { PermissionBadge, StatusBadges } from './badges';
+import { PermissionBadge, StatusBadges, TestBadge } from './badges';
 import { ToolDetails } from './details';
 import { NotebookFollower } from './following';
 import { Offers } from './offers';
@@ -81,6 +81,7 @@ function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): J
           shadowed={tool.shadowed}
           shadowedBy={tool.shadowed_by}
         />
+        <TestBadge tests={tool.tests} />
       </div>
       <div className="jp-NexusTools-itemDescription">{firstLine(tool.description)}</div>
       {tool.exported_from && notebookOf(tool) === null && (
@@ -173,7 +174,8 @@ export function Catalog(props: {
         (event: IChangedEvent) => {
           setRevision(r => r + 1);
           const name = selectedRef.current;
-          if (name && [...event.added, ...event.removed, ...event.updated].includes(name)) {
+          const touched = [...event.added, ...event.removed, ...event.updated, ...(event.tests ?? [])];
+          if (name && touched.includes(name)) {
             setDetailsRevision(r => r + 1);
           }
         },

@@ -4,9 +4,10 @@
 import React from 'react';
 
 import { getTool, IToolDetails } from './api';
-import { Badge, JsonBlock, PermissionBadge, StatusBadges } from './badges';
+import { Badge, JsonBlock, PermissionBadge, StatusBadges, TestBadge } from './badges';
 import { CodeLinks } from './codelinks';
 import { NotebookFollower } from './following';
+import { CallsLine, TestsSection } from './tool_tests';
 import { TryForm } from './tryform';
 
 interface IParameterRow {
@@ -131,6 +132,7 @@ export function ToolDetails(props: {
           <div className="jp-NexusTools-badges">
             <PermissionBadge permission={tool.permission} />
             <StatusBadges status={tool.status} reason={tool.reason} shadowed={tool.shadowed} />
+            <TestBadge tests={tool.tests} />
             <Badge kind="info" label={tool.source} title={`Source: ${tool.source}`} />
             {tool.categories.map(c => (
               <Badge key={c} kind="info" label={c} title={`Category: ${c}`} />
@@ -214,6 +216,8 @@ export function ToolDetails(props: {
               </p>
             )}
           </details>
+          <TestsSection tool={tool} />
+          <CallsLine stats={tool.stats} />
           <TryForm key={`${tool.name}`} tool={tool} blocked={blocked} />
         </>
       )}

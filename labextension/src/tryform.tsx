@@ -14,6 +14,7 @@ import { callTool, CallOutcome, IToolDetails, IToolResult } from './api';
 import { clearChangedFields, toExtraErrors } from './errors';
 import { TextBlock, ValueView } from './json';
 import { callCommand, formUiSchema } from './present';
+import { SaveAsTest } from './tool_tests';
 
 /** How the user answered the approval dialog. */
 type Approval = 'once' | 'always' | null;
@@ -271,6 +272,8 @@ export function TryForm(props: {
   const [extraErrors, setExtraErrors] = React.useState<ErrorSchema | undefined>();
   const [running, setRunning] = React.useState(false);
   const [outcome, setOutcome] = React.useState<CallOutcome | null>(null);
+  // the arguments of the call `outcome` came from: what "Save as test" saves
+  const [ranWith, setRanWith] = React.useState<Record<string, unknown>>({});
   const [history, setHistory] = React.useState<IHistoryEntry[]>(
     () => histories.get(tool.name) ?? []
   );
@@ -304,6 +307,7 @@ export function TryForm(props: {
       }
       setExtraErrors(result.kind === 'validation' ? toExtraErrors(result.errors) : undefined);
       setOutcome(result);
+      setRanWith(args);
       const entry: IHistoryEntry = {
         id: nextEntryId++,
         args,
@@ -387,6 +391,7 @@ export function TryForm(props: {
         <CopyCall name={tool.name} args={formData} />
       </div>
       {outcome && <Notice outcome={outcome} />}
+      <SaveAsTest tool={tool} args={outcome ? ranWith : formData} outcome={outcome} />
       <History
         entries={history}
         selected={selected}
@@ -399,6 +404,7 @@ export function TryForm(props: {
             entry.outcome.kind === 'validation' ? toExtraErrors(entry.outcome.errors) : undefined
           );
           setOutcome(entry.outcome);
+          setRanWith(entry.args);
           setSelected(entry.id);
         }}
       />

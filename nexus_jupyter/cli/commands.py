@@ -29,6 +29,7 @@ __all__ = [
     "cmd_list",
     "cmd_search",
     "credentials",
+    "one_shot_registry",
     "open_registry",
     "parse_call_arguments",
 ]
@@ -44,18 +45,27 @@ def _print_json(data: Any) -> None:
 def open_registry(args: argparse.Namespace) -> Iterator[Any]:
     """The configured registry of ``--root``/``--config``, its tools folder loaded once
     (not watched), MCP servers connected and CLI checks done (up to ``--wait`` s)."""
+    with one_shot_registry(Path(args.root), args.config, args.wait) as reg:
+        yield reg
+
+
+@contextlib.contextmanager
+def one_shot_registry(root: Path, config: Any = None, wait: float = 15.0) -> Iterator[Any]:
+    """The registry of a one-shot command (the CLI, a pytest run): ``Registry.default`` of
+    ``root`` with its tools folder loaded once, not watched, and every source settled (up to
+    ``wait`` s)."""
     from ..core.config.paths import resolve_tools_dir
     from ..core.registry.registry import Registry
 
-    root = Path(args.root).resolve()
-    reg = Registry.default(root=root, config=args.config, watch=False)
+    root = root.resolve()
+    reg = Registry.default(root=root, config=config, watch=False)
     try:
         folder = resolve_tools_dir(root, reg.settings.tools_dir)
         if folder.is_dir() and importlib.util.find_spec(_DIRECTORY) is not None:
             from ..sources.directory import DirectorySource
 
             reg.add_source(DirectorySource(folder), start=False)
-        _wait_for_sources(reg, args.wait)
+        _wait_for_sources(reg, wait)
         yield reg
     finally:
         reg.close()
@@ -288,9 +298,10 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
     }
     broken = [s for s in sources if s["status"] == "error"]
+    failing = _add_test_status(reg, args, tools, report)
     if args.json:
         _print_json(report)
-        return 1 if broken else 0
+        return 1 if broken or failing else 0
     print("Sources:")
     for s in sources:
         state = s["details"].get("state") if isinstance(s["details"], dict) else None
@@ -305,12 +316,37 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     print("\nTools:")
     for t in tools:
         t["info"] = t["reason"] if t["status"] != "ok" else "available"
-    _table(tools, ["name", "source", "status", "info"])
+    _table(tools, ["name", "source", "status", "tests", "info"])
     bad = sum(1 for t in tools if t["status"] != "ok")
     print(f"\n{len(tools) - bad} of {len(tools)} tools available.")
+    for t in failing:
+        print(f"  {t['name']}: tests {t['tests_detail']}")
+    if failing:
+        print(f"{len(failing)} tool(s) fail their tests; see above (`nexus-tools test NAME`).")
     if broken:
         print(f"{len(broken)} source(s) broken; fix the errors above.")
-    return 1 if broken else 0
+    return 1 if broken or failing else 0
+
+
+def _add_test_status(
+    reg: Any, args: argparse.Namespace, tools: list[dict[str, Any]], report: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Run the tools' test cases (unless ``--no-tests``) and put each one's state in its
+    row; returns the rows of tools whose tests fail or cannot be read."""
+    if getattr(args, "no_tests", False):
+        return []
+    from .cmd_tests import test_rows
+
+    statuses = test_rows(reg)
+    report["tests"] = {name: status.to_dict() for name, status in statuses.items()}
+    failing = []
+    for row in tools:
+        status = statuses.get(row["name"])
+        row["tests"] = status.state if status is not None else "-"
+        if status is not None and status.state in ("failed", "error"):
+            row["tests_detail"] = status.summary()
+            failing.append(row)
+    return failing
 
 
 # -- credentials --------------------------------------------------------------------------

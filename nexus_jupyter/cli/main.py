@@ -5,6 +5,9 @@
     nexus-tools info NAME
     nexus-tools call NAME '{"a": 1}'        # or: nexus-tools call NAME a=1 b=hello
     nexus-tools check [NAME ...] [--all]     # every tool's availability and every source's status
+    nexus-tools test [NAME ...] [--junit F]  # the tools' saved test cases (cmd_tests)
+    nexus-tools eval QUERIES [--mode M]      # search quality on labelled queries
+    nexus-tools stats [NAME ...] [--since T] # calls, errors, latency per tool (audit log)
     nexus-tools install NAME ... | --all-missing [--yes]; register FILE; sync   (cmd_manifest)
     nexus-tools credentials set SERVICE KEY | list | delete SERVICE [KEY]
     nexus-tools tokens create NAME [--grant G] | list | revoke NAME   # for serve --auth tokens
@@ -133,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         "names", nargs="*", metavar="NAME", help="only these tools (exit 1: one is not available)"
     )
     p.add_argument("--all", action="store_true", help="every tool and source (the default)")
+    p.add_argument("--no-tests", action="store_true", help="do not run the tools' test cases")
 
     p = sub.add_parser(
         "credentials", help="set, list or delete credentials (never shown)", parents=shared
@@ -156,8 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cmd_toolsets import add_parser as add_toolsets_parser
 
     add_toolsets_parser(sub, shared)
-    from . import cmd_publish
+    from . import cmd_publish, cmd_tests
 
+    cmd_tests.add_parsers(sub, shared)
     cmd_publish.add_parser(sub, shared)
     cmd_tokens.add_parser(sub, shared)
     if importlib.util.find_spec(_SERVE) is not None:
@@ -212,10 +217,12 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.action is None:
             raise UsageProblem("credentials needs an action: set, list or delete.")
         return commands.credentials(args)
-    from . import cmd_manifest
+    from . import cmd_manifest, cmd_tests
 
     if args.command in cmd_manifest.COMMANDS:
         return cmd_manifest.run(args)
+    if args.command in cmd_tests.COMMANDS:
+        return cmd_tests.run(args)
     handler: Any = getattr(commands, f"cmd_{args.command}", None)
     if args.command == "check" and args.names:
         handler = cmd_manifest.check_named

@@ -15,6 +15,7 @@ The hierarchy::
     │   └── CredentialRefreshFailed an expired OAuth credential could not be refreshed
     ├── SourceError                 a source (file, folder, MCP server) failed to load
     ├── ConfigError                 nex.yaml (or runtime settings) is invalid
+    │   └── TestCaseError           a saved tool test (a *.tests.yaml entry) is malformed
     └── ExportError                 a notebook tool cannot be written as a file
 
 Each message names what was wrong, shows the offending value with ``!r`` and says how to fix it.
@@ -39,6 +40,7 @@ __all__ = [
     "PermissionDenied",
     "PolicyError",
     "SourceError",
+    "TestCaseError",
     "ToolDefinitionError",
     "ToolNotFound",
     "ToolUnavailable",
@@ -236,6 +238,13 @@ class SourceError(NexusError, RuntimeError):
 
 class ConfigError(NexusError, ValueError):
     """Raised when nex.yaml or runtime settings are invalid; names the file, line and key."""
+
+
+class TestCaseError(ConfigError):
+    """Raised when a tool test case (an entry of a ``*.tests.yaml`` file, or one being
+    saved) is malformed; the message names the file, the case and the key."""
+
+    __test__ = False  # not a pytest test class, whatever its name
 
 
 class ExportError(NexusError, ValueError):

@@ -58,7 +58,16 @@ def current_registry(registry: Any = None) -> Any:
         from .widgets.approval import NotebookApprover
 
         reg.approver = NotebookApprover()
+    from .test_cases import attach_notebook_cases
+
+    attach_notebook_cases(reg, _shell())  # cases in the notebook's metadata; live tests on
     return reg
+
+
+def _shell() -> Any:
+    from .extension import current_shell
+
+    return current_shell()
 
 
 def list_tools(
@@ -100,9 +109,16 @@ def search_tools(
 
 
 def tool_info(name: str, *, registry: Any = None) -> ToolInfo:
-    """The tool's card: badges, description, parameters, origin, what it shadows."""
+    """The tool's card: badges, description, parameters, origin, what it shadows, its tests
+    and its calls so far."""
     reg = current_registry(registry)
-    return ToolInfo(reg.entry(name), stale=stale_notes(reg).get(name))
+    entry = reg.entry(name)
+    return ToolInfo(
+        entry,
+        stale=stale_notes(reg).get(name),
+        tests=reg.test_status(name),
+        stats=reg.stats().get(name),
+    )
 
 
 def call_tool(

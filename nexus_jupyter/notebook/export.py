@@ -39,16 +39,22 @@ __all__ = ["ExportResult", "default_tools_dir", "export_tool", "render_tool_modu
 @dataclass(frozen=True)
 class ExportResult:
     """What export did: the file (``path``), its ``text``, and whether it was ``written``
-    (``False`` for a dry run). ``status`` is the file's load status after the hand-over."""
+    (``False`` for a dry run). ``status`` is the file's load status after the hand-over;
+    ``cases`` how many test cases went from the notebook into ``<name>.tests.yaml``."""
 
     path: Path
     text: str
     written: bool
     status: Mapping[str, Any] | None = None
+    #: test cases copied from the notebook's metadata into ``<name>.tests.yaml``
+    cases: int = 0
 
     def _repr_markdown_(self) -> str:
         verb = "Wrote" if self.written else "Would write (dry run)"
-        return f"{verb} `{self.path}`:\n\n```python\n{self.text}```\n"
+        tests = (
+            f" and {self.cases} test case(s) to `{self.path.stem}.tests.yaml`" if self.cases else ""
+        )
+        return f"{verb} `{self.path}`{tests}:\n\n```python\n{self.text}```\n"
 
     def __repr__(self) -> str:
         verb = "written" if self.written else "dry run"
@@ -160,6 +166,9 @@ def export_tool(
             f"(line {status.get('line')}). The notebook version stays live; fix the file or "
             "report this as a bug in export."
         )
+    from .test_cases import carry_cases_to_file
+
+    carried = carry_cases_to_file(registry, name, path)  # its cases go beside the file
     if name in registry.source("notebook").names():
         registry.remove(name)
-    return ExportResult(path, text, written=True, status=status)
+    return ExportResult(path, text, written=True, status=status, cases=carried)

@@ -16,7 +16,7 @@ from typing import Any
 from ..core.tools.decorator import on_tool_defined
 from ..sources.notebook import NotebookTracker
 
-__all__ = ["current_tracker", "load", "unload"]
+__all__ = ["current_shell", "current_tracker", "load", "unload"]
 
 _tracker: NotebookTracker | None = None
 _shell: Any = None
@@ -27,6 +27,11 @@ _stop_sign_in_links: Callable[[], None] | None = None
 def current_tracker() -> NotebookTracker | None:
     """The tracker of the shell the extension is loaded in (``None`` when not loaded)."""
     return _tracker
+
+
+def current_shell() -> Any:
+    """The shell the extension is loaded in (``None`` when not loaded)."""
+    return _shell
 
 
 def load(ipython: Any) -> None:

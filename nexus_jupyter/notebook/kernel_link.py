@@ -117,10 +117,26 @@ class KernelLink:
         if home is not None:
             self.session.set_home_thread(NOTEBOOK_SOURCE, home)
             self.view.set_home_thread(NOTEBOOK_SOURCE, home)
-        self._unsubscribe = self.session.subscribe(lambda _change: self.sync())
+        from ..core.registry.source import MutableSource
+        from .kernel_tests import KERNEL_TESTS_TOOL, listing_meta, tests_tool
+
+        private = MutableSource("nexus", "config")  # the server's way in, never listed
+        private.put(tests_tool(self.session))
+        self.view.add_source(private)
+        self._unsubscribe = self.session.subscribe(self._on_change)
         self.sync()
-        self.handle = KernelEndpoint(self.view, self.secret)
+        self.handle = KernelEndpoint(
+            self.view,
+            self.secret,
+            tool_meta=lambda name: listing_meta(self.session, name),
+            hidden={KERNEL_TESTS_TOOL},
+        )
         self._announce()
+
+    def _on_change(self, change: Any) -> None:
+        self.sync()
+        if change.tests and self.handle is not None:
+            self.handle.relist()  # the listing carries each tool's test status
 
     def sync(self) -> None:
         """Publish the session's notebook tools as the view's (same objects: a call runs

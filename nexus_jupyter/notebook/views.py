@@ -61,9 +61,13 @@ class ToolInfo:
     """One ``ToolEntry`` shown as a card; ``.entry``, ``.tool``, ``.spec``; ``.stale`` says
     what is wrong with its file when that failed to reload (else ``None``)."""
 
-    def __init__(self, entry: Any, stale: str | None = None) -> None:
+    def __init__(
+        self, entry: Any, stale: str | None = None, tests: Any = None, stats: Any = None
+    ) -> None:
         self.entry = entry
         self.stale = stale
+        self.tests = tests  # its TestStatus
+        self.stats = stats  # its ToolStats (None before the first call)
         self.tool = entry.tool
         self.spec = entry.tool.spec
 
@@ -72,13 +76,26 @@ class ToolInfo:
         return str(self.spec.name)
 
     def _repr_html_(self) -> str:
-        return entry_html(self.entry, stale=self.stale)
+        from ..render.tool_tests import stats_line, test_status_html
+
+        tests = test_status_html(self.tests) if self.tests is not None else ""
+        calls = f"<p style='color:#666'>{stats_line(self.stats)}</p>"
+        return entry_html(self.entry, stale=self.stale) + tests + calls
+
+    def _text(self) -> str:
+        from ..render.tool_tests import stats_line, test_status_text
+
+        lines = [entry_text(self.entry, stale=self.stale)]
+        if self.tests is not None:
+            lines.append("  " + test_status_text(self.tests).replace("\n", "\n  "))
+        lines.append("  " + stats_line(self.stats))
+        return "\n".join(lines)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(entry_text(self.entry, stale=self.stale))
+        p.text(self._text())
 
     def __repr__(self) -> str:
-        return entry_text(self.entry, stale=self.stale)
+        return self._text()
 
 
 class HistoryView(list[Any]):

@@ -178,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     # Only once the settings are known good: exiting while the model loads aborts the process.
     reg.warm_search()  # an agent's first tool_search should not wait for the model
+    reg.tests.watch()  # the tools' test cases run after every change of a tool
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (what service managers and test harnesses send) ends the server the same
         # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that

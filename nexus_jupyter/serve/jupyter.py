@@ -111,6 +111,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     factory = web_app.settings.get("nexus_registry_factory") or build_server_registry
     registry = factory(root)
     registry.warm_search()  # the sidebar's first search should not wait for the model
+    registry.tests.watch()  # tool tests run after every change; their status is in the rows
     state = NexusServerState(registry=registry, root=root)
     state.history.seed(registry)
 

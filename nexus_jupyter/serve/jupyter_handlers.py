@@ -78,13 +78,21 @@ def entry_row(entry: ToolEntry, score: float | None = None) -> dict[str, Any]:
         "shadowed": [t.spec.source for t in entry.shadowed],
         "version": spec.version,
         "score": score,
+        "tests": None,  # filled in by entry_rows for the rows it lists (see jupyter_tests)
     }
 
 
-def entry_rows(entry: ToolEntry, score: float | None = None) -> list[dict[str, Any]]:
-    """The winner's row, then one row per tool it shadows (``shadowed_by`` set), so a
-    source's group shows every tool it defines and which ones lost a name clash."""
+def entry_rows(
+    entry: ToolEntry, score: float | None = None, registry: Any = None
+) -> list[dict[str, Any]]:
+    """The winner's row (with its test status when ``registry`` is given), then one row per
+    tool it shadows (``shadowed_by`` set), so a source's group shows every tool it defines
+    and which ones lost a name clash."""
     rows = [entry_row(entry, score)]
+    if registry is not None:
+        from .jupyter_tests import test_row
+
+        rows[0]["tests"] = test_row(registry, entry.name)
     for loser in entry.shadowed:
         row = entry_row(ToolEntry(loser), score)
         row["shadowed_by"] = entry.spec.source
@@ -163,12 +171,12 @@ class ToolsHandler(NexusHandler):
         def find() -> tuple[list[dict[str, Any]], list[str]]:
             """The rows, and the services the query names that no tool works with."""
             if not query:
-                return [row for e in reg.entries(**filters) for row in entry_rows(e)], []
+                return [row for e in reg.entries(**filters) for row in entry_rows(e, None, reg)], []
             found: list[dict[str, Any]] = []
             for hit in reg.search(query, limit=_MAX_LIMIT, **filters):
                 entry = reg.snapshot.entries.get(hit.name)
                 if entry is not None:
-                    found += entry_rows(entry, round(float(hit.score), 4))
+                    found += entry_rows(entry, round(float(hit.score), 4), reg)
             return found, reg.unserved_services(query)
 
         try:
@@ -207,6 +215,9 @@ class ToolHandler(NexusHandler):
             name, entry.spec.version
         )
         body["call_policy"] = self.call_policy(entry)
+        body["tests"] = self.registry.test_status(name).to_dict()
+        stats = self.registry.stats().get(name)
+        body["stats"] = stats.to_dict() if stats is not None else None
         self.finish(json.dumps(body, default=str))
 
     def call_policy(self, entry: ToolEntry) -> dict[str, str] | None:
@@ -354,13 +365,17 @@ def handlers(base_url: str, url_join: Callable[..., str]) -> list[tuple[str, typ
     """The routes, rooted at ``{base_url}nexus/api/``."""
     from .jupyter_events import EventsHandler
     from .jupyter_offers import offer_handlers
+    from .jupyter_tests import RunTestsHandler, StatsHandler, TestsHandler
 
     api = url_join(base_url, "nexus", "api")
     return [
         (url_join(api, "tools"), ToolsHandler),
         (url_join(api, "tools", _TOOL_NAME), ToolHandler),
         (url_join(api, "tools", _TOOL_NAME, "call"), CallHandler),
+        (url_join(api, "tools", _TOOL_NAME, "tests"), TestsHandler),
+        (url_join(api, "tools", _TOOL_NAME, "tests", "run"), RunTestsHandler),
         (url_join(api, "status"), StatusHandler),
+        (url_join(api, "stats"), StatsHandler),
         (url_join(api, "events"), EventsHandler),
         *offer_handlers(api, url_join),
     ]

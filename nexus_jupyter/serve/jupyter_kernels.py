@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.tools.spec import SourceKind
+from .kernel_tool_tests import KernelToolTests
 from .nexus_upstream import NexusUpstream
 
 __all__ = ["KernelSource", "KernelSources", "read_announcement"]
@@ -34,9 +35,10 @@ ANNOUNCE_PREFIX = "nexus-kernel-"
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
 
-class KernelSource(NexusUpstream):
+class KernelSource(KernelToolTests, NexusUpstream):
     """The notebook tools of one live kernel, named as the notebook defines them; ``origin``
-    keeps the defining cell (``cell:<id>``)."""
+    keeps the defining cell (``cell:<id>``). Their tests are the kernel's
+    (:mod:`.kernel_tool_tests`)."""
 
     kind: SourceKind = "kernel"
 
@@ -50,10 +52,15 @@ class KernelSource(NexusUpstream):
         self.kernel_id = kernel_id
         self.pid = pid
 
+    def _tool(self, remote: Any) -> Any:
+        self._note_tests(remote)
+        return super()._tool(remote)
+
     @property
     def status(self) -> dict[str, Any]:
         details = dict(super().status)
         details.update(notebook=self.notebook, kernel_id=self.kernel_id, pid=self.pid)
+        details["tests"] = self.tests_digest()
         return details
 
 

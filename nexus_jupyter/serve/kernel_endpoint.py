@@ -57,18 +57,22 @@ class KernelEndpoint:
     """``registry`` served over MCP on ``127.0.0.1:<free port>/mcp`` behind ``secret``, on
     the registry's background loop."""
 
-    def __init__(self, registry: Any, secret: str, timeout: float = 30.0) -> None:
+    def __init__(
+        self, registry: Any, secret: str, timeout: float = 30.0, **server_options: Any
+    ) -> None:
         from .mcp_http import run_uvicorn
         from .mcp_server import RegistryServer
 
         bound: concurrent.futures.Future[tuple[str, int]] = concurrent.futures.Future()
+        self.app: Any = None  # the RegistryServer, once it serves
 
         def started(address: tuple[str, int]) -> None:
             if not bound.done():
                 bound.set_result(address)
 
         async def serve() -> None:
-            app = RegistryServer(registry, name="nexus-kernel")
+            app = RegistryServer(registry, name="nexus-kernel", **server_options)
+            self.app = app
             app.attach()
             try:
                 await run_uvicorn(
@@ -91,6 +95,11 @@ class KernelEndpoint:
         self._future.add_done_callback(failed)
         host, self.port = bound.result(timeout)
         self.url = f"http://{host}:{self.port}/mcp"
+
+    def relist(self) -> None:
+        """List the tools again and tell the server (their listing ``_meta`` changed)."""
+        if self.app is not None:
+            self.app.relist()
 
     def stop(self, timeout: float = 5.0) -> None:
         if not self._future.done():

@@ -21,7 +21,7 @@ import concurrent.futures
 import functools
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from ..core.errors import (
@@ -71,6 +71,8 @@ class RegistryServer:
         name: str = "nexus-tools",
         bus: Any = None,
         task_store: TaskStore | None = None,
+        tool_meta: Callable[[str], Mapping[str, Any] | None] | None = None,
+        hidden: Collection[str] = (),
     ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -99,6 +101,11 @@ class RegistryServer:
 
         self.registry = registry
         self.defer = defer
+        #: more ``_meta`` for a tool's listing entry (a kernel adds its tools' test status)
+        self.tool_meta = tool_meta
+        #: tools that can be called but are not listed (a kernel's private tools)
+        self.hidden = frozenset(hidden)
+        self._meta_stamp = 0
         self.log_levels = LogLevels()
         self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
         # A cluster passes its Redis bus (nexus_jupyter.cluster.bus), shared by replicas.
@@ -136,7 +143,7 @@ class RegistryServer:
         self.tasks.register(self.server)
         LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()
-        self._listing: tuple[int, Any] | None = None
+        self._listing: tuple[tuple[int, int], Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Any = None
         self._unsubscribe_catalog: Any = None
@@ -243,22 +250,34 @@ class RegistryServer:
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
 
-        generation = self.registry.snapshot.generation
+        generation = (self.registry.snapshot.generation, self._meta_stamp)
         cached = self._listing
         if cached is not None and cached[0] == generation:
             return cached[1]
-        entries = self.registry.entries()
+        entries = [e for e in self.registry.entries() if e.name not in self.hidden]
         if self.defer:
             entries = [e for e in entries if e.spec.eager or e.name == SEARCH_TOOL]
         tools = []
         for entry in entries:
             try:
-                tools.append(mcp_tool(entry.spec))
+                tools.append(self._listed(entry))
             except Exception as exc:  # one odd schema must not hide every other tool
                 log.warning("tool %s cannot be listed over MCP: %s", entry.name, exc)
         listing = types.ListToolsResult(tools=tools)
         self._listing = (generation, listing)
         return listing
+
+    def _listed(self, entry: Any) -> Any:
+        tool = mcp_tool(entry.spec)
+        extra = self.tool_meta(entry.name) if self.tool_meta is not None else None
+        if extra:
+            tool = tool.model_copy(update={"meta": {**(tool.meta or {}), **extra}})
+        return tool
+
+    def relist(self) -> None:
+        """What ``tool_meta`` says changed: list again and tell the clients (any thread)."""
+        self._meta_stamp += 1
+        self._notify_soon("tools")
 
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
         entry = self.registry.snapshot.entries.get(params.name)
@@ -288,10 +307,12 @@ class RegistryServer:
         name = params.name
         entry = self.registry.snapshot.entries.get(name)
         tool = entry.tool if entry is not None else None
-        principal, ceiling = identity_of(getattr(ctx, "request", None))  # (None, None): no --auth
+        http = getattr(ctx, "request", None)
+        principal, ceiling = identity_of(http)  # (None, None): no --auth
         request = RequestInfo(
             request_id=f"mcp-{ctx.request_id}",
             principal=principal,
+            session_id=_session_id(http),
             caller=MCP_CALLER,
             ceiling=ceiling,
         )
@@ -379,6 +400,12 @@ class RegistryServer:
             if round_trip is not None:
                 round_trip.consume()
             return await self.registry.call(name, arguments, approved=True, **options)
+
+
+def _session_id(http: Any) -> str | None:
+    """The client's ``Mcp-Session-Id`` over streamable HTTP (earlier-protocol sessions)."""
+    headers = getattr(http, "headers", None)
+    return headers.get("mcp-session-id") if headers is not None else None
 
 
 def _round_trip(ctx: Any, target: str, arguments: dict[str, Any], params: Any) -> Any:

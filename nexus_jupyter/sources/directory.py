@@ -44,7 +44,7 @@ from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 from .folder_files import FolderFiles
 from .loader import content_hash, load_tool_text
-from .settle import mid_save_reason
+from .settle import mid_save_reason, top_level_functions
 
 __all__ = ["DEFAULT_DEBOUNCE_MS", "DEFAULT_STEP_MS", "DirectorySource", "is_tool_file"]
 
@@ -281,11 +281,14 @@ class DirectorySource:
             return False  # vanished mid-read: the deletion event follows
         if (after.st_size, after.st_mtime_ns) != stat or len(raw) != before.st_size:
             return False  # still being written: its next event reloads it
-        if defer is not None and mid_save_reason(path, raw, before.st_mtime_ns) is not None:
+        state = self._book.state(path)
+        if (
+            defer is not None
+            and mid_save_reason(path, raw, before.st_mtime_ns, state.loaded_functions) is not None
+        ):
             defer.add(path)  # a save in progress (see .settle): the watcher retries it
             return False
         digest = content_hash(raw)
-        state = self._book.state(path)
         state.stat = stat
         if digest == state.hash:
             return False
@@ -315,6 +318,7 @@ class DirectorySource:
             self._book.set_tools(path, result.tools)
             self._book.set_ok(path)
             self._book.set_offers(path, result.offers)
+            state.loaded_functions = top_level_functions(raw)
         else:
             defines = tuple(_TOP_LEVEL_DEF.findall(text))
             self._book.set_error(path, result.error or "failed to load", result.line, defines)
@@ -449,6 +453,26 @@ class DirectorySource:
         """Files that failed to load: relative path -> ``"message (line N)"``."""
         with self._lock:
             return self._book.errors()
+
+    # -- test cases (beside each file: <stem>.tests.yaml, see .tool_tests) ---------------
+
+    def cases_for(self, spec: Any) -> list[Any] | None:
+        """The test cases of one of this folder's tools (``None`` for other tools)."""
+        from .tool_tests import cases_of_tool_file
+
+        return cases_of_tool_file(spec) if spec.source == self.name else None
+
+    def save_case(self, spec: Any, case: Any) -> str | None:
+        """Append ``case`` to the tool's ``<file stem>.tests.yaml``; returns its path."""
+        from .tool_tests import save_case_of_tool_file
+
+        return save_case_of_tool_file(spec, case) if spec.source == self.name else None
+
+    def watch_cases(self, changed: Any) -> Any:
+        """Follow hand edits of the folder's ``*.tests.yaml`` (a live registry re-runs them)."""
+        from .tool_tests import watch_case_files
+
+        return watch_case_files(self.root, changed)
 
     def file_of(self, tool_name: str) -> Path | None:
         """The file that defines ``tool_name`` (the first, if several do)."""

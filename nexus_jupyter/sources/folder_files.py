@@ -29,6 +29,7 @@ class FileState:
     error: str | None = None
     line: int | None = None
     defines: tuple[str, ...] = ()  # functions the failing text defines (for "No tool named")
+    loaded_functions: frozenset[str] = frozenset()  # top-level functions of the last good text
 
     def to_dict(self, rel: str) -> dict[str, Any]:
         return {

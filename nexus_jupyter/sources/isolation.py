@@ -16,37 +16,63 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
+import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import ToolUnavailable
 from ..core.registry.pools import WorkerPool
+from ..core.registry.running import TIMED_OUT
 from ..core.tools.context import ToolContext
+from ..core.tools.decorator import ToolMeta
 from ..core.tools.offers import PromptDef, ResourceDef
 from ..core.tools.tool import Tool
 from .loader import LoadResult, content_hash
-from .worker import VERSIONS_KEPT, CallInfo, read_message, remote_error, write_message
+from .worker import (
+    SUMMARY_IN_WORKER,
+    VERSIONS_KEPT,
+    CallInfo,
+    read_message,
+    remote_error,
+    write_message,
+)
 
-__all__ = ["WORKERS", "ProcessIsolation"]
+__all__ = ["CANCEL_GRACE_S", "WORKERS", "ProcessIsolation"]
 
 #: Worker processes per source (each runs one request at a time).
 WORKERS = 2
+#: How long a cancelled call may take to stop by itself (an async tool's ``except
+#: CancelledError`` cleanup, a sync tool that checks ``ctx.cancelled``) before its worker is
+#: killed. A timed-out call gets no grace: its worker is killed at once.
+CANCEL_GRACE_S = 1.0
 #: Messages a worker sends while a request runs, before its answer (see :mod:`.worker`).
-_EVENTS = frozenset({"progress", "log", "ask"})
-#: What a worker may ask the calling client: the :class:`ClientChannel` methods, no others.
-_ASKABLE = frozenset({"elicit", "sample", "list_roots"})
-EventHandler = Callable[[tuple[Any, ...]], "tuple[Any, ...] | None"]
+_EVENTS = frozenset({"progress", "log", "ask", "summary"})
+#: What a worker may ask the calling client: the :class:`ClientChannel` methods (and a
+#: task's start), no others.
+_ASKABLE = frozenset({"elicit", "sample", "list_roots", "start_task"})
+#: Sends a reply to the worker (from any thread, whenever the client has answered).
+Respond = Callable[[tuple[Any, ...]], None]
+EventHandler = Callable[[tuple[Any, ...], Respond], None]
 
 
-def _no_caller(event: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def _no_caller(event: tuple[Any, ...], respond: Respond) -> None:
     """Events of a request that has no caller to relay to (a load, a resource read)."""
-    if event[0] != "ask":
-        return None
-    return ("reply", False, "CallerUnavailable", "this call has no client that can answer")
+    if event[0] == "ask":
+        respond(
+            (
+                "reply",
+                event[1],
+                False,
+                "CallerUnavailable",
+                "this call has no client that can answer",
+            )
+        )
 
 
 class _Worker:
@@ -60,25 +86,34 @@ class _Worker:
             stderr=None,  # what tools print and log shows with the server's own stderr
         )
         self.broken = False  # its channel failed: never reused
+        self._write = threading.Lock()  # requests and (from other threads) replies
 
     @property
     def alive(self) -> bool:
         return not self.broken and self.proc.poll() is None
 
+    def send(self, message: tuple[Any, ...]) -> None:
+        """Write ``message`` to the worker; a worker that has ended is just marked broken."""
+        assert self.proc.stdin is not None
+        try:
+            with self._write:
+                write_message(self.proc.stdin, message)
+        except (BrokenPipeError, OSError, ValueError):  # ValueError: the pipe was closed
+            self.broken = True
+
     def request(self, message: Any, on_event: EventHandler = _no_caller) -> Any:
         """Send ``message`` and wait for the answer, handing the events that come first to
-        ``on_event`` (its return value, if any, is sent back); ``None`` when the worker ended."""
-        assert self.proc.stdin is not None
+        ``on_event`` with a function that sends a reply; ``None`` when the worker ended."""
         assert self.proc.stdout is not None
+        self.send(message)
+        answer = None
         try:
-            write_message(self.proc.stdin, message)
-            while (answer := read_message(self.proc.stdout)) is not None:
+            while not self.broken and (answer := read_message(self.proc.stdout)) is not None:
                 if answer[0] not in _EVENTS:
                     break
-                reply = on_event(answer)
-                if reply is not None:
-                    write_message(self.proc.stdin, reply)
-        except (BrokenPipeError, OSError, ValueError):  # ValueError: the pipe was closed
+                on_event(answer, self.send)
+                answer = None
+        except (OSError, ValueError):  # ValueError: the pipe was closed
             answer = None
         if answer is None:
             self.broken = True
@@ -100,10 +135,16 @@ class _CallEvents:
     calling client's channel. Runs in the thread that waits for the worker; everything
     that touches the caller runs on the caller's loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, ctx: ToolContext | None) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        ctx: ToolContext | None,
+        on_summary: Callable[[str], None] | None = None,
+    ) -> None:
         self.loop = loop
         self.ctx = ctx
-        self._asking: concurrent.futures.Future[Any] | None = None
+        self.on_summary = on_summary
+        self._asking: set[concurrent.futures.Future[Any]] = set()
         self._reports: set[asyncio.Future[Any]] = set()
 
     def info(self) -> CallInfo:
@@ -117,30 +158,45 @@ class _CallEvents:
             progress=ctx.reports_progress,
         )
 
-    def handle(self, event: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    def handle(self, event: tuple[Any, ...], respond: Respond) -> None:
         ctx = self.ctx
         kind = event[0]
+        if kind == "summary":
+            if self.on_summary is not None:
+                self.on_summary(event[1])
+            return
         if kind == "progress":
             if ctx is not None:
                 self.loop.call_soon_threadsafe(self._report, *event[1:4])
-            return None
+            return
         channel = ctx.channel if ctx is not None else None
         if kind == "log":
             if channel is not None:
                 channel.log(*event[1:4])
-            return None
-        method, kwargs = event[1], event[2]
+            return
+        key, method, kwargs = event[1], event[2], event[3]
         if channel is None or method not in _ASKABLE:
-            return _no_caller(event)
-        try:
-            self._asking = asyncio.run_coroutine_threadsafe(
-                getattr(channel, method)(**kwargs), self.loop
-            )
-            return ("reply", True, self._asking.result())
-        except BaseException as exc:  # the tool sees the caller's refusal as its own error
-            return ("reply", False, type(exc).__name__, str(exc))
-        finally:
-            self._asking = None
+            _no_caller(event, respond)
+            return
+        if method == "start_task" and not hasattr(channel, "start_task"):
+            respond(("reply", key, True, None))  # not run as a task: nothing to start
+            return
+        # Not waited for here: the worker may ask more before this is answered (a task
+        # waiting for several answers at once), and this thread must read its messages.
+        asking = asyncio.run_coroutine_threadsafe(getattr(channel, method)(**kwargs), self.loop)
+        self._asking.add(asking)
+
+        def answered(done: concurrent.futures.Future[Any]) -> None:
+            self._asking.discard(done)
+            if done.cancelled():
+                return  # the call was cancelled: its worker is told to stop instead
+            error = done.exception()
+            if error is None:
+                respond(("reply", key, True, done.result()))
+            else:  # the tool sees the caller's refusal as its own error
+                respond(("reply", key, False, type(error).__name__, str(error)))
+
+        asking.add_done_callback(answered)
 
     def _report(self, current: float, total: float | None, message: str | None) -> None:
         assert self.ctx is not None
@@ -149,21 +205,24 @@ class _CallEvents:
         report.add_done_callback(self._reports.discard)
 
     def stop(self) -> None:
-        """The call was cancelled: stop waiting for the client's answer."""
-        asking = self._asking
-        if asking is not None:
+        """The call was cancelled: stop waiting for the client's answers."""
+        for asking in list(self._asking):
             asking.cancel()
 
 
 class _Ticket:
     """One request's claim on a worker. A request cancelled while it still waits for a free
-    worker never runs; one cancelled while running kills its worker (its pipe closes, so
-    the waiting thread returns at once). Either way the work really stops."""
+    worker never runs. One cancelled while running is asked to stop (SIGINT, see
+    :mod:`.worker`) and its worker is killed if it has not answered within ``grace``
+    seconds (at once for a timeout); a killed worker's pipe closes, so the waiting thread
+    returns at once. Either way the work really stops."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._worker: _Worker | None = None
         self._cancelled = False
+        self._finished = False
+        self._deadline: threading.Timer | None = None
 
     def assign(self, worker: _Worker) -> bool:
         """Record ``worker`` as this request's; ``False`` if the request was cancelled."""
@@ -173,16 +232,66 @@ class _Ticket:
             self._worker = worker
             return True
 
-    def cancel(self) -> None:
+    def finish(self) -> None:
+        """The worker answered (or ended): a cancel after this must not touch it, since it
+        may already run the next request."""
+        with self._lock:
+            self._finished = True
+            deadline, self._deadline = self._deadline, None
+        if deadline is not None:
+            deadline.cancel()
+
+    def cancel(self, grace: float = 0.0) -> None:
         with self._lock:
             self._cancelled = True
             worker = self._worker
+            if worker is None or self._finished:
+                return
+            if grace > 0:
+                self._deadline = threading.Timer(grace, self._kill_unless_finished)
+                self._deadline.daemon = True
+                self._deadline.start()
+        if grace <= 0:
+            worker.kill()
+            return
+        try:
+            worker.proc.send_signal(signal.SIGINT)
+        except OSError:  # it has just ended
+            pass
+
+    def _kill_unless_finished(self) -> None:
+        with self._lock:
+            worker = None if self._finished else self._worker
         if worker is not None:
             worker.kill()
 
 
 async def _settle(awaitable: Any) -> None:
     await awaitable
+
+
+class _WorkerSummaries:
+    """The summary function of a tool in a worker, as the registry sees it: the lines the
+    worker sent for recent calls, looked up by their arguments. A call refused before it
+    ran has none, and gets the default line (a summary function that raises does too)."""
+
+    _KEPT = 64
+
+    def __init__(self) -> None:
+        self._lines: dict[str, str] = {}
+
+    @staticmethod
+    def _key(arguments: Any) -> str:
+        return json.dumps(arguments, sort_keys=True, default=repr)
+
+    def note(self, arguments: Any, line: str) -> None:
+        lines = self._lines
+        lines[self._key(arguments)] = line
+        while len(lines) > self._KEPT:
+            del lines[next(iter(lines))]
+
+    def __call__(self, **arguments: Any) -> str:
+        return self._lines[self._key(arguments)]
 
 
 class ProcessIsolation:
@@ -197,6 +306,10 @@ class ProcessIsolation:
         self._pool = WorkerPool(f"{source} (process workers)", max_running=workers * 4)
         self.restarts = 0
         self._closed = False
+        self._workers = workers
+        # Started now, so the first file or call does not wait for a Python to start and
+        # import the loader (a second or more on a loaded machine).
+        self._idle = [_Worker() for _ in range(workers)]
 
     # -- workers --------------------------------------------------------------------------
 
@@ -216,7 +329,7 @@ class ProcessIsolation:
 
     def _give_back(self, worker: _Worker) -> None:
         with self._lock:
-            if worker.alive and not self._closed:
+            if worker.alive and not self._closed and len(self._idle) < self._workers:
                 self._idle.append(worker)
             else:
                 self.restarts += 1
@@ -267,22 +380,46 @@ class ProcessIsolation:
         for older in [k for k in self._texts if k[0] == key[0]][: -(VERSIONS_KEPT - 1)]:
             del self._texts[older]
         self._texts[key] = text
-        tools = tuple(self._proxy(str(path), digest, fields) for fields in specs)
+        tools = tuple(self._proxy(str(path), digest, described, text) for described in specs)
         proxies = tuple(self._offer(str(path), digest, kind, fields) for kind, fields in offers)
         return LoadResult(
             path, text, digest, tools=tools, error=error, line=line, names=names, offers=proxies
         )
 
-    def _proxy(self, path: str, digest: str, fields: dict[str, Any]) -> Tool:
+    def _proxy(
+        self,
+        path: str,
+        digest: str,
+        described: tuple[dict[str, Any], dict[str, Any] | None],
+        text: str,
+    ) -> Tool:
+        """The registry's stand-in for a tool in the worker: its spec, its ``@tool``
+        options (a summary function stays in the worker, which sends each call's line),
+        and the file's text as its source code (``%tool export``'s header included)."""
+        fields, options = described
         name = fields.pop("name")
         description = fields.pop("description")
         schema = fields.pop("input_schema")
         fields["isolation"] = "process"
+        summaries = (
+            _WorkerSummaries() if options and options["summary"] == SUMMARY_IN_WORKER else None
+        )
+        if options is not None and summaries is not None:
+            options = {**options, "summary": summaries}
 
         async def handler(arguments: dict[str, Any], ctx: ToolContext | None = None) -> Any:
-            return await self.call(path, digest, name, arguments, ctx)
+            note = partial(summaries.note, arguments) if summaries is not None else None
+            return await self.call(path, digest, name, arguments, ctx, on_summary=note)
 
-        return Tool.from_schema(name, description, schema, handler, **fields)
+        return Tool.from_schema(
+            name,
+            description,
+            schema,
+            handler,
+            meta=ToolMeta(**options) if options is not None else None,
+            source_code=text,
+            **fields,
+        )
 
     def _offer(
         self, path: str, digest: str, kind: str, fields: dict[str, Any]
@@ -299,9 +436,12 @@ class ProcessIsolation:
 
             return ResourceDef(fn=in_worker, forward=read, **fields)
 
-        async def render(arguments: dict[str, str]) -> list[dict[str, Any]]:
-            message = ("render", path, digest, fields["name"], arguments)
-            return await self._run(message, f"prompt {fields['name']!r}")
+        async def render(
+            arguments: dict[str, str], ctx: ToolContext | None = None
+        ) -> list[dict[str, Any]]:
+            events = _CallEvents(asyncio.get_running_loop(), ctx)
+            message = ("render", path, digest, fields["name"], arguments, events.info())
+            return await self._run(message, f"prompt {fields['name']!r}", events)
 
         return PromptDef(fn=in_worker, forward=render, **fields)
 
@@ -314,11 +454,13 @@ class ProcessIsolation:
         name: str,
         arguments: dict[str, Any],
         ctx: ToolContext | None = None,
+        *,
+        on_summary: Callable[[str], None] | None = None,
     ) -> Any:
         """Run tool ``name`` of file ``path`` (version ``digest``) in a worker; its progress,
-        log lines and questions to the client reach ``ctx``. Cancelling this (a cancel, a
-        timeout) kills the worker, so the work really stops."""
-        events = _CallEvents(asyncio.get_running_loop(), ctx)
+        log lines and questions to the client reach ``ctx``. Cancelling this stops the work
+        (see :class:`_Ticket`): a timeout kills the worker at once."""
+        events = _CallEvents(asyncio.get_running_loop(), ctx, on_summary)
         message = ("call", path, digest, name, arguments, events.info())
         return await self._run(message, repr(name), events)
 
@@ -330,11 +472,13 @@ class ProcessIsolation:
         future = self._pool.run(self._request, message, on_event, ticket)
         try:
             answer = await asyncio.shield(future)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             if events is not None:
                 events.stop()
-            ticket.cancel()
+            ticket.cancel(0.0 if TIMED_OUT in exc.args else CANCEL_GRACE_S)
             raise
+        if events is not None:
+            events.stop()  # a question the tool stopped waiting for is withdrawn
         kind = answer[0]
         if kind == "ok":
             return answer[1]
@@ -361,4 +505,5 @@ class ProcessIsolation:
                 answer = worker.request(message, on_event)
             return answer if answer is not None else ("ended",)
         finally:
+            ticket.finish()
             self._give_back(worker)

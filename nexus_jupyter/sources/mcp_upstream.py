@@ -115,7 +115,7 @@ def _resource(uri: str, remote: Any, namespace: str, read: Any) -> ResourceDef:
 
 
 def _prompt(remote: Any, namespace: str, client: Any, on_loop: OnLoop) -> PromptDef:
-    async def render(arguments: dict[str, str]) -> list[dict[str, Any]]:
+    async def render(arguments: dict[str, str], ctx: Any = None) -> list[dict[str, Any]]:
         result = await on_loop(lambda: client.get_prompt(remote.name, arguments))
         return [_dump(m) for m in result.messages]
 

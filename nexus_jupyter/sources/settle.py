@@ -8,7 +8,11 @@ The watcher publishes a file only once it looks whole. A changed file is *not ye
   the file; elsewhere this check is skipped);
 - it was written less than :data:`SETTLE_MS` ago and ends mid-line;
 - it was written less than :data:`PARSE_SETTLE_MS` ago and does not parse: the rest of the
-  save is most likely on its way (after that, it is loaded and its syntax error shown).
+  save is most likely on its way (after that, it is loaded and its syntax error shown);
+- it was written less than :data:`DROP_SETTLE_MS` ago and lacks a top-level function the
+  last loaded version defined: a writer that closed the file between two chunks, each
+  whole lines of valid Python, looks like this (a save that really removes a function is
+  published after that pause).
 
 The watcher retries such files every :data:`SETTLE_MS` and loads them as they are after
 :data:`MAX_SETTLE_S` (a file someone keeps open is still published eventually).
@@ -22,20 +26,33 @@ from __future__ import annotations
 import ast
 import errno
 import os
+import re
 import signal
 import time
 import warnings
 from pathlib import Path
 
-__all__ = ["MAX_SETTLE_S", "PARSE_SETTLE_MS", "SETTLE_MS", "mid_save_reason", "open_for_writing"]
+__all__ = [
+    "DROP_SETTLE_MS",
+    "MAX_SETTLE_S",
+    "PARSE_SETTLE_MS",
+    "SETTLE_MS",
+    "mid_save_reason",
+    "open_for_writing",
+    "top_level_functions",
+]
 
 #: How long a file written moments ago that ends mid-line is given to be finished, and how
 #: often the watcher re-checks files that look mid-save.
 SETTLE_MS = 40
 #: How long after a change a file that does not parse is still treated as a save in progress.
 PARSE_SETTLE_MS = 1000
+#: How long after a change a file that lost a top-level function is held back.
+DROP_SETTLE_MS = 500
 #: The longest a file is held back; then it is loaded as it is.
 MAX_SETTLE_S = 10.0
+
+_TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
 _F_SETSIG = 10  # Linux fcntl command (not exported by Python's fcntl module)
 
@@ -81,9 +98,17 @@ def _parses(raw: bytes) -> bool:
     return True
 
 
-def mid_save_reason(path: Path, raw: bytes, mtime_ns: int) -> str | None:
+def top_level_functions(raw: bytes) -> frozenset[str]:
+    """The names of the functions ``raw`` defines at the top level (by a quick scan)."""
+    return frozenset(m.decode("ascii") for m in _TOP_LEVEL_DEF.findall(raw))
+
+
+def mid_save_reason(
+    path: Path, raw: bytes, mtime_ns: int, loaded: frozenset[str] = frozenset()
+) -> str | None:
     """Why ``path`` (content ``raw``, modified at ``mtime_ns``) looks like a save in
-    progress, or ``None`` when it looks whole."""
+    progress, or ``None`` when it looks whole. ``loaded``: the top-level functions of the
+    version loaded last (:func:`top_level_functions`)."""
     age_ms = (time.time_ns() - mtime_ns) / 1_000_000
     if open_for_writing(path):
         return "a process still has it open for writing"
@@ -91,4 +116,6 @@ def mid_save_reason(path: Path, raw: bytes, mtime_ns: int) -> str | None:
         return "it ends mid-line"
     if raw.strip() and age_ms < PARSE_SETTLE_MS and not _parses(raw):
         return "it does not parse yet"
+    if loaded and age_ms < DROP_SETTLE_MS and not loaded <= top_level_functions(raw):
+        return "it lacks functions its last version had (the rest may be on its way)"
     return None

@@ -10,15 +10,24 @@ It reads requests from stdin and answers on stdout, one length-prefixed pickle e
   ``("ok", value)``, ``("error", kind, message)``, or ``("missing",)`` when this worker has
   not loaded that version of the file (it was restarted): the parent then sends the file
   and asks again;
-- ``("read", path, hash, uri)`` / ``("render", path, hash, name, arguments)``: a resource's
-  contents or a prompt's messages, answered like a call.
+- ``("read", path, hash, uri)`` / ``("render", path, hash, name, arguments, call)``: a
+  resource's contents or a prompt's messages, answered like a call.
 
 While a call runs, the worker may send events before its answer: ``("progress", current,
-total, message)`` and ``("log", level, message, logger)`` (no reply), and ``("ask", method,
-kwargs)`` (``elicit``, ``sample``, ``list_roots`` of the calling client), to which the parent
-replies ``("reply", True, value)`` or ``("reply", False, kind, message)``. So a tool in a
-worker reports progress, sees its caller's ``ctx.request`` and reaches the MCP client like a
-tool in the server's own process.
+total, message)``, ``("log", level, message, logger)`` and ``("summary", line)`` (the call's
+one-line description, for tools whose ``summary=`` is a function: it runs here) with no
+reply, and ``("ask", key, method, kwargs)`` (``elicit``, ``sample``, ``list_roots``,
+``start_task`` of the calling client), to which the parent replies, whenever the client has
+answered, ``("reply", key, True, value)`` or ``("reply", key, False, kind, message)``;
+several questions of one call may be open at once. So a tool in a worker reports
+progress, sees its caller's ``ctx.request`` and reaches the MCP client like a tool in the
+server's own process.
+
+A cancelled call is first asked to stop: the parent sends SIGINT, which cancels an async
+tool's task (it sees ``CancelledError`` at its next ``await``), trips ``ctx.cancelled`` for a
+sync tool that takes a context, and raises ``CancelledError`` in any other sync tool. The
+parent kills the worker if the call has not ended within its grace period, and at once for
+a timeout. SIGINT while no call runs is ignored.
 
 Whatever a tool prints goes to stderr: stdout is the channel. A tool that ends the process,
 loops or holds the GIL costs this worker only; the parent kills and replaces it.
@@ -27,17 +36,30 @@ loops or holds the GIL costs this worker only; the parent kills and replaces it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
+import itertools
 import os
 import pickle
+import queue
+import signal
 import struct
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["VERSIONS_KEPT", "CallInfo", "main", "read_message", "remote_error", "write_message"]
+__all__ = [
+    "SUMMARY_IN_WORKER",
+    "VERSIONS_KEPT",
+    "CallInfo",
+    "main",
+    "read_message",
+    "remote_error",
+    "write_message",
+]
 
 _HEADER = struct.Struct(">I")
 #: Versions of one file a worker (and its parent) keep loaded.
@@ -97,6 +119,23 @@ def _spec_fields(tool: Any) -> dict[str, Any]:
     return {f.name: getattr(tool.spec, f.name) for f in dataclasses.fields(tool.spec)}
 
 
+#: What ``meta["summary"]`` says when the tool's summary is a function: it stays here, and
+#: the worker sends the line of each call (a ``("summary", line)`` event).
+SUMMARY_IN_WORKER = "<function in the worker>"
+
+
+def _meta_fields(tool: Any) -> dict[str, Any] | None:
+    """The ``@tool`` options of ``tool`` that the parent acts on (summary, task, timeout...),
+    as plain values; a summary function stays here (:data:`SUMMARY_IN_WORKER`)."""
+    meta = tool.meta
+    if meta is None:
+        return None
+    fields = {f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}
+    if callable(fields.get("summary")):
+        fields["summary"] = SUMMARY_IN_WORKER
+    return fields
+
+
 def _offer_fields(offer: Any) -> dict[str, Any]:
     """An offer without its functions (they stay here; the parent forwards reads)."""
     return {
@@ -107,23 +146,65 @@ def _offer_fields(offer: Any) -> dict[str, Any]:
 
 
 class _Parent:
-    """The pipe to the parent, for the events a running call sends (see the module docs)."""
+    """The pipes to the parent. A reader thread takes every message from it: requests go
+    to :attr:`requests` for the main loop, replies to the questions a running call asked
+    (several may be open at once, ``asyncio.gather`` of two ``ctx.elicit``) to the futures
+    waiting for them. Writes are serialised, since a tool's threads may log too."""
 
     def __init__(self, channel_in: IO[bytes], channel_out: IO[bytes]) -> None:
         self.channel_in = channel_in
         self.channel_out = channel_out
+        self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._write = threading.Lock()
+        self._lock = threading.Lock()
+        self._asks: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+        self._keys = itertools.count(1)
+
+    def start(self) -> None:
+        threading.Thread(target=self._read, name="nexus-worker-reader", daemon=True).start()
+
+    def _read(self) -> None:
+        while (message := read_message(self.channel_in)) is not None:
+            if message[0] == "reply":
+                self._answer(message[1], message[2:])
+            else:
+                self.requests.put(message)
+        os._exit(0)  # the parent went away: nothing waits for this process any more
 
     def send(self, event: tuple[Any, ...]) -> None:
-        write_message(self.channel_out, event)
+        with self._write:
+            write_message(self.channel_out, event)
 
-    def ask(self, method: str, **kwargs: Any) -> Any:
-        self.send(("ask", method, kwargs))
-        reply = read_message(self.channel_in)
-        if reply is None:  # the parent went away: nothing is waiting for this call
-            os._exit(0)
-        if reply[1]:
-            return reply[2]
-        raise remote_error(reply[2], reply[3])
+    async def ask(self, method: str, **kwargs: Any) -> Any:
+        """Ask the calling client through the parent; the reply arrives on the reader."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        key = next(self._keys)
+        with self._lock:
+            self._asks[key] = (loop, future)
+        try:
+            self.send(("ask", key, method, kwargs))
+            reply = await future
+        finally:
+            with self._lock:
+                self._asks.pop(key, None)
+        if reply[0]:
+            return reply[1]
+        raise remote_error(reply[1], reply[2])
+
+    def _answer(self, key: int, reply: tuple[Any, ...]) -> None:
+        with self._lock:
+            waiting = self._asks.get(key)
+        if waiting is None:  # a question given up on (its call was cancelled)
+            return
+        loop, future = waiting
+        with contextlib.suppress(RuntimeError):  # its loop has closed
+            loop.call_soon_threadsafe(_settle_future, future, reply)
+
+
+def _settle_future(future: asyncio.Future[Any], reply: tuple[Any, ...]) -> None:
+    if not future.done():
+        future.set_result(reply)
 
 
 class _PipeChannel:
@@ -137,7 +218,7 @@ class _PipeChannel:
         self.parent.send(("log", level, message, logger))
 
     async def elicit(self, message: str, schema: dict[str, Any], *, key: str | None = None) -> Any:
-        return self.parent.ask("elicit", message=message, schema=schema, key=key)
+        return await self.parent.ask("elicit", message=message, schema=schema, key=key)
 
     async def sample(
         self,
@@ -147,12 +228,16 @@ class _PipeChannel:
         system_prompt: str | None,
         key: str | None = None,
     ) -> Any:
-        return self.parent.ask(
+        return await self.parent.ask(
             "sample", messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, key=key
         )
 
     async def list_roots(self, *, key: str | None = None) -> Any:
-        return self.parent.ask("list_roots", key=key)
+        return await self.parent.ask("list_roots", key=key)
+
+    async def start_task(self) -> None:
+        """``ctx.start_task()``: the client that runs this call as a task gets it now."""
+        await self.parent.ask("start_task")
 
 
 class _Worker:
@@ -161,6 +246,13 @@ class _Worker:
         self.files: dict[tuple[str, str], dict[str, Any]] = {}
         self.offers: dict[tuple[str, str], tuple[Any, ...]] = {}
         self.credentials: Any = None
+        self.running: _Running | None = None  # the call in progress, for SIGINT
+
+    def interrupt(self, signum: int, frame: Any) -> None:
+        """SIGINT from the parent: ask the call in progress to stop (see the module docs)."""
+        running = self.running
+        if running is not None:
+            running.cancel()
 
     def load(self, path: str, text: str, source: str) -> tuple[Any, ...]:
         from .loader import load_tool_text
@@ -175,7 +267,7 @@ class _Worker:
                 del table[key]
         self.files[(path, result.hash)] = {t.name: t for t in result.tools}
         self.offers[(path, result.hash)] = result.offers
-        specs = [_spec_fields(t) for t in result.tools]
+        specs = [(_spec_fields(t), _meta_fields(t)) for t in result.tools]
         offers = [(type(o).__name__, _offer_fields(o)) for o in result.offers]
         return ("loaded", specs, result.error, result.line, tuple(result.names), offers)
 
@@ -186,11 +278,21 @@ class _Worker:
         if tools is None or name not in tools:
             return ("missing",)
         tool = tools[name]
+        summary = tool.meta.summary if tool.meta is not None else None
+        if callable(summary):
+            from ..core.tools.summary import describe_call
+
+            self.parent.send(("summary", describe_call(name, summary, arguments)))
         kwargs = tool.validate(arguments)
         ctx = self._context(name, call) if tool.wants_context else None
-        value = tool.invoke(kwargs, ctx)
-        if inspect.isawaitable(value):
-            value = asyncio.run(_awaited(value))
+        running = _Running(ctx)
+        self.running = running
+        try:
+            value = tool.invoke(kwargs, ctx)
+            if inspect.isawaitable(value):
+                value = running.run(value)
+        finally:
+            self.running = None
         return ("ok", value)
 
     def read(self, path: str, digest: str, uri: str) -> tuple[Any, ...]:
@@ -202,13 +304,22 @@ class _Worker:
         return ("missing",)
 
     def render(
-        self, path: str, digest: str, name: str, arguments: dict[str, str]
+        self, path: str, digest: str, name: str, arguments: dict[str, str], call: CallInfo
     ) -> tuple[Any, ...]:
+        from ..core.tools.channel import CURRENT_CHANNEL
         from ..core.tools.offers import PromptDef
 
         for offer in self.offers.get((path, digest), ()):
             if isinstance(offer, PromptDef) and offer.name == name:
-                return ("ok", asyncio.run(offer.render(arguments)))
+                # a prompt that takes a ToolContext may ask the client, as a tool does
+                token = CURRENT_CHANNEL.set(_PipeChannel(self.parent) if call.channel else None)
+                running = _Running(None)
+                self.running = running
+                try:
+                    return ("ok", running.run(offer.render(arguments)))
+                finally:
+                    self.running = None
+                    CURRENT_CHANNEL.reset(token)
         return ("missing",)
 
     def _context(self, name: str, call: CallInfo) -> Any:
@@ -234,6 +345,40 @@ class _Worker:
         self.parent.send(("progress", current, total, message))
 
 
+class _Running:
+    """The call in progress: how a cancel (SIGINT) reaches it."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Future[Any] | None = None
+
+    def run(self, awaitable: Any) -> Any:
+        """Run an async tool's awaitable on a fresh loop whose task a cancel can reach."""
+        loop = asyncio.new_event_loop()
+        self.loop = loop
+        try:
+            self.task = loop.create_task(_awaited(awaitable))
+            return loop.run_until_complete(self.task)
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                self.loop = None
+                loop.close()
+
+    def cancel(self) -> None:
+        """Runs in the signal handler (the main thread, between two bytecodes)."""
+        ctx = self.ctx
+        if ctx is not None:  # the token takes a lock the interrupted code may hold
+            threading.Thread(target=ctx.cancellation.cancel, daemon=True).start()
+        loop, task = self.loop, self.task
+        if loop is not None and task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+        elif ctx is None:  # a sync tool that cannot see a token: stop it where it is
+            raise asyncio.CancelledError("the call was cancelled")
+
+
 async def _awaited(value: Any) -> Any:
     return await value
 
@@ -241,10 +386,12 @@ async def _awaited(value: Any) -> Any:
 def main() -> None:
     from ..core.policy.credentials import CredentialStore
     from ..core.policy.masking import MaskingStream
+    from . import loader  # noqa: F401 - imported before the first request, not during it
 
-    channel_in, channel_out = sys.stdin.buffer, sys.stdout.buffer
-    worker = _Worker(_Parent(channel_in, channel_out))
+    parent = _Parent(sys.stdin.buffer, sys.stdout.buffer)
+    worker = _Worker(parent)
     worker.credentials = CredentialStore()  # also masks this process's log records
+    signal.signal(signal.SIGINT, worker.interrupt)
     # prints of tools must not reach the channel, nor show stored secrets
     sys.stderr = MaskingStream(sys.stderr, worker.credentials.mask)
     sys.stdout = sys.stderr
@@ -254,18 +401,18 @@ def main() -> None:
         "read": worker.read,
         "render": worker.render,
     }
-    while (message := read_message(channel_in)) is not None:
-        kind, *args = message
+    parent.start()
+    while True:
+        kind, *args = parent.requests.get()
         try:
             answer = handlers[kind](*args)
         except BaseException as exc:  # the tool's failure is the answer, not the worker's end
             answer = ("error", type(exc).__name__, str(exc) or type(exc).__name__)
         try:
-            write_message(channel_out, answer)
+            parent.send(answer)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            write_message(
-                channel_out,
-                ("error", "TypeError", f"the result cannot be sent back to the server: {exc}"),
+            parent.send(
+                ("error", "TypeError", f"the result cannot be sent back to the server: {exc}")
             )
 
 

@@ -305,6 +305,33 @@ def test_demo_notebooks_as_rendered(lab: dict[str, str]) -> None:
     print(stdout)
 
 
+def test_tool_tests_in_the_sidebar_and_the_notebook(lab: dict[str, str]) -> None:
+    """Save as test in the sidebar (beside the file) and in a notebook's form (in its
+    metadata); a breaking save turns the badge failed within a second, a fix back.
+    Screenshots: test-artifacts/tooltests-*.png."""
+    shots = [
+        "tooltests-sidebar-passed.png",
+        "tooltests-sidebar-failed.png",
+        "tooltests-sidebar-row.png",
+        "tooltests-sidebar-kernel.png",
+        "tooltests-notebook.png",
+        "tooltests-notebook-catalog.png",
+    ]
+    stdout, report = _run_spec(lab, "tooltests.spec.mjs", ARTIFACTS / "tooltests.png", shots=shots)
+    for step in (
+        "Save as test wrote the case beside the tool file",
+        "a breaking save turned the tests failed",
+        "the fix turned the row's badge back to passed",
+        "the case is in the notebook metadata, saved to disk by the extension",
+        "the sidebar's This notebook group shows add with its tests passed",
+        "both cases are in the notebook file",
+        "the %tools catalog in the notebook shows the test badge",
+        "all steps passed",
+    ):
+        assert step in stdout, report
+    print(stdout)
+
+
 def test_labextension_unit_tests() -> None:
     """The sidebar's pure functions (JSONPath -> form errors), under node's test runner."""
     node = shutil.which("node")

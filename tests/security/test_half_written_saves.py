@@ -4,8 +4,8 @@ history.
 
 Against a real ``nexus-tools serve``, a client calls ``r2`` without pause while the file is
 saved again and again: by writers that keep the file open between two chunks 80 ms and
-300 ms apart, by writers that close it between chunks cut mid-definition, and by atomic
-renames. No call may fail and no half-written version may be published or kept.
+300 ms apart, by writers that close it between chunks cut mid-definition or between two
+halves that are each valid Python, and by atomic renames. No call may fail and no half-written version may be published or kept.
 """
 
 from __future__ import annotations
@@ -62,6 +62,15 @@ def save_closed_between_chunks(path: Path, v: int, gap_s: float) -> None:
         handle.write(text[cut:])
 
 
+def save_closed_between_whole_halves(path: Path, v: int, gap_s: float) -> None:
+    """Closed between chunks that are each whole lines of valid Python: the first alone is
+    a module that defines only r1 (so it parses, and ends with a newline)."""
+    path.write_text(R1.format(v=v))
+    time.sleep(gap_s)
+    with open(path, "a") as handle:
+        handle.write(R2.format(v=v))
+
+
 def save_atomically(path: Path, v: int) -> None:
     temp = path.with_name(f".{path.name}.tmp")
     temp.write_text(version(v))
@@ -80,6 +89,11 @@ def write_all(path: Path, done: threading.Event) -> int:
             for _ in range(SAVES_PER_WRITER):
                 v += 1
                 save_closed_between_chunks(path, v, gap)
+                time.sleep(0.15)
+        for gap in (0.08, 0.3):
+            for _ in range(SAVES_PER_WRITER):
+                v += 1
+                save_closed_between_whole_halves(path, v, gap)
                 time.sleep(0.15)
         for _ in range(SAVES_PER_WRITER):
             v += 1

@@ -24,11 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     ApprovalRequired,
+    NexusError,
     PermissionDenied,
     ToolUnavailable,
     ToolValidationError,
 )
 from ..policy.approvals import how_to_approve
+from ..telemetry import tracing as _tracing
+from ..telemetry.stats import CallStats
 from ..tools.context import CancellationToken, ProgressCallback, RequestInfo, ToolContext
 from ..tools.result import ToolResult
 from ..tools.summary import describe_call
@@ -55,11 +58,13 @@ class CallPipeline:
     The registry passes every option positionally (the cheapest call in CPython: this is
     the per-call path that ``benchmarks/call_overhead.py`` measures)."""
 
-    __slots__ = ("registry", "runner")
+    __slots__ = ("registry", "runner", "stats")
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self.runner = ToolRunner(registry)
+        #: per-tool counts and latencies (``Registry.stats()``)
+        self.stats = CallStats()
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -79,25 +84,39 @@ class CallPipeline:
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
         entry = self.registry._snapshot.entries.get(name)
-        if entry is not None and self._refresh_due(entry):
-            await asyncio.to_thread(self._refresh_credentials, entry)
-        installer = self._installer_for(entry)
-        if installer is not None and await asyncio.to_thread(installer, entry, request, approved):
-            entry = self.registry._snapshot.entries.get(name)
-        tool, ask = self._admit(name, entry, arguments, request, approved)
-        if ask:
-            await self._ask(tool, arguments, request)
-        kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
-        limit = timeout if timeout is not None else tool.spec.timeout
-        if cancellation is not None and cancellation.cancelled:
-            result = cancelled_result(tool, started=False)
-        elif tool.is_async:
-            result = await self.runner.awaited(tool, kwargs, ctx, limit)
-        elif limit is None and cancellation is None and self._inline_on_this_loop(tool, request):
-            result = self.runner.inline(tool, kwargs, ctx)
-        else:
-            result = await self.runner.threaded(tool, kwargs, ctx, limit)
-        return self._finish(result, tool, arguments, request, start)
+        span = token = None
+        if _tracing.TRACER is not None:  # the one check a call pays when tracing is off
+            span, token = _tracing.start_call(name, entry, request)
+        try:
+            if entry is not None and self._refresh_due(entry):
+                await asyncio.to_thread(self._refresh_credentials, entry)
+            installer = self._installer_for(entry)
+            if installer is not None and await asyncio.to_thread(
+                installer, entry, request, approved
+            ):
+                entry = self.registry._snapshot.entries.get(name)
+            tool, ask = self._admit(name, entry, arguments, request, approved)
+            if ask:
+                await self._ask(tool, arguments, request)
+            kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
+            limit = timeout if timeout is not None else tool.spec.timeout
+            if cancellation is not None and cancellation.cancelled:
+                result = cancelled_result(tool, started=False)
+            elif tool.is_async:
+                result = await self.runner.awaited(tool, kwargs, ctx, limit)
+            elif (
+                limit is None and cancellation is None and self._inline_on_this_loop(tool, request)
+            ):
+                result = self.runner.inline(tool, kwargs, ctx)
+            else:
+                result = await self.runner.threaded(tool, kwargs, ctx, limit)
+            result = self._finish(result, tool, arguments, request, start)
+        except BaseException as exc:
+            self._refused(name, exc, span, token)
+            raise
+        if span is not None:
+            _tracing.end_call(span, token, result)
+        return result
 
     def call_sync(
         self,
@@ -137,17 +156,27 @@ class CallPipeline:
         start = _perf()
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
-        if self._refresh_due(entry):
-            self._refresh_credentials(entry)
-        installer = self._installer_for(entry)
-        if installer is not None and installer(entry, request, approved):
-            entry = registry._snapshot.entries.get(name)
-        tool, ask = self._admit(name, entry, arguments, request, approved)
-        if ask:
-            registry.loop.run(self._ask(tool, arguments, request))
-        kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
-        result = self.runner.inline(tool, kwargs, ctx)
-        return self._finish(result, tool, arguments, request, start)
+        span = token = None
+        if _tracing.TRACER is not None:
+            span, token = _tracing.start_call(name, entry, request)
+        try:
+            if self._refresh_due(entry):
+                self._refresh_credentials(entry)
+            installer = self._installer_for(entry)
+            if installer is not None and installer(entry, request, approved):
+                entry = registry._snapshot.entries.get(name)
+            tool, ask = self._admit(name, entry, arguments, request, approved)
+            if ask:
+                registry.loop.run(self._ask(tool, arguments, request))
+            kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
+            result = self.runner.inline(tool, kwargs, ctx)
+            result = self._finish(result, tool, arguments, request, start)
+        except BaseException as exc:
+            self._refused(name, exc, span, token)
+            raise
+        if span is not None:
+            _tracing.end_call(span, token, result)
+        return result
 
     # -- steps, in the order they run -----------------------------------------------------
 
@@ -290,6 +319,13 @@ class CallPipeline:
         """Time, mask, label, describe and audit a finished call."""
         registry = self.registry
         result.duration = _perf() - start
+        # CallStats.record, written out: this is the per-call path
+        counter = self.stats.counters.get(name := tool.spec.name) or self.stats.counter(name)
+        counter.durations.append(result.duration)
+        next(counter.calls)
+        if result.error is not None:
+            next(counter.errors)
+        counter.last = start
         result.describer = partial(_describe, tool, arguments)
         credentials = registry.credentials
         if credentials is not None:
@@ -299,6 +335,14 @@ class CallPipeline:
         if registry.audit is not None:
             self._audit(tool, request, "allow", result.duration, result.error, result.summary)
         return result
+
+    def _refused(self, name: str, exc: BaseException, span: Any, token: Any) -> None:
+        """A call that raised instead of answering (a refusal before the tool ran, or the
+        caller cancelled it): count it and end its span."""
+        if isinstance(exc, NexusError):
+            self.stats.refuse(name)
+        if span is not None:
+            _tracing.end_refused(span, token, exc)
 
     # -- audit ----------------------------------------------------------------------------
 

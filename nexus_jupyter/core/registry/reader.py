@@ -6,10 +6,12 @@ thread while sources publish.
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import difflib
 import logging
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolNotFound
@@ -171,6 +173,8 @@ class RegistryReader:
 
         thread = threading.Thread(target=run, name="nexus-search-warm", daemon=True)
         thread.start()
+        # A process that exits while the model runs aborts: stop between two chunks first.
+        atexit.register(_stop_warming, weakref.ref(self))
         return thread
 
     def search(
@@ -201,3 +205,11 @@ class RegistryReader:
         """Services ``query`` names that no tool here works with (``["Acmeboard"]`` for "add a
         card to our Acmeboard board" when no tool mentions it): why its hits are few or none."""
         return self.search_index.unserved_services(query)
+
+
+def _stop_warming(reader: weakref.ref[RegistryReader]) -> None:
+    """At exit: stop the warm-up of ``reader``'s search index, if both still exist."""
+    live = reader()
+    index = live._index if live is not None else None
+    if index is not None:
+        index.stop_warming()

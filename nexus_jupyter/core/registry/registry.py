@@ -37,8 +37,11 @@ from .writer import RegistryWriter
 if TYPE_CHECKING:
     from ..policy.protocols import Approver, AuditSink, CallPolicy, Credentials
     from ..search.options import SearchSetting
+    from ..telemetry.stats import ToolStats
     from ..tools.context import CancellationToken, ProgressCallback, RequestInfo
     from ..tools.result import ToolResult
+    from ..tooltests.monitor import ToolTests
+    from ..tooltests.outcomes import TestStatus
     from .running import HomeThread
 
 __all__ = ["Registry"]
@@ -80,6 +83,7 @@ class Registry(RegistryWriter):
         # (entry, request, approved) -> installed?; set when nex.yaml says auto_install
         self.auto_installer: Callable[[Any, Any, bool], bool] | None = None
         self._bg: BackgroundLoop | None = None
+        self._tests: ToolTests | None = None
         self._closed = False
         self._notebook = MutableSource("notebook", "notebook")
         self.add_source(self._notebook)
@@ -161,6 +165,32 @@ class Registry(RegistryWriter):
         else:
             homes[source] = home
 
+    def stats(self) -> dict[str, ToolStats]:
+        """Per-tool call figures since the registry started (calls, errors, refusals,
+        p50/p95/max latency over the last calls), by tool name; see
+        :mod:`~nexus_jupyter.core.telemetry.stats`."""
+        return self._calls.stats.snapshot()
+
+    # -- tool tests -----------------------------------------------------------------------
+
+    @property
+    def tests(self) -> ToolTests:
+        """The tools' saved test cases: save, run, statuses, live runs after every change
+        (:class:`~nexus_jupyter.core.tooltests.monitor.ToolTests`)."""
+        if self._tests is None:
+            with self._lock:
+                if self._tests is None:
+                    from ..tooltests.monitor import ToolTests
+
+                    self._tests = ToolTests(self)
+        return self._tests
+
+    def test_status(self, name: str) -> TestStatus:
+        """Where tool ``name``'s test cases stand: ``none``, ``pending``, ``running``,
+        ``passed``, ``failed`` (with the first difference), ``error`` or ``skipped`` (with
+        the reason). Raises :class:`ToolNotFound`."""
+        return self.tests.status(name)
+
     # -- background loop ------------------------------------------------------------------
 
     @property
@@ -177,6 +207,8 @@ class Registry(RegistryWriter):
         if self._closed:
             return
         self._closed = True
+        if self._tests is not None:
+            self._tests.close()
         if self._bg is not None and self._bg.running:
             for state in list(self._states.values()):
                 stop = getattr(state.source, "stop", None)

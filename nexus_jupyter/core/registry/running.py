@@ -20,9 +20,14 @@ if TYPE_CHECKING:
     from ..policy.protocols import Credentials
     from ..tools.tool import Tool
 
-__all__ = ["HomeThread", "ToolRunner"]
+__all__ = ["TIMED_OUT", "HomeThread", "ToolRunner"]
 
 log = logging.getLogger(__name__)
+
+#: The message of the cancellation a timed-out call gets (``task.cancel(TIMED_OUT)``), so
+#: code below can tell a timeout from a cancel: a tool in a worker process is then stopped
+#: at once, where a cancel first gives it a moment to stop by itself.
+TIMED_OUT = "nexus: the call timed out"
 _perf = time.perf_counter
 
 
@@ -158,7 +163,7 @@ class ToolRunner:
             return cancelled_result(tool)
         if task in done:
             return task.result()
-        task.cancel()
+        task.cancel(TIMED_OUT)  # the message tells a worker process to stop at once
         if ctx is not None:
             ctx.cancellation.cancel()
         return ToolResult.failure(
@@ -182,13 +187,15 @@ class ToolRunner:
 def cancelled_result(tool: Tool, *, started: bool = True) -> ToolResult:
     """The result of a call cancelled before it finished (or, ``started=False``, before it
     started)."""
-    note = _stopped(tool) if started else ""
+    note = ""
+    if started and tool.spec.isolation == "process":
+        note = "; its worker process stops it (and is killed if it goes on)"
     return ToolResult.failure(tool.spec.name, f"the call was cancelled{note}", "CancelledError")
 
 
 def _stopped(tool: Tool) -> str:
-    """What stopping a call did, for the result and the audit log: a call in a worker
-    process is really stopped (its worker is killed); a thread can only be asked to stop."""
+    """What a timeout did, for the result and the audit log: a call in a worker process is
+    really stopped (its worker is killed); a thread can only be asked to stop."""
     if tool.spec.isolation == "process":
         return "; its worker process was killed"
     return ""

@@ -116,7 +116,8 @@ class RegistryChanged:
     """Sent to subscribers after every change.
 
     ``added``/``removed``/``updated`` are tool names; ``versions`` maps each added or updated
-    name to its new version; ``sources`` names the sources whose set or status changed.
+    name to its new version; ``sources`` names the sources whose set or status changed;
+    ``tests`` names the tools whose test status changed (no snapshot changes with it).
     """
 
     added: tuple[str, ...] = ()
@@ -124,13 +125,14 @@ class RegistryChanged:
     updated: tuple[str, ...] = ()
     versions: Mapping[str, str] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
 
     @property
     def tools_changed(self) -> bool:
         return bool(self.added or self.removed or self.updated)
 
     def __bool__(self) -> bool:
-        return self.tools_changed or bool(self.sources)
+        return self.tools_changed or bool(self.sources) or bool(self.tests)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,6 +141,7 @@ class RegistryChanged:
             "updated": list(self.updated),
             "versions": dict(self.versions),
             "sources": list(self.sources),
+            "tests": list(self.tests),
         }
 
 

@@ -213,6 +213,12 @@ class RegistryWriter(RegistryReader):
         """
         return self._events.subscribe(callback, loop=loop)
 
+    def announce(self, change: RegistryChanged) -> None:
+        """Deliver ``change`` to every subscriber without swapping a snapshot: news about
+        tools that is not part of them (``tests``: their test status changed)."""
+        with self._lock:  # in order with the changes writers queue
+            self._events.publish(change)
+
     def wait_for_events(self, timeout: float = 5.0) -> bool:
         """Block until every thread-delivered subscriber has handled every change made so
         far (``False`` after ``timeout`` seconds). Scripts and tests use it to observe a

@@ -7,6 +7,7 @@ and from the encoder otherwise (see :mod:`.embeddings`).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,10 @@ class DenseIndex:
         self._matrix = np.zeros((0, 0, self.dim), dtype=np.float32)  # (views, slots, dim)
         self._pending: dict[str, tuple[str, ...]] = {}
         self.encoded = 0
+        #: Set by :meth:`stop`: the warm-up embeds no further chunk. A process that exits
+        #: while ONNX Runtime is inside a run aborts ("terminate called without an active
+        #: exception"), so servers stop the warm-up before they exit.
+        self.stopping = threading.Event()
 
     @property
     def model(self) -> Any:
@@ -93,17 +98,24 @@ class DenseIndex:
         cached = self.cache.get_many(keys)
         return sorted({t for k, t in keys.items() if k not in cached})
 
-    def precompute(self, texts: list[str], batch: int = 64) -> None:
+    def precompute(self, texts: list[str], batch: int = 16) -> None:
         """Embed ``texts`` into the disk cache only. It touches no index state, so it runs
         without the index lock; the next :meth:`flush` then finds every vector cached. Texts
         go in by length, so a batch pads little; chunks of a few model batches (the encoder
-        spreads them over the cores) let a query's embedding slip in between them."""
+        spreads them over the cores) let a query's embedding slip in between them, and
+        :meth:`stop` end the work between two of them (a fraction of a second)."""
         texts = sorted(texts, key=len)
         for start in range(0, len(texts), batch):
+            if self.stopping.is_set():
+                return
             chunk = texts[start : start + batch]
             fresh = self.model.encode(chunk)
             self.encoded += len(chunk)
             self.cache.put_many({self.cache.key(t): v for t, v in zip(chunk, fresh, strict=True)})
+
+    def stop(self) -> None:
+        """Embed nothing more in :meth:`precompute` (the index is closing)."""
+        self.stopping.set()
 
     def flush(self) -> None:
         """Embed every tool whose texts changed since the last flush."""

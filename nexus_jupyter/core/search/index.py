@@ -111,6 +111,8 @@ _POOL = 20  # keyword candidates re-scored with the name bonus and checked for c
 # keyword match, so a wider pool lets more good keyword evidence in (toolret MRR +0.006 from
 # 50 to 100; hybrid queries are dominated by the embedding anyway).
 _FUSION_POOL = 100
+#: How long closing waits for the warm-up's current chunk of embeddings.
+CLOSE_WAIT_S = 3.0
 NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of a tool's name
 # How well a tool fits the request, added to the relative keyword score and to the fused
 # hybrid score: the share of the query's argument values it has parameters for
@@ -515,7 +517,22 @@ class SearchIndex:
                     out.append(spec)
             return out
 
+    def stop_warming(self) -> None:
+        """Stop the warm-up's embedding between two chunks and wait for the current one: a
+        process must not exit while ONNX Runtime runs (it aborts with "terminate called
+        without an active exception"). Searches still work, embedding what they need."""
+        if self._dense is None:
+            return
+        self._dense.stop()
+        if self._embedding.acquire(timeout=CLOSE_WAIT_S):
+            self._embedding.release()
+        else:
+            log.warning("the search warm-up did not stop within %g s", CLOSE_WAIT_S)
+
     def close(self) -> None:
+        """Stop the warm-up (:meth:`stop_warming`), then free the keyword index and the
+        vector cache."""
+        self.stop_warming()
         with self._lock:
             self._keyword.close()
             if self._dense is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import NexusError
 
-__all__ = ["parse_call_arguments"]
+__all__ = ["parse_call_arguments", "split_top_level", "typed_value"]
 
 
 def parse_call_arguments(
@@ -97,3 +97,8 @@ def _split_top_level(text: str) -> list[str]:
     if buf:
         tokens.append("".join(buf))
     return tokens
+
+
+#: Public names for other command lines built on the same rules (``%tool test save``).
+split_top_level = _split_top_level
+typed_value = _value

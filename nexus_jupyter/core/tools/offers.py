@@ -160,10 +160,11 @@ class PromptDef:
     title: str | None = None
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     context_param: str | None = None  # a ToolContext parameter: the prompt may ask the client
-    #: Renders the messages itself (an MCP server's prompt): ``await forward(arguments)``.
-    forward: Callable[[dict[str, str]], Awaitable[list[dict[str, Any]]]] | None = field(
-        default=None, repr=False, compare=False
-    )
+    #: Renders the messages itself (an MCP server's prompt, a tool file's prompt in a worker
+    #: process): ``await forward(arguments, ctx)``; ``ctx`` reaches the calling client.
+    forward: (
+        Callable[[dict[str, str], ToolContext | None], Awaitable[list[dict[str, Any]]]] | None
+    ) = field(default=None, repr=False, compare=False)
 
     async def render(
         self, arguments: dict[str, str], ctx: ToolContext | None = None
@@ -171,7 +172,7 @@ class PromptDef:
         """The prompt's messages (MCP ``PromptMessage`` dicts). Raises
         :class:`ToolDefinitionError` for a missing or unknown argument."""
         if self.forward is not None:
-            return await self.forward(dict(arguments))  # the server checks its arguments
+            return await self.forward(dict(arguments), ctx)  # the other end checks them
         known = {a.name for a in self.arguments}
         missing = [a.name for a in self.arguments if a.required and a.name not in arguments]
         unknown = sorted(set(arguments) - known)

@@ -170,6 +170,8 @@ class Tool:
         handler: Callable[..., Any],
         *,
         validate: bool = True,
+        meta: ToolMeta | None = None,
+        source_code: str | None = None,
         **spec_fields: Any,
     ) -> Tool:
         """A tool with a raw JSON schema. ``handler(arguments)`` or
@@ -177,7 +179,9 @@ class Tool:
         return a :class:`~nexus_jupyter.core.tools.result.ToolResult` as is.
 
         Arguments are checked against ``input_schema`` (JSON Schema) before the handler runs,
-        unless ``validate=False`` (the remote end validates itself).
+        unless ``validate=False`` (the remote end validates itself). ``meta`` carries
+        ``@tool`` options (a summary, task settings) of a tool that stands for another one,
+        ``source_code`` the code that defines it.
         """
         spec = ToolSpec(
             name=name, description=description, input_schema=dict(input_schema), **spec_fields
@@ -195,7 +199,14 @@ class Tool:
             from .jsonschema_check import check_is_object
 
             validator = check_is_object
-        return cls(spec, handler, validator=validator, takes_ctx=n_params >= 2)
+        return cls(
+            spec,
+            handler,
+            validator=validator,
+            takes_ctx=n_params >= 2,
+            meta=meta,
+            source_code=source_code,
+        )
 
     # -- use ------------------------------------------------------------------------------
 

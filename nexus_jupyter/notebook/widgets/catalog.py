@@ -13,6 +13,7 @@ import ipywidgets as W
 from ...core.registry.file_health import broken_files, stale_tools
 from ...core.tools.spec import PERMISSIONS
 from ...render.catalog import entry_html, stale_badge, tool_badges, unserved_text
+from ...render.tool_tests import stats_line, test_badge, test_status_html
 
 __all__ = ["Catalog"]
 
@@ -157,6 +158,7 @@ class Catalog(W.VBox):
             badges = tool_badges(entry.tool, entry.status, categories=False)
             if entry.name in self.stale:
                 badges += stale_badge(self.stale[entry.name])
+            badges += self._test_badge(entry.name)
             summary = html.escape(entry.spec.summary)
             # One line per row: a long summary ends in "…" (the whole text is its tooltip)
             # rather than running into the rows below.
@@ -199,6 +201,7 @@ class Catalog(W.VBox):
         schema = html.escape(json.dumps(dict(entry.spec.input_schema), indent=2, default=str))
         self.details.value = (
             entry_html(entry, stale=self.stale.get(name))
+            + self._tests_and_calls(name)
             + "<details><summary>JSON schema</summary>"
             f"<pre>{schema}</pre></details>"
         )
@@ -216,10 +219,24 @@ class Catalog(W.VBox):
         self.form_area.children = [self.form]
         return self.form
 
+    def _test_badge(self, name: str) -> str:
+        try:
+            return test_badge(self.registry.test_status(name))
+        except Exception:  # gone since the listing, or a store failed: no badge
+            return ""
+
+    def _tests_and_calls(self, name: str) -> str:
+        try:
+            tests = test_status_html(self.registry.test_status(name))
+        except Exception as exc:
+            tests = f"<p style='color:#b71c1c'>tests: {html.escape(str(exc))}</p>"
+        calls = stats_line(self.registry.stats().get(name))
+        return f"{tests}<p style='color:#666'>{html.escape(calls)}</p>"
+
     # -- events ---------------------------------------------------------------------------
 
     def _on_change(self, change: Any) -> None:
-        if change.tools_changed or change.sources:
+        if change.tools_changed or change.sources or change.tests:
             self.refresh()
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from ...render.results import call_command
 from .form_fields import Field, FieldInputError, build_field, field_at
 from .history_panel import HistoryPanel
 from .result import ResultPane
+from .save_test import TestSaver
 
 __all__ = ["ToolForm"]
 
@@ -48,6 +49,7 @@ class ToolForm(W.VBox):
         self.run_button = W.Button(description="Run", icon="play", button_style="primary")
         self.run_button.on_click(lambda _: self.run())
         self.result = ResultPane()
+        self.saver = TestSaver(self)  # "Save as test": this call and what it must give
         self.history_panel = HistoryPanel(history, spec.name, self.replay)
         self.notice = W.HTML("")
         self.command = W.HTML("")  # "copy as %tool call …", kept in step with the fields
@@ -69,6 +71,7 @@ class ToolForm(W.VBox):
             self.form_error,
             W.HBox([self.run_button, self.command], layout=W.Layout(align_items="center")),
             self.result,
+            self.saver,
             self.history_panel,
         ]
 
@@ -164,7 +167,7 @@ class ToolForm(W.VBox):
         try:
             tool.validate(arguments)
         except ToolValidationError as exc:
-            self.show_errors(exc.errors)
+            self._invalid(exc)
             return None
         return self.result.start(
             self.registry,
@@ -172,8 +175,13 @@ class ToolForm(W.VBox):
             arguments,
             history=self.history,
             request=RequestInfo(caller=NOTEBOOK_CALLER),
-            on_invalid=lambda e: self.show_errors(e.errors),
+            on_invalid=self._invalid,
+            on_done=lambda: self.saver.prefill(self.result.result, self.result.error),
         )
+
+    def _invalid(self, error: ToolValidationError) -> None:
+        self.show_errors(error.errors)
+        self.saver.prefill(error=str(error))
 
     def replay(self, arguments: dict[str, Any]) -> Any:
         """Fill the form with past ``arguments`` and run again."""

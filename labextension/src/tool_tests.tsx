@@ -1,0 +1,183 @@
+/**
+ * Tool tests in the sidebar: the "Tests" section of a tool's details (its cases' last run,
+ * what broke, Run tests), its calls on the server, and "Save as test" in the Try form.
+ */
+import React from 'react';
+
+import { CallOutcome, IToolDetails, IToolStats, ITestStatus, runTests, saveTest } from './api';
+import { TestBadge } from './badges';
+import { expectationOf, Kind, KINDS, suggestedExpectation } from './expectations';
+
+function ms(value: number | null | undefined): string {
+  if (value === null || value === undefined) {
+    return '-';
+  }
+  return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`;
+}
+
+/** "Calls on this server: 12, 1 failed (8%), p50 2.1 ms, p95 9.8 ms". */
+export function CallsLine(props: { stats?: IToolStats | null }): JSX.Element {
+  const stats = props.stats;
+  if (!stats || (stats.calls === 0 && stats.refused === 0)) {
+    return <p className="jp-NexusTools-muted jp-NexusTools-calls">No calls on this server yet.</p>;
+  }
+  const rate = Math.round(stats.error_rate * 100);
+  return (
+    <p className="jp-NexusTools-calls" title="Since the server started; latency over the last 1,000 calls">
+      Calls on this server: {stats.calls}, {stats.errors} failed ({rate}%)
+      {stats.refused ? `, ${stats.refused} refused` : ''}, p50 {ms(stats.p50_ms)}, p95{' '}
+      {ms(stats.p95_ms)}
+    </p>
+  );
+}
+
+/** "2 passed, 1 skipped": the counts of a run (the details are listed above them). */
+function countsText(counts: Record<string, number>): string {
+  return Object.entries(counts ?? {})
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(', ');
+}
+
+/** The tool's saved cases: how their last run went, what broke, and Run tests. */
+export function TestsSection(props: { tool: IToolDetails }): JSX.Element {
+  const [status, setStatus] = React.useState<ITestStatus | null>(props.tool.tests ?? null);
+  const [running, setRunning] = React.useState(false);
+  const [error, setError] = React.useState<string | null>(null);
+  React.useEffect(() => setStatus(props.tool.tests ?? null), [props.tool]);
+
+  const run = async () => {
+    setRunning(true);
+    setError(null);
+    try {
+      setStatus((await runTests(props.tool.name)).tests);
+    } catch (err) {
+      setError(String((err as Error).message ?? err));
+    } finally {
+      setRunning(false);
+    }
+  };
+
+  if (!status || status.state === 'none') {
+    return (
+      <section className="jp-NexusTools-tests" aria-label="Tests">
+        <h3 className="jp-NexusTools-sectionTitle">Tests</h3>
+        <p className="jp-NexusTools-muted">
+          No saved tests. Run the tool below, then <b>Save as test</b> keeps the call and what it
+          must give; it runs again whenever the tool changes.
+        </p>
+      </section>
+    );
+  }
+  return (
+    <section className="jp-NexusTools-tests" aria-label="Tests">
+      <h3 className="jp-NexusTools-sectionTitle">
+        Tests <TestBadge tests={status} />
+      </h3>
+      {status.problem && (
+        <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{status.problem}</div>
+      )}
+      {status.broke && (
+        <div className="jp-NexusTools-notice jp-NexusTools-notice-error jp-NexusTools-broke" role="alert">
+          Broke by the last change: {status.broke.label}: <code>{status.broke.message}</code>
+        </div>
+      )}
+      <ul className="jp-NexusTools-outcomes">
+        {status.outcomes.map((outcome, i) => (
+          <li key={i} className={`jp-NexusTools-outcome jp-NexusTools-outcome-${outcome.state}`}>
+            <span className={`jp-NexusTools-badge jp-NexusTools-test jp-NexusTools-test-${outcome.state}`}>
+              {outcome.state}
+            </span>{' '}
+            <span className="jp-NexusTools-outcomeLabel">{outcome.label}</span>
+            {outcome.message && <div className="jp-NexusTools-outcomeMessage">{outcome.message}</div>}
+          </li>
+        ))}
+      </ul>
+      <div className="jp-NexusTools-actions">
+        <button
+          className="jp-mod-styled jp-NexusTools-runTests"
+          disabled={running}
+          onClick={() => void run()}
+          title="Run this tool's saved cases now, on the server"
+        >
+          {running ? 'Running tests…' : 'Run tests'}
+        </button>
+        <span className="jp-NexusTools-muted">{countsText(status.counts)}</span>
+      </div>
+      {error && <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{error}</div>}
+    </section>
+  );
+}
+
+/** "Save as test": the form's call and what it must give, saved where the tool's cases live. */
+export function SaveAsTest(props: {
+  tool: IToolDetails;
+  args: Record<string, unknown>;
+  outcome: CallOutcome | null;
+}): JSX.Element {
+  const [kind, setKind] = React.useState<Kind>('succeeds');
+  const [text, setText] = React.useState('');
+  const [note, setNote] = React.useState<{ ok: boolean; text: string } | null>(null);
+  const [saving, setSaving] = React.useState(false);
+  React.useEffect(() => {
+    const [suggestedKind, suggestedText] = suggestedExpectation(props.outcome);
+    setKind(suggestedKind);
+    setText(suggestedText);
+    setNote(null);
+  }, [props.outcome]);
+
+  const save = async () => {
+    setSaving(true);
+    try {
+      const expectation = expectationOf(kind, text);
+      const answer = await saveTest(props.tool.name, props.args, expectation);
+      setNote({ ok: true, text: `Saved in ${answer.saved}; it runs whenever the tool changes.` });
+    } catch (err) {
+      setNote({ ok: false, text: String((err as Error).message ?? err) });
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <div className="jp-NexusTools-saveTest" aria-label="Save as test">
+      <button
+        className="jp-mod-styled jp-NexusTools-saveTestButton"
+        disabled={saving}
+        onClick={() => void save()}
+        title="Keep this call and what it must give as a test case of the tool"
+      >
+        Save as test
+      </button>
+      <select
+        className="jp-mod-styled jp-NexusTools-saveTestKind"
+        aria-label="What the call must give"
+        value={kind}
+        onChange={event => setKind(event.target.value as Kind)}
+      >
+        {KINDS.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+      {kind !== 'succeeds' && (
+        <input
+          className="jp-mod-styled jp-NexusTools-saveTestValue"
+          aria-label="Expected value"
+          value={text}
+          placeholder={kind === 'check' ? "result['total'] > 0" : 'JSON or text'}
+          onChange={event => setText(event.target.value)}
+        />
+      )}
+      {note && (
+        <div
+          className={`jp-NexusTools-notice ${note.ok ? 'jp-NexusTools-notice-ok' : 'jp-NexusTools-notice-error'}`}
+          role="status"
+        >
+          {note.text}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,49 @@
+// Unit tests of "Save as test" and the notebook metadata helpers (run: npm test, after a build).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { expectationOf, suggestedExpectation } from '../lib/expectations.js';
+import { casesOf, withCases } from '../lib/notebook_cases.js';
+
+const result = (extra) => ({ tool: 't', is_error: false, duration: 0, ...extra });
+
+test('a result suggests expecting its value; text content when it has no structured value', () => {
+  assert.deepEqual(suggestedExpectation({ kind: 'result', result: result({ structured: { a: [1, 2] } }) }), [
+    'expect',
+    '{"a":[1,2]}'
+  ]);
+  assert.deepEqual(
+    suggestedExpectation({ kind: 'result', result: result({ content: [{ type: 'text', text: 'hi' }] }) }),
+    ['expect', '"hi"']
+  );
+  assert.deepEqual(suggestedExpectation(null), ['succeeds', '']);
+});
+
+test('a failure suggests expecting its error, cut to one line of 80 characters', () => {
+  const failed = result({ is_error: true, error: 'Boom:\n  ' + 'x'.repeat(100) });
+  const [kind, text] = suggestedExpectation({ kind: 'result', result: failed });
+  assert.equal(kind, 'expect_error');
+  assert.equal(text.length, 80);
+  assert.ok(text.startsWith('Boom: xxx'));
+  const invalid = { kind: 'validation', message: 'bad', errors: [{ path: '$.a', message: 'Input should be a valid integer' }] };
+  assert.deepEqual(suggestedExpectation(invalid), ['expect_error', 'Input should be a valid integer']);
+});
+
+test('the typed value becomes the request body: JSON where it parses', () => {
+  assert.deepEqual(expectationOf('expect', '3'), { expect: 3 });
+  assert.deepEqual(expectationOf('expect', 'plain text'), { expect: 'plain text' });
+  assert.deepEqual(expectationOf('expect_subset', '{"units": "C"}'), { expect_subset: { units: 'C' } });
+  assert.throws(() => expectationOf('expect_subset', 'units'), /not JSON/);
+  assert.deepEqual(expectationOf('check', " result['x'] > 0 "), { check: "result['x'] > 0" });
+  assert.deepEqual(expectationOf('succeeds', 'ignored'), {});
+});
+
+test('cases go into the notebook metadata beside what else is under our key', () => {
+  const store = new Map([['nexus_jupyter', { other: 1 }]]);
+  const model = { getMetadata: k => store.get(k), setMetadata: (k, v) => store.set(k, v) };
+  assert.deepEqual(casesOf(model), []);
+  withCases(model, [{ tool: 'add', arguments: { a: 1 }, expect: 1 }]);
+  assert.deepEqual(store.get('nexus_jupyter'), { other: 1, tests: [{ tool: 'add', arguments: { a: 1 }, expect: 1 }] });
+  assert.equal(casesOf(model).length, 1);
+  assert.deepEqual(casesOf(null), []);
+});

@@ -1,0 +1,128 @@
+"""``check:`` predicates: one short Python expression that must be true of a result.
+
+    check: "result['temperature'] > -60 and result['units'] == 'celsius'"
+
+What an expression sees (nothing else):
+
+- ``result``: the result's value (its structured JSON; the text when the tool answers with
+  text only; ``None`` when it failed), ``text`` (all text content joined), ``content`` (the
+  content blocks), ``error`` / ``error_type`` (``None`` unless it failed) and ``arguments``
+  (the case's arguments);
+- the builtins ``abs all any bool dict enumerate float int isinstance len list max min range
+  reversed round set sorted str sum tuple zip`` and the modules ``math`` and ``re``.
+
+The expression is checked before it ever runs: one expression (no statements), at most
+:data:`MAX_LENGTH` characters, only the names above (plus its own comprehension variables),
+and no name or attribute that starts with an underscore, which is how expressions usually
+reach past a restricted namespace (``().__class__.__mro__``...). No ``import``, no ``open``,
+no ``eval``.
+
+This is a guard against accidents, not a sandbox for hostile code: a case file lives next to
+the tool file it tests, written by the same person, and the tool itself runs with full rights
+anyway. A check that loops for ever (``max(range(10**12))``) is not stopped early; the case's
+timeout does not cover it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import re
+from collections.abc import Mapping
+from types import CodeType
+from typing import Any
+
+from ..errors import TestCaseError
+
+__all__ = ["ALLOWED_BUILTINS", "MAX_LENGTH", "NAMES", "compile_check", "evaluate_check"]
+
+MAX_LENGTH = 500
+#: What a check may read about the call (see the module docstring).
+NAMES = ("result", "text", "content", "error", "error_type", "arguments")
+_BUILTIN_NAMES = [
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "dict",
+    "enumerate",
+    "float",
+    "int",
+    "isinstance",
+    "len",
+    "list",
+    "max",
+    "min",
+    "range",
+    "reversed",
+    "round",
+    "set",
+    "sorted",
+    "str",
+    "sum",
+    "tuple",
+    "zip",
+]
+ALLOWED_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
+ALLOWED_BUILTINS.update(math=math, re=re)
+_CACHE: dict[str, CodeType] = {}
+
+
+def compile_check(source: Any, *, where: str = "") -> CodeType:
+    """Check ``source`` (see the module docstring) and compile it. Raises
+    :class:`TestCaseError` saying what is not allowed and what is."""
+    at = f"{where}: " if where else ""
+    if not isinstance(source, str) or not source.strip():
+        raise TestCaseError(f"{at}`check:` is a Python expression as text, got {source!r}.")
+    cached = _CACHE.get(source)
+    if cached is not None:
+        return cached
+    if len(source) > MAX_LENGTH:
+        raise TestCaseError(
+            f"{at}`check:` is {len(source)} characters; keep it under {MAX_LENGTH} (one "
+            "condition, or several joined with `and`)."
+        )
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise TestCaseError(
+            f"{at}`check: {source}` is not one Python expression ({exc.msg}); write a "
+            "condition such as \"result['total'] > 0\"."
+        ) from None
+    own = {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    known = set(NAMES) | set(ALLOWED_BUILTINS) | own
+    for node in ast.walk(tree):
+        problem = _refused(node, known)
+        if problem:
+            raise TestCaseError(
+                f"{at}`check: {source}` {problem}. A check sees {', '.join(NAMES)} and the "
+                f"builtins {', '.join(sorted(ALLOWED_BUILTINS))}."
+            )
+    code = compile(tree, f"<check {source[:40]}>", "eval")
+    _CACHE[source] = code
+    return code
+
+
+def _refused(node: ast.AST, known: set[str]) -> str | None:
+    if isinstance(node, ast.Name):
+        if node.id.startswith("_"):
+            return f"uses {node.id!r}: names starting with '_' are not allowed"
+        if node.id not in known:
+            return f"uses the unknown name {node.id!r}"
+    elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+        return f"reads the attribute {node.attr!r}: attributes starting with '_' are not allowed"
+    elif isinstance(node, ast.Await | ast.Yield | ast.YieldFrom):
+        return "awaits or yields, which an expression on a result never needs"
+    return None
+
+
+def evaluate_check(source: str, names: Mapping[str, Any]) -> Any:
+    """The value of the check ``source`` with ``names`` (those of :data:`NAMES`)."""
+    code = compile_check(source)
+    scope = {name: names.get(name) for name in NAMES}
+    return eval(code, {"__builtins__": ALLOWED_BUILTINS}, scope)  # the source was checked above

@@ -1,0 +1,269 @@
+"""Test cases of a notebook's tools, kept in the notebook's metadata.
+
+A tool defined in a cell keeps its cases with the notebook, under
+``metadata["nexus_jupyter"]["tests"]`` (a list shaped like a ``.tests.yaml`` file), so they
+travel with the ``.ipynb`` and come back when it is opened again. ``%tool export`` copies a
+tool's cases into ``<tools folder>/<tool>.tests.yaml`` beside the file it writes
+(:func:`carry_cases_to_file`).
+
+Who writes the metadata:
+
+- In JupyterLab with the nexus sidebar, the notebook's model is the truth (it may hold unsaved
+  edits): the kernel opens a comm (target ``nexus_jupyter.tests``); the extension answers with
+  the cases the model holds and, whenever a case is saved here, puts the new list into the
+  model's metadata and saves the notebook. Writing the file behind an open editor's back would
+  make JupyterLab ask "the file changed on disk" at the next save.
+- Elsewhere (classic Notebook, nbclient, VS Code, no extension) nobody answers the comm; after
+  :data:`FRONTEND_WAIT_S` the kernel writes the metadata into the ``.ipynb`` itself (found from
+  ``JPY_SESSION_NAME``, which Jupyter sets to the notebook's path, or VS Code's
+  ``__vsc_ipynb_file__``), atomically.
+- With no notebook at all (a terminal IPython), cases stay in memory for the session, and
+  ``%tool export`` still writes them beside the exported file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from ..core.errors import TestCaseError
+from ..core.tools.spec import ToolSpec
+from ..core.tooltests.cases import TestCase
+
+__all__ = [
+    "COMM_TARGET",
+    "FRONTEND_WAIT_S",
+    "NotebookCases",
+    "attach_notebook_cases",
+    "carry_cases_to_file",
+    "notebook_cases_of",
+    "notebook_path",
+]
+
+log = logging.getLogger(__name__)
+
+COMM_TARGET = "nexus_jupyter.tests"
+METADATA_KEY = "nexus_jupyter"
+#: How long a saved case waits for a frontend to take it before the kernel writes the file.
+FRONTEND_WAIT_S = 3.0
+
+
+def notebook_path(namespace: Mapping[str, Any] | None = None) -> Path | None:
+    """The ``.ipynb`` this kernel runs (``None`` when it cannot be known)."""
+    namespace = namespace or {}
+    for candidate in (
+        namespace.get("__vsc_ipynb_file__"),
+        os.environ.get("JPY_SESSION_NAME"),
+        namespace.get("__session__"),
+    ):
+        if isinstance(candidate, str) and candidate.endswith(".ipynb"):
+            path = Path(candidate)
+            if path.is_absolute() and path.exists():
+                return path
+    return None
+
+
+def read_notebook_cases(path: Path) -> list[dict[str, Any]]:
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("cannot read the test cases in %s: %s", path, exc)
+        return []
+    tests = ((notebook.get("metadata") or {}).get(METADATA_KEY) or {}).get("tests") or []
+    return [dict(t) for t in tests if isinstance(t, Mapping)]
+
+
+def write_notebook_cases(path: Path, cases: list[dict[str, Any]]) -> None:
+    """Put ``cases`` into the notebook file's metadata (everything else kept), atomically."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    metadata = notebook.setdefault("metadata", {})
+    metadata.setdefault(METADATA_KEY, {})["tests"] = cases
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(notebook, out, indent=1, ensure_ascii=False)  # nbformat's own layout
+            out.write("\n")
+        os.chmod(temporary, path.stat().st_mode & 0o777)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class NotebookCases:
+    """The cases of the session's notebook tools (a
+    :class:`~nexus_jupyter.core.tooltests.stores.CaseStore` for source kind ``notebook``)."""
+
+    def __init__(self, path: Path | None, *, on_change: Any = None) -> None:
+        self.path = path
+        self._cases: list[dict[str, Any]] = read_notebook_cases(path) if path else []
+        self._lock = threading.RLock()
+        self._comm: Any = None
+        self._frontend = False  # a frontend answered the comm: it keeps the metadata
+        self._dirty = False  # saved here, not yet written anywhere
+        self._timer: threading.Timer | None = None
+        self._on_change = on_change  # called with None when the frontend changed the cases
+        self.saved_to = ""
+
+    @property
+    def where(self) -> str:
+        return (
+            f"{self.path.name} (notebook metadata)" if self.path else "this session (no notebook)"
+        )
+
+    # -- the store protocol ---------------------------------------------------------------
+
+    def cases_for(self, spec: ToolSpec) -> list[TestCase] | None:
+        if spec.source_kind != "notebook":
+            return None
+        with self._lock:
+            raw = list(self._cases)
+        label = self.path.name if self.path else "notebook"
+        out = []
+        for i, data in enumerate(raw):
+            if data.get("tool") != spec.name:
+                continue
+            where = f"{label} metadata case {i + 1}"
+            out.append(
+                TestCase.from_dict(data, where=where).located(where, str(self.path or ""), 0)
+            )
+        return out
+
+    def save_case(self, spec: ToolSpec, case: TestCase) -> str | None:
+        if spec.source_kind != "notebook":
+            return None
+        with self._lock:
+            self._cases.append(case.to_dict())
+            self._persist()
+        return self.where
+
+    def raw_cases(self, tool: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(c) for c in self._cases if c.get("tool") == tool]
+
+    # -- where the list goes ---------------------------------------------------------------
+
+    def _persist(self) -> None:
+        if self._frontend and self._comm is not None:
+            self._comm.send({"type": "tests", "tests": self._cases})
+            return
+        self._dirty = True
+        if self._comm is None:
+            self._write_file()
+        elif self._timer is None:  # nobody answered yet: give a frontend a moment
+            self._timer = threading.Timer(FRONTEND_WAIT_S, self._no_frontend)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _write_file(self) -> None:
+        with self._lock:
+            if not self._dirty or self.path is None:
+                return
+            try:
+                write_notebook_cases(self.path, self._cases)
+                self._dirty = False
+            except (OSError, ValueError) as exc:
+                log.warning("could not write the test cases into %s: %s", self.path, exc)
+
+    def _no_frontend(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._frontend:
+                self._write_file()
+
+    # -- the comm with the JupyterLab extension --------------------------------------------
+
+    def open_comm(self) -> None:
+        """Offer the cases to a frontend (in a kernel); see the module docstring."""
+        try:
+            from comm import create_comm
+
+            comm = create_comm(target_name=COMM_TARGET, data={"type": "hello"})
+        except Exception:  # no comm support here: the file is the place
+            log.debug("no comm for test cases", exc_info=True)
+            return
+        comm.on_msg(self._on_message)
+        comm.on_close(lambda _msg: self._closed())
+        self._comm = comm
+
+    def _closed(self) -> None:
+        with self._lock:
+            self._comm = None
+            self._frontend = False
+            self._write_file()
+
+    def _on_message(self, msg: Mapping[str, Any]) -> None:
+        data = (msg.get("content") or {}).get("data") or {}
+        if not isinstance(data, Mapping) or data.get("type") != "cases":
+            return
+        theirs = [dict(t) for t in data.get("tests") or [] if isinstance(t, Mapping)]
+        with self._lock:
+            first = not self._frontend
+            self._frontend = True
+            merged = theirs + [c for c in self._cases if c not in theirs]
+            changed = merged != self._cases
+            self._cases = merged
+            if merged != theirs and self._comm is not None:
+                self._comm.send({"type": "tests", "tests": merged})
+            self._dirty = False
+        if (changed or first) and self._on_change is not None:
+            self._on_change(None)
+
+
+_lock = threading.Lock()
+_stores: WeakKeyDictionary[Any, NotebookCases] = WeakKeyDictionary()
+
+
+def notebook_cases_of(registry: Any) -> NotebookCases | None:
+    """The notebook store of a session registry (``None`` outside a notebook session)."""
+    return _stores.get(registry)
+
+
+def attach_notebook_cases(registry: Any, shell: Any = None) -> NotebookCases:
+    """Give the session registry its notebook store and turn its live tests on (once)."""
+    with _lock:
+        existing = _stores.get(registry)
+        if existing is not None:
+            return existing
+        namespace = getattr(shell, "user_ns", None) if shell is not None else None
+        store = NotebookCases(notebook_path(namespace), on_change=registry.tests.cases_changed)
+        registry.tests.add_store(store)
+        _stores[registry] = store
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        store.open_comm()
+    registry.tests.watch()
+    return store
+
+
+def carry_cases_to_file(registry: Any, name: str, tool_file: Path) -> int:
+    """Copy notebook tool ``name``'s cases into the ``.tests.yaml`` beside ``tool_file``
+    (the ones not there yet); returns how many were added."""
+    from ..sources.tool_tests import append_case, case_file_for, read_case_file
+
+    store = notebook_cases_of(registry)
+    if store is None:
+        return 0
+    target = case_file_for(tool_file)
+    try:
+        present = read_case_file(target)
+    except TestCaseError as exc:
+        raise TestCaseError(
+            f"The tool was exported, but its test cases were not: {exc}. Fix {target.name}, "
+            "then export again."
+        ) from None
+    added = 0
+    for data in store.raw_cases(name):
+        case = TestCase.from_dict(data, tool=name)
+        if case in present:
+            continue
+        append_case(target, case, title=tool_file.name)
+        present.append(case)
+        added += 1
+    return added

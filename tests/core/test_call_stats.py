@@ -1,0 +1,94 @@
+"""Per-tool call statistics: counted on the call path (also from many threads at once), with
+refusals apart, percentiles over a bounded window, and the same figures from an audit log."""
+
+from __future__ import annotations
+
+import threading
+
+from nexus_jupyter import Registry, tool
+from nexus_jupyter.core.errors import ToolValidationError
+from nexus_jupyter.core.telemetry.stats import WINDOW, CallStats, stats_from_calls
+
+
+@tool(threadsafe=True)
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def explode() -> None:
+    """Always fails."""
+    raise RuntimeError("kaboom")
+
+
+def test_calls_errors_and_refusals_are_counted_apart() -> None:
+    with Registry(search="keyword") as reg:
+        reg.add_many([add, explode])
+        reg.call_sync("add", {"a": 1, "b": 2})
+        reg.call_sync("explode", {})
+        try:
+            reg.call_sync("add", {"a": "x", "b": 2})
+        except ToolValidationError:
+            pass
+        stats = reg.stats()
+    assert (stats["add"].calls, stats["add"].errors, stats["add"].refused) == (1, 0, 1)
+    assert (stats["explode"].calls, stats["explode"].errors) == (1, 1)
+    assert stats["explode"].error_rate == 1.0
+    assert stats["add"].p50 is not None and stats["add"].p50 <= stats["add"].p95
+    assert stats["add"].to_dict()["p50_ms"] > 0
+
+
+def test_no_call_is_lost_when_threads_call_at_once() -> None:
+    with Registry(search="keyword") as reg:
+        reg.add(add)
+
+        def calls() -> None:
+            for i in range(500):
+                reg.call_sync("add", {"a": i, "b": 1})
+
+        threads = [threading.Thread(target=calls) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert reg.stats()["add"].calls == 4000
+
+
+def test_percentiles_are_nearest_rank_over_the_last_window_of_calls() -> None:
+    stats = CallStats()
+    for ms in range(1, 101):
+        stats.record("t", ms / 1000, failed=ms % 10 == 0)
+    row = stats.snapshot()["t"]
+    assert (row.p50, row.p95, row.max) == (0.05, 0.095, 0.1)
+    assert (row.calls, row.errors) == (100, 10)
+    for _ in range(WINDOW):
+        stats.record("t", 1.0, failed=False)
+    row = stats.snapshot()["t"]
+    assert row.p50 == row.max == 1.0  # the old calls left the window
+    assert row.calls == 100 + WINDOW  # counts are for the whole life
+
+
+def test_the_same_figures_from_audit_lines() -> None:
+    lines = [
+        {
+            "tool": "add",
+            "decision": "allow",
+            "duration": 0.002,
+            "error": None,
+            "time": "2026-11-25T10:00:00.000+00:00",
+        },
+        {
+            "tool": "add",
+            "decision": "allow",
+            "duration": 0.004,
+            "error": "boom",
+            "time": "2026-11-25T10:00:01.000+00:00",
+        },
+        {"tool": "add", "decision": "deny", "duration": 0.0, "error": "no"},
+        {"tool": "ls", "decision": "invalid", "duration": 0.0, "error": "bad"},
+    ]
+    stats = stats_from_calls(lines)
+    assert (stats["add"].calls, stats["add"].errors, stats["add"].refused) == (2, 1, 1)
+    assert (stats["add"].p50, stats["add"].p95) == (0.002, 0.004)
+    assert stats["ls"].calls == 0 and stats["ls"].refused == 1 and stats["ls"].p50 is None
