@@ -104,6 +104,24 @@ def _envelope(record: TaskRecord) -> dict[str, Any]:
     return out
 
 
+def _on_loop(
+    loop: asyncio.AbstractEventLoop, listener: Callable[[TaskRecord], None]
+) -> Callable[[TaskRecord], None]:
+    """``listener``, called on ``loop`` whichever thread changed the task."""
+
+    def call(record: TaskRecord) -> None:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            listener(record)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(listener, record)
+
+    return call
+
+
 def detailed_task(record: TaskRecord) -> dict[str, Any]:
     """The ``DetailedTask`` of 2026-07-28 (``tasks/get``, ``notifications/tasks``): the task,
     with its result or error once it has finished and its questions while it waits."""
@@ -159,9 +177,11 @@ class McpTasks:
             changes(self._changed)
 
     def subscribe(self, task_id: str, listener: Callable[[TaskRecord], None]) -> Callable[[], None]:
-        """Call ``listener(record)`` (sync, on the serving loop) at every change of the task
-        (through any replica when the store is shared); returns the unsubscribe function.
-        Without a store that tells of changes, nobody is told."""
+        """Call ``listener(record)`` (sync, on the loop that subscribes) at every change of
+        the task (through any replica when the store is shared); returns the unsubscribe
+        function. Without a store that tells of changes, nobody is told."""
+        loop = asyncio.get_running_loop()
+        listener = _on_loop(loop, listener)
         self._watchers.setdefault(task_id, []).append(listener)
         follow = getattr(self.store, "follow_changes", None)
         if follow is not None:
