@@ -23,7 +23,8 @@ __all__ = ["TasksListenHandler"]
 
 log = logging.getLogger(__name__)
 
-_MAX_BUFFERED = 1024
+_MAX_BUFFERED = 1024  # events a stream may hold unread before it is ended
+_MAX_STREAMS = 1024  # open task streams (the SDK's handler bounds its own the same)
 
 
 def _task_notification(params: dict[str, Any]) -> Any:
@@ -87,6 +88,8 @@ class TasksListenHandler:
         subscription_id = ctx.request_id
         if subscription_id is None:
             raise MCPError(types.INVALID_REQUEST, "subscriptions/listen requires a request id")
+        if len(self._streams) >= _MAX_STREAMS:
+            raise MCPError(types.INTERNAL_ERROR, "Subscription limit reached")
         asked = params.notifications
         records = await self._honored(task_ids)
         honored = types.SubscriptionFilter.model_validate(
