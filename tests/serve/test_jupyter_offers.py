@@ -38,6 +38,12 @@ def review(code: str, style: Literal["terse", "thorough"] = "terse") -> str:
     return f"Review ({style}):\\n{code}"
 '''
 
+EVERYTHING = (
+    Path(__file__).resolve().parents[1]
+    / "mcp_peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
+NODE22 = Path(__file__).resolve().parents[1] / "conformance/node_modules/.bin/node"
+
 LATER = '''
 from nexus_jupyter import prompt
 
@@ -49,10 +55,15 @@ def summarize(text: str) -> str:
 
 
 @pytest.fixture
-def jp_server_config(jp_root_dir):
+def jp_server_config(jp_root_dir, request):
     tools = Path(jp_root_dir) / "tools" / "dynamic"
     tools.mkdir(parents=True, exist_ok=True)
     (tools / "notes.py").write_text(NOTES)
+    if "mcp_server" in request.node.name:  # the test of an MCP server's offers
+        (Path(jp_root_dir) / "nex.yaml").write_text(
+            f"mcp:\n  servers:\n    - {{name: everything, command: {NODE22}, "
+            f"args: [{EVERYTHING}, stdio]}}\n"
+        )
     return {"ServerApp": {"jpserver_extensions": {"nexus_jupyter": True}}}
 
 
@@ -151,3 +162,35 @@ async def test_a_new_prompt_is_announced_on_the_event_stream(jp_fetch, jp_ws_fet
         assert {p["name"] for p in offers["prompts"]} == {"review", "summarize"}
     finally:
         ws.close()
+
+
+@pytest.mark.skipif(
+    not EVERYTHING.exists() or not NODE22.exists(),
+    reason="server-everything is not installed: run `make npm-deps` (tests/mcp_peers)",
+)
+@on_server_loop
+async def test_an_mcp_servers_resources_and_prompts_read_and_render_through_rest(jp_fetch):
+    """Offers of an MCP server that the Jupyter server's nex.yaml names (server-everything,
+    a real process): listed with their origin, read and rendered through the server."""
+    offers = await _offers_when(
+        jp_fetch,
+        lambda o: any(p["origin"] == "mcp:everything" for p in o["prompts"]),
+        deadline=60,
+    )
+    prompts = {p["name"]: p for p in offers["prompts"]}
+    assert "mcp__everything__simple-prompt" in prompts
+    template = "demo://resource/dynamic/text/{resourceId}"
+    assert any(t["uri"] == template for t in offers["templates"])
+    read = await _json(
+        jp_fetch, "resources", "read", params={"uri": "demo://resource/dynamic/text/1"}
+    )
+    assert read["contents"] and read["contents"][0]["uri"] == "demo://resource/dynamic/text/1"
+    rendered = await _json(
+        jp_fetch,
+        "prompts",
+        "mcp__everything__simple-prompt",
+        "render",
+        method="POST",
+        body=json.dumps({"arguments": {}}),
+    )
+    assert rendered["messages"] and rendered["messages"][0]["role"] == "user"
