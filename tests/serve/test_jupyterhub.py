@@ -1,6 +1,9 @@
 """Many users on JupyterHub: a real hub (``jupyterhub`` from PyPI, its configurable-http-proxy
 from npm) spawns real single-user servers with the nexus extension; agents reach each user's
 ``/nexus/mcp`` through the hub's proxy with hub-issued API tokens, and only their own.
+Beside the hub runs a team-wide ``nexus-tools serve --cluster --auth tokens`` (a real
+redis-server): a tool published to the team reaches alice's own server, whose nex.yaml names
+the team server with her team token, and runs there as alice.
 
 The hub runs as this (root) user with ``SimpleLocalProcessSpawner`` (no system accounts) and
 the ``dummy`` authenticator; users, servers and tokens are made through the hub's REST API
@@ -9,6 +12,7 @@ with a service token, as an admin would.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -18,7 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +30,7 @@ import httpx
 import httpx2
 import mcp
 import pytest
-from serving import INIT  # tests/ is on sys.path (rootdir conftest)
+from serving import INIT, serve_http  # tests/ is on sys.path (rootdir conftest)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -63,9 +67,21 @@ def _skip_reason() -> str | None:
     return None
 
 
+SHARED = '''from nexus_jupyter import tool
+
+
+@tool
+def team_greeting(name: str) -> str:
+    """Greet someone on behalf of the team."""
+    return f"hello {name}, from the team"
+'''
+
+
 class Hub:
     def __init__(self, url: str, admin_token: str) -> None:
         self.url, self.admin_token = url, admin_token
+        self.team_url: str | None = None  # the team-wide serve beside the hub
+        self.cluster_url: str | None = None
 
     def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         headers = {"Authorization": f"token {self.admin_token}"}
@@ -110,6 +126,36 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         tools = homes / user / "tools" / "dynamic"
         tools.mkdir(parents=True)
         (tools / "whose_server.py").write_text(HELLO)
+    with ExitStack() as beside:
+        team = _team_beside_the_hub(beside, work) if shutil.which("redis-server") else None
+        if team is not None:  # alice's server uses the team's tools with her team token
+            (homes / "alice" / "nex.yaml").write_text(
+                "mcp:\n  servers:\n    - name: team\n"
+                f"      url: {team['url']}\n"
+                f"      headers: {{Authorization: 'Bearer {team['alice_token']}'}}\n"
+            )
+        yield from _run_hub(work, homes, team)
+
+
+def _team_beside_the_hub(stack: ExitStack, work: Path) -> dict[str, str]:
+    """redis-server and ``nexus-tools serve --cluster URL --auth tokens`` (API tokens in
+    Redis), and a team token for alice."""
+    from cluster.rig import RedisProcess, run_cli
+
+    redis = RedisProcess(work / "redis")
+    redis.start()
+    stack.callback(redis.stop)
+    team_dir = work / "team"
+    team_dir.mkdir()
+    served = stack.enter_context(
+        serve_http(team_dir, "--root", str(team_dir), "--cluster", redis.url, "--auth", "tokens")
+    )
+    made = run_cli("tokens", "create", "alice", "--token-file", redis.url)
+    assert made.returncode == 0, made.stderr
+    return {"url": served.url, "cluster": redis.url, "alice_token": made.stdout.strip()}
+
+
+def _run_hub(work: Path, homes: Path, team: dict[str, str] | None) -> Iterator[Hub]:
     port, hub_port, api_port = _free_port(), _free_port(), _free_port()
     admin_token = secrets.token_hex(16)
     env = {
@@ -161,6 +207,8 @@ c.JupyterHub.load_roles = [{{
         )
     url = f"http://127.0.0.1:{port}/"
     hub = Hub(url, admin_token)
+    if team is not None:
+        hub.team_url, hub.cluster_url = team["url"], team["cluster"]
     try:
         deadline = time.monotonic() + DEADLINE_S
         while True:  # a starting process: poll it, bounded
@@ -225,3 +273,41 @@ def test_another_users_token_or_none_is_refused(hub: Hub) -> None:
         statuses[who] = answer.status_code
     assert all(not 200 <= s < 300 for s in statuses.values()), statuses
     assert statuses["bob"] == 403, statuses  # authenticated by the hub, but not alice's server
+
+
+async def test_a_tool_published_to_the_team_serve_reaches_alices_server(
+    hub: Hub, tmp_path: Path
+) -> None:
+    if hub.cluster_url is None:
+        pytest.skip("redis-server is not installed: run `make cluster-deps` (Debian)")
+    from cluster.rig import run_cli
+
+    shared = tmp_path / "team_greeting.py"
+    shared.write_text(SHARED)
+    published = run_cli("publish", str(shared), "--cluster", hub.cluster_url)
+    assert published.returncode == 0, published.stderr
+    url = f"{hub.url}user/alice/nexus/mcp"
+    async with _agent(url, hub.token_for("alice"), "auto") as agent:
+        deadline = time.monotonic() + 60
+        while True:  # the team server announces it; alice's server relists: poll, bounded
+            names = {t.name for t in (await agent.list_tools(cache_mode="refresh")).tools}
+            if "mcp__team__team_greeting" in names:
+                break
+            assert time.monotonic() < deadline, sorted(names)
+            await asyncio.sleep(0.25)
+        result = await agent.call_tool("mcp__team__team_greeting", {"name": "bob"})
+        assert not result.is_error, result
+        assert result.content[0].text == "hello bob, from the team"  # type: ignore[union-attr]
+    from nexus_jupyter.cluster import ClusterAddress, ClusterStore
+
+    store = ClusterStore(ClusterAddress.parse(hub.cluster_url))
+    try:
+        deadline = time.monotonic() + 10
+        while True:  # the team server sends its audit records in batches: poll, bounded
+            calls = [r for r in await store.audit(last=1000) if r["tool"] == "team_greeting"]
+            if calls or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+    finally:
+        await store.close()
+    assert [c["principal"] for c in calls] == ["alice"], calls  # her team token's name
