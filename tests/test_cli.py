@@ -72,6 +72,17 @@ def test_call_json_and_key_value(env: dict[str, str], tmp_path: Path) -> None:
     assert json.loads(by_json.stdout)["structured"] == {"hello.txt": 1}
 
 
+def test_call_says_what_it_did_on_stderr_and_in_the_audit_log(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    (tmp_path / "ws" / "nex.yaml").write_text(f"search: {{mode: keyword}}\naudit: {audit}\n")
+    done = run(env, tmp_path, "call", "read", "path=hello.txt")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "> Reading hello.txt\n"  # stdout stays the result alone
+    assert json.loads(audit.read_text().splitlines()[-1])["summary"] == "Reading hello.txt"
+
+
 def test_exit_codes_and_one_line_errors(env: dict[str, str], tmp_path: Path) -> None:
     unknown = run(env, tmp_path, "call", "raed", "path=x")
     assert unknown.returncode == 2 and "Did you mean 'read'" in one_line_error(unknown)
@@ -254,6 +265,10 @@ def test_toolsets_command_lists_builtin_and_configured_toolsets(
     )
     assert any(line.startswith("web") and " off " in line for line in lines)
     assert "no_such_module_xyz" in shown.stdout
+    assert any(line.split()[:3] == ["broken", "on", "no_such_module_xyz:tools"] for line in lines)
+    unknown = run(env, tmp_path, "toolsets", "nope")
+    assert unknown.returncode == 2 and unknown.stdout == ""
+    assert "no toolset 'nope'; toolsets: broken, files" in unknown.stderr
     data = json.loads(run(env, tmp_path, "--json", "toolsets", "shell").stdout)
     assert data == [
         {

@@ -214,3 +214,52 @@ def test_cli_tools_script_path_works_with_root(env: dict[str, str], tmp_path: Pa
     done = run(env, tmp_path, "--root", str(ws), "call", "greet_cli", '{"args": ["bo"]}', "--yes")
     assert done.returncode == 0, done.stderr
     assert '"stdout": "hello bo from ws\\n"' in done.stdout
+
+
+def test_a_declared_mcp_tool_is_ready_once_its_server_answered(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    time_server = Path(sys.executable).parent / "mcp-server-time"
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        f"mcp: {{servers: [{{name: time, command: '{time_server}'}}]}}\n"
+        "tools:\n  - {id: now, source: {type: mcp, server: time, tool: get_current_time}}\n"
+    )
+    info = run(env, tmp_path, "info", "now", "--json", "--root", str(ws), "--wait", "60")
+    assert info.returncode == 0, info.stderr
+    entry = json.loads(info.stdout)
+    assert (entry["status"], entry["reason"]) == ("ok", None)
+    assert "timezone" in entry["input_schema"]["properties"]  # the server's own schema
+
+
+LONG = (
+    "{id: wide, source: {type: cli, command: 'echo a line longer than eighty columns, kept whole'}}"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "added"),
+    [
+        pytest.param(  # the README's layout: keys by 2, "  - " items
+            f"# mine\nmcp:\n  servers: []   # none yet\ntools:\n  - {LONG}\n",
+            "  - id: lint\n    source:\n      type: cli\n      command: echo lint\n",
+            id="readme",
+        ),
+        pytest.param(  # keys by 4, dashes flush with their key
+            f"mcp:\n    servers: []\ntools:\n- {LONG}\n",
+            "- id: lint\n  source:\n      type: cli\n      command: echo lint\n",
+            id="compact",
+        ),
+    ],
+)
+def test_register_keeps_the_files_layout(
+    env: dict[str, str], tmp_path: Path, before: str, added: str
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "nex.yaml").write_text(before)
+    definition = tmp_path / "lint.yaml"
+    definition.write_text("id: lint\nsource: {type: cli, command: echo lint}\n")
+    done = run(env, tmp_path, "register", str(definition), "--root", str(ws))
+    assert done.returncode == 0, done.stderr
+    assert (ws / "nex.yaml").read_text() == before + added

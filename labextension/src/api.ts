@@ -13,6 +13,8 @@ export interface IToolEntry {
   description: string;
   source: string;
   source_kind: string;
+  /** The toolset it belongs to (`files`, `shell`, a nex.yaml toolset), or empty. */
+  toolset?: string;
   permission: string;
   categories: string[];
   capabilities: string[];
@@ -177,6 +179,8 @@ export interface IToolResult {
   traceback?: string | null;
   /** Warnings about the call (its file failed to reload, so the last good version ran). */
   notes?: string[];
+  /** The call in one human-readable line ("Calculating: 2 add 3"), secrets masked. */
+  summary?: string;
   [key: string]: unknown;
 }
 
@@ -199,10 +203,22 @@ export interface ISourceStatus {
   [key: string]: unknown;
 }
 
+/** One toolset in `GET status`: its tools, where it comes from, whether it is on. */
+export interface IToolsetRow {
+  toolset: string;
+  enabled: boolean;
+  origin: string;
+  tools: string[];
+  approval: string;
+  error?: string | null;
+  [key: string]: unknown;
+}
+
 /** The answer of `GET status`. */
 export interface IStatus {
   sources: ISourceStatus[];
   tools: number;
+  toolsets?: IToolsetRow[];
   [key: string]: unknown;
 }
 
@@ -225,6 +241,7 @@ export interface IListQuery {
   category?: string;
   capability?: string;
   status?: string;
+  toolset?: string;
   offset?: number;
   limit?: number;
 }

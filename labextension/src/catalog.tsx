@@ -1,6 +1,6 @@
 /**
- * The "Tools" sidebar: search box, results grouped by source, source problems, and the
- * details view of the selected tool. Follows the server's change stream, so it never
+ * The "Tools" sidebar: search box, results grouped by source or by toolset (one toolset can
+ * be picked), source problems, and the details view of the selected tool. Follows the server's change stream, so it never
  * needs a refresh.
  */
 import { ReactWidget } from '@jupyterlab/ui-components';
@@ -25,7 +25,9 @@ import {
   notebookOf,
   withCurrentNotebookFirst
 } from './notebook_tools';
+import { groupByToolset, toolsetTitle } from './grouping';
 import { sourceTitle } from './present';
+import { GroupBy, ViewBar } from './toolsets';
 
 const SEARCH_DEBOUNCE_MS = 150;
 
@@ -137,6 +139,8 @@ export function Catalog(props: {
   const [revision, setRevision] = React.useState(0);
   const [detailsRevision, setDetailsRevision] = React.useState(0);
   const [connected, setConnected] = React.useState(false);
+  const [groupBy, setGroupBy] = React.useState<GroupBy>('source');
+  const [toolset, setToolset] = React.useState('');
   const selectedRef = React.useRef<string | null>(null);
   selectedRef.current = selected;
 
@@ -144,7 +148,7 @@ export function Catalog(props: {
   React.useEffect(() => {
     let cancelled = false;
     const timer = window.setTimeout(() => {
-      listTools({ q: query.trim(), limit: 500 }).then(
+      listTools({ q: query.trim(), limit: 500, toolset }).then(
         result => {
           if (!cancelled) {
             setList(result);
@@ -162,7 +166,7 @@ export function Catalog(props: {
       cancelled = true;
       window.clearTimeout(timer);
     };
-  }, [query, revision]);
+  }, [query, revision, toolset]);
 
   React.useEffect(() => {
     getStatus().then(setStatus, err => console.error('nexus-jupyter: status', err));
@@ -190,11 +194,18 @@ export function Catalog(props: {
     []
   );
 
-  const groups = list
-    ? withCurrentNotebookFirst(list.tools, notebook, tools =>
-        groupBySource(tools, query.trim() !== '')
-      )
-    : [];
+  const ranked = query.trim() !== '';
+  const groups = !list
+    ? []
+    : groupBy === 'toolset'
+      ? groupByToolset(list.tools, ranked)
+      : withCurrentNotebookFirst(list.tools, notebook, tools => groupBySource(tools, ranked));
+  const groupTitle = (key: string): string =>
+    groupBy === 'toolset'
+      ? toolsetTitle(key)
+      : key === CURRENT_NOTEBOOK_GROUP && notebook
+        ? currentNotebookTitle(notebook)
+        : sourceTitle(key);
   return (
     <div className="jp-NexusTools-root">
       <div className="jp-NexusTools-header">
@@ -228,6 +239,15 @@ export function Catalog(props: {
           title={connected ? 'Live: updates as tools change' : 'Not connected to live updates'}
         />
       </div>
+      {!selected && (
+        <ViewBar
+          groupBy={groupBy}
+          onGroupBy={setGroupBy}
+          toolset={toolset}
+          onToolset={setToolset}
+          toolsets={status?.toolsets ?? []}
+        />
+      )}
       <Problems status={status} />
       {error && (
         <div className="jp-NexusTools-notice jp-NexusTools-notice-error" role="alert">
@@ -272,13 +292,14 @@ export function Catalog(props: {
               )}
             </div>
           )}
-          {groups.map(([source, tools]) => (
-            <section key={source} className="jp-NexusTools-group" data-source={source}>
-              <h3 className="jp-NexusTools-groupTitle" title={`Source: ${source}`}>
-                {source === CURRENT_NOTEBOOK_GROUP && notebook
-                  ? currentNotebookTitle(notebook)
-                  : sourceTitle(source)}{' '}
-                <span className="jp-NexusTools-count">{tools.length}</span>
+          {groups.map(([key, tools]) => (
+            <section
+              key={key}
+              className="jp-NexusTools-group"
+              {...(groupBy === 'toolset' ? { 'data-toolset': key } : { 'data-source': key })}
+            >
+              <h3 className="jp-NexusTools-groupTitle" title={`${groupBy}: ${key || 'none'}`}>
+                {groupTitle(key)} <span className="jp-NexusTools-count">{tools.length}</span>
               </h3>
               <ul className="jp-NexusTools-items">
                 {tools.map(tool => (

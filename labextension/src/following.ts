@@ -27,7 +27,7 @@ interface INotebookLike {
 }
 
 interface INotebookPanelLike {
-  context: { path: string; ready?: Promise<void> };
+  context: { path: string; ready?: Promise<void>; pathChanged?: ISignal<unknown, string> };
   content: INotebookLike;
   revealed?: Promise<void>;
 }
@@ -65,8 +65,25 @@ export class NotebookFollower {
     const panel = asNotebookPanel(widget);
     // Focus moving to a console or a text file keeps the last notebook: the panel follows
     // notebooks, and a sidebar that emptied on every click elsewhere would be useless.
-    if (panel && panel.context.path !== this._path) {
-      this._path = panel.context.path;
+    if (!panel) {
+      return;
+    }
+    if (panel !== this._panel) {
+      // Renaming the notebook (or its folder) changes its path, not the current widget.
+      this._panel?.context.pathChanged?.disconnect(this.onRenamed, this);
+      panel.context.pathChanged?.connect(this.onRenamed, this);
+      this._panel = panel;
+    }
+    this.follow(panel.context.path);
+  }
+
+  private onRenamed(_context: unknown, path: string): void {
+    this.follow(path);
+  }
+
+  private follow(path: string): void {
+    if (path !== this._path) {
+      this._path = path;
       this._changed.emit(this._path);
     }
   }
@@ -113,5 +130,6 @@ export class NotebookFollower {
   }
 
   private _path: string | null = null;
+  private _panel: INotebookPanelLike | null = null;
   private readonly _changed = new Signal<this, string | null>(this);
 }

@@ -57,6 +57,7 @@ export function sourceTitle(source: string): string {
     manifest: 'Declared in nex.yaml',
     config: 'Declared in nex.yaml',
     toolset: 'Toolset',
+    skill: 'Skills',
     skills: 'Skills'
   };
   const label = kinds[kind] ?? kind.charAt(0).toUpperCase() + kind.slice(1);

@@ -91,6 +91,11 @@ export function ResultView(props: { result: IToolResult }): JSX.Element {
           ran in {formatDuration(result.duration)}
         </span>
       </div>
+      {result.summary && (
+        <div className="jp-NexusTools-callSummary" title="This call, in one line">
+          {result.summary}
+        </div>
+      )}
       {(result.notes ?? []).map((note, i) => (
         <div key={i} className="jp-NexusTools-notice jp-NexusTools-notice-warning">
           {note}
@@ -251,7 +256,13 @@ function History(props: {
                     {formatDuration(entry.outcome.result.duration)}
                   </span>
                 )}
-                <code className="jp-NexusTools-historyArgs">{JSON.stringify(entry.args)}</code>
+                {entry.outcome.kind === 'result' && entry.outcome.result.summary ? (
+                  <span className="jp-NexusTools-historySummary" title={JSON.stringify(entry.args)}>
+                    {entry.outcome.result.summary}
+                  </span>
+                ) : (
+                  <code className="jp-NexusTools-historyArgs">{JSON.stringify(entry.args)}</code>
+                )}
               </button>
             </li>
           );

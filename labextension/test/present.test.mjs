@@ -24,6 +24,7 @@ test('sourceTitle makes source ids readable', () => {
   assert.equal(sourceTitle('directory:tools/dynamic'), 'Tools folder · tools/dynamic');
   assert.equal(sourceTitle('mcp:time'), 'MCP server · time');
   assert.equal(sourceTitle('builtin'), 'Built-in');
+  assert.equal(sourceTitle('skill'), 'Skills');
   assert.equal(sourceTitle('kernel:notebooks/a.ipynb'), 'Notebook kernel · notebooks/a.ipynb');
 });
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,15 +23,20 @@ def add_parser(sub: Any, shared: Sequence[argparse.ArgumentParser]) -> None:
 
 
 def toolsets_text(rows: list[dict[str, Any]]) -> str:
-    """The rows as a plain-text table (also used by ``%tool toolsets``)."""
+    """The rows as a plain-text table (also used by ``%tool toolsets``): name, on or off,
+    where it comes from, the approval default and the tools; an error on the next line."""
+    name_w = max((len(r["toolset"]) for r in rows), default=7)
+    from_w = max((len(str(r["origin"])) for r in rows), default=4)
     lines = []
-    width = max((len(r["toolset"]) for r in rows), default=7)
     for row in rows:
         state = "on " if row["enabled"] else "off"
         tools = ", ".join(row["tools"]) or "-"
-        line = f"{row['toolset']:<{width}}  {state}  approval: {row['approval']:<13}  {tools}"
+        line = (
+            f"{row['toolset']:<{name_w}}  {state}  {row['origin']:<{from_w}}  "
+            f"approval: {row['approval']:<13}  {tools}"
+        )
         if row["error"]:
-            line += f"\n{'':<{width}}  error: {' '.join(str(row['error']).split())}"
+            line += f"\n{'':<{name_w}}  error: {' '.join(str(row['error']).split())}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -41,7 +47,9 @@ def cmd_toolsets(reg: Any, args: argparse.Namespace) -> int:
         rows = [r for r in rows if r["toolset"] == args.name]
         if not rows:
             known = ", ".join(r["toolset"] for r in toolset_rows(reg))
-            print(f"nexus-tools: error: no toolset {args.name!r}; toolsets: {known}.")
+            print(
+                f"nexus-tools: error: no toolset {args.name!r}; toolsets: {known}.", file=sys.stderr
+            )
             return 2
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))

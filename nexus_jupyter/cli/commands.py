@@ -66,6 +66,7 @@ def one_shot_registry(root: Path, config: Any = None, wait: float = 15.0) -> Ite
 
             reg.add_source(DirectorySource(folder), start=False)
         _wait_for_sources(reg, wait)
+        _recheck_references(reg)
         yield reg
     finally:
         reg.close()
@@ -98,6 +99,17 @@ def _wait_for_sources(reg: Any, limit: float) -> None:
             changed.clear()
     finally:
         unsubscribe()
+
+
+def _recheck_references(reg: Any) -> None:
+    """Declared tools that forward to an MCP server's tool take its schema and availability
+    from the server's answer; the change event that carries it may still be on its way."""
+    from ..core.registry.publisher import SourcePublisher
+    from ..sources.maintenance import declared_source
+
+    declared = declared_source(reg)
+    if declared is not None:
+        declared.refresh_references(SourcePublisher(reg, declared.name))
 
 
 # -- list / search / info -----------------------------------------------------------------

@@ -199,14 +199,21 @@ class MissingCredential(NexusError, LookupError):
         self.key = key
         self.tool = tool
         what = f"{service}/{key}" if key else service
-        env_key = key or "API_KEY"
-        env = f"NEXUS_CRED_{_env_part(service)}_{_env_part(env_key)}"
         for_tool = f" (needed by tool {tool!r})" if tool else ""
         super().__init__(
             f"Missing credential {what!r}{for_tool}. Set it with "
-            f"`%tool credentials set {service} {env_key}`, "
-            f"`nexus-tools credentials set {service} {env_key}`, or the environment variable {env}."
+            f"{how_to_set_credential(service, key)}."
         )
+
+
+def how_to_set_credential(service: str, key: str | None = None) -> str:
+    """The three ways to set credential ``service/key``, for a sentence that says so."""
+    key = key or "api_key"
+    env = f"NEXUS_CRED_{_env_part(service)}_{_env_part(key)}"
+    return (
+        f"`%tool credentials set {service} {key}`, "
+        f"`nexus-tools credentials set {service} {key}`, or the environment variable {env}"
+    )
 
 
 class CredentialRefreshFailed(MissingCredential):

@@ -79,7 +79,8 @@ def list_tools(
     if source is not None and not source.endswith("*"):
         _check_source(reg, source)
     entries = reg.entries(source=source, category=category, **filters)
-    return ToolListView(entries, stale=stale_notes(reg))
+    failed = [] if category or filters else failed_notes(reg, source)
+    return ToolListView(entries, stale=stale_notes(reg), failed=failed)
 
 
 def _check_source(reg: Any, source: str) -> None:
@@ -158,6 +159,25 @@ def stale_notes(registry: Any = None) -> dict[str, str]:
     from ..core.registry.file_health import stale_tools
 
     return {name: f.note() for name, f in stale_tools(current_registry(registry)).items()}
+
+
+def failed_notes(registry: Any = None, source: str | None = None) -> list[str]:
+    """What each tool file that failed to load, and serves no tool, says (its tools are
+    not registered, so a list cannot show them); only the files of ``source`` (a name,
+    kind or glob) when given."""
+    import fnmatch
+
+    from ..core.registry.file_health import broken_files, stale_tools
+
+    reg = current_registry(registry)
+    broken = broken_files(reg)
+    stale = stale_tools(reg, broken)
+    return [
+        f.missing_cause()
+        for f in broken
+        if not any(name in stale for name in f.serves)
+        and (source is None or source == "directory" or fnmatch.fnmatchcase(f.source, source))
+    ]
 
 
 def remove_tool(name: str, *, registry: Any = None) -> None:

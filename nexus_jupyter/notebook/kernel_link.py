@@ -200,20 +200,27 @@ def start_kernel_link(shell: Any, session_registry: Callable[[], Any]) -> thread
         # loaded from the IPython config, before the kernel's loop runs: the kernel's own
         loop = getattr(getattr(shell.kernel, "io_loop", None), "asyncio_loop", None)
     home = MainThreadHome(loop, threading.main_thread()) if loop is not None else None
+    # The link first: embedding every tool for search would share the CPU with it.
+    from ..session import defer_search_warm_up
+
+    release_warm_up = defer_search_warm_up()
 
     def run() -> None:
         global _link
-        with _link_lock:
-            if _link is not None:
-                return
-            try:
-                link = KernelLink(session_registry(), *identity)
-                link.start(home)
-            except Exception:
-                log.exception("nexus_jupyter: serving the notebook's tools to Jupyter failed")
-                return
-            _link = link
-            atexit.register(stop_kernel_link)
+        try:
+            with _link_lock:
+                if _link is not None:
+                    return
+                try:
+                    link = KernelLink(session_registry(), *identity)
+                    link.start(home)
+                except Exception:
+                    log.exception("nexus_jupyter: serving the notebook's tools to Jupyter failed")
+                    return
+                _link = link
+                atexit.register(stop_kernel_link)
+        finally:
+            release_warm_up()
 
     thread = threading.Thread(target=run, name="nexus-kernel-link", daemon=True)
     thread.start()

@@ -20,21 +20,25 @@ __all__ = ["HelpText", "HistoryView", "SearchView", "ToolInfo", "ToolListView"]
 
 class ToolListView(list[Any]):
     """A list of ``ToolEntry``; ``.names`` for the names; ``.stale`` maps the names of tools
-    whose file failed to reload (the last good version is live) to what went wrong."""
+    whose file failed to reload (the last good version is live) to what went wrong;
+    ``.failed`` says which tool files failed to load (their tools are not listed)."""
 
-    def __init__(self, entries: Any = (), stale: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, entries: Any = (), stale: dict[str, str] | None = None, failed: Any = ()
+    ) -> None:
         super().__init__(entries)
         self.stale = stale or {}
+        self.failed: list[str] = list(failed)
 
     @property
     def names(self) -> list[str]:
         return [e.name for e in self]
 
     def _repr_html_(self) -> str:
-        return entries_html(list(self), stale=self.stale)
+        return entries_html(list(self), stale=self.stale, failed=self.failed)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(entries_text(list(self), stale=self.stale))
+        p.text(entries_text(list(self), stale=self.stale, failed=self.failed))
 
 
 class SearchView(list[Any]):

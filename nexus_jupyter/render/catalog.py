@@ -40,6 +40,7 @@ _PERMISSION_COLORS = {
     "danger_full_access": "#c62828",
 }
 _STALE_COLOR = "#e65100"
+_FAILED_COLOR = "#b71c1c"  # a tool file that failed to load: its tools are missing
 
 
 def _type_label(schema: dict[str, Any]) -> str:
@@ -182,17 +183,29 @@ def entry_text(entry: ToolEntry, *, stale: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _failed_html(failed: Sequence[str]) -> str:
+    """The notes of tool files that failed to load, under a list."""
+    return "".join(
+        f"<div style='color:{_FAILED_COLOR}; text-align:left'>{html.escape(note)}</div>"
+        for note in failed
+    )
+
+
 def entries_html(
-    entries: list[ToolEntry], *, title: str | None = None, stale: Mapping[str, str] | None = None
+    entries: list[ToolEntry],
+    *,
+    title: str | None = None,
+    stale: Mapping[str, str] | None = None,
+    failed: Sequence[str] = (),
 ) -> str:
     """A table of entries: name, badges, summary; ``stale`` maps the names of tools whose
-    file failed to reload to their note."""
+    file failed to reload to their note; ``failed`` notes tool files that failed to load."""
     stale = stale or {}
     esc = html.escape
     head = f"<b>{esc(title)}</b> " if title else ""
     head += f"<span style='color:#888'>{len(entries)} tool{'s' if len(entries) != 1 else ''}</span>"
     if not entries:
-        return f"<div class='nexus-tools'>{head}<p><i>no tools</i></p></div>"
+        return f"<div class='nexus-tools'>{head}<p><i>no tools</i></p>{_failed_html(failed)}</div>"
     rows = "".join(
         f"<tr><td><code><b>{esc(e.name)}</b></code></td><td>{tool_badges(e.tool, e.status)}</td>"
         f"<td style='text-align:left'>{esc(e.spec.summary)}"
@@ -204,15 +217,20 @@ def entries_html(
         "<table><thead><tr><th>tool</th><th>source · permission · status</th>"
         f"<th>description</th></tr></thead><tbody>{rows}</tbody></table>"
     )
-    return f"<div class='nexus-tools'>{head}{table}</div>"
+    return f"<div class='nexus-tools'>{head}{table}{_failed_html(failed)}</div>"
 
 
 def entries_text(
-    entries: list[ToolEntry], *, title: str | None = None, stale: Mapping[str, str] | None = None
+    entries: list[ToolEntry],
+    *,
+    title: str | None = None,
+    stale: Mapping[str, str] | None = None,
+    failed: Sequence[str] = (),
 ) -> str:
     stale = stale or {}
+    notes = [f"! {note}" for note in failed]
     if not entries:
-        return f"{title + ': ' if title else ''}no tools"
+        return "\n".join([f"{title + ': ' if title else ''}no tools", *notes])
     width = max(len(e.name) for e in entries)
     lines = [f"{title}: {len(entries)} tools"] if title else []
     for e in entries:
@@ -222,7 +240,7 @@ def entries_text(
         lines.append(f"{e.name:<{width}}  {where}  {e.spec.summary}")
         if e.name in stale:
             lines.append(f"{'':<{width}}  ! {stale[e.name]}")
-    return "\n".join(lines)
+    return "\n".join(lines + notes)
 
 
 def unserved_text(unserved: Sequence[str]) -> str:

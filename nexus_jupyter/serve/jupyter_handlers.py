@@ -40,6 +40,7 @@ from ..core.errors import (
 from ..core.registry.state import ToolEntry
 from ..core.tools.context import REST_CALLER, CancellationToken, RequestInfo
 from ..core.tools.result import ToolResult
+from ..core.toolsets.overview import toolset_rows
 from ..sources.tool_files import exported_from
 from .jupyter_events import AUTH_RESOURCE
 
@@ -356,6 +357,7 @@ class StatusHandler(NexusHandler):
     @authorized
     def get(self) -> None:
         status = self.registry.status()
+        status["toolsets"] = toolset_rows(self.registry)  # the sidebar groups and filters by them
         status["listeners"] = self.nexus.hub.listeners
         status["root"] = self.nexus.root
         self.finish(json.dumps(status, default=str))

@@ -10,7 +10,8 @@ progress and cancel go to the kernel.
 
 A kernel leaves when its announcement goes (it exits cleanly or unloads), and when Jupyter
 reports that it restarted or shut down (``kernel_actions`` events), which also covers a
-kernel killed before it could clean up.
+kernel killed before it could clean up. A notebook renamed while its kernel runs (or a
+folder that holds it: ``contents_service`` events) renames the kernel's source.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 ANNOUNCE_PREFIX = "nexus-kernel-"
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
+CONTENTS_ACTIONS = "https://events.jupyter.org/jupyter_server/contents_service/v1"
 
 
 class KernelSource(KernelToolTests, NexusUpstream):
@@ -76,6 +78,18 @@ def read_announcement(path: Path) -> dict[str, Any] | None:
     ):
         return None
     return body
+
+
+def _moved(notebook: str, old: str, new: str) -> str | None:
+    """Where ``notebook`` is after ``old`` was renamed to ``new`` (a file, or a folder that
+    holds it), or ``None`` when the rename does not touch it."""
+    if not notebook or not old:
+        return None
+    if notebook == old:
+        return new
+    if notebook.startswith(old + "/"):
+        return new + notebook[len(old) :]
+    return None
 
 
 def _remove(path: Path) -> None:
@@ -167,8 +181,11 @@ class KernelSources:
             return
         if current is not None and current.url == body["url"] and current.pid == body["pid"]:
             return
+        await self._link(kernel_id, body, await self._notebook_of(kernel_id))
+
+    async def _link(self, kernel_id: str, body: dict[str, Any], notebook: str) -> None:
+        """(Re)connect the announced kernel ``kernel_id`` as the source of ``notebook``."""
         await self._drop(kernel_id)
-        notebook = await self._notebook_of(kernel_id)
         source = KernelSource(notebook, kernel_id, body["url"], body["secret"], body["pid"])
         if any(s.name == source.name for s in self.sources.values()):
             source.name = f"kernel:{notebook}#{kernel_id[:8]}"  # two kernels, one notebook
@@ -196,6 +213,27 @@ class KernelSources:
             await loop.run_in_executor(None, self.registry.remove_source, source.name)
         except Exception:
             log.exception("nexus_jupyter: removing %s failed", source.name)
+
+    async def on_contents_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        """Jupyter's ``contents_service`` event: a renamed notebook, or a renamed folder
+        that holds one, takes its kernel's source along (the session follows the rename
+        only afterwards, so the new path comes from the event). Never raises."""
+        if data.get("action") != "rename":
+            return
+        old, new = data.get("source_path"), data.get("path")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return
+        try:
+            async with self._changing:
+                for kernel_id, source in list(self.sources.items()):
+                    notebook = _moved(source.notebook, old.strip("/"), new.strip("/"))
+                    body = read_announcement(
+                        self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
+                    )
+                    if notebook is not None and body is not None:
+                        await self._link(kernel_id, body, notebook)
+        except Exception:
+            log.exception("nexus_jupyter: following the rename %s -> %s failed", old, new)
 
     async def on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         """Jupyter's ``kernel_actions`` event: a kernel that restarted or shut down takes its

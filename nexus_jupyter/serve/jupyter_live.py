@@ -30,7 +30,7 @@ def start_live_kernels(serverapp: Any, registry: Any) -> LiveKernels:
     from jupyter_server.utils import url_path_join
     from tornado.ioloop import IOLoop
 
-    from .jupyter_kernels import KERNEL_ACTIONS, KernelSources
+    from .jupyter_kernels import CONTENTS_ACTIONS, KERNEL_ACTIONS, KernelSources
     from .jupyter_mcp import McpEndpoint, McpHandler
 
     web_app = serverapp.web_app
@@ -40,12 +40,14 @@ def start_live_kernels(serverapp: Any, registry: Any) -> LiveKernels:
     web_app.add_handlers(".*$", [(route, McpHandler)])
     runtime_dir = getattr(serverapp.kernel_manager, "connection_dir", None) or serverapp.runtime_dir
     kernels = KernelSources(registry, runtime_dir, serverapp.session_manager)
-    try:
-        serverapp.event_logger.add_listener(
-            schema_id=KERNEL_ACTIONS, listener=kernels.on_kernel_action
-        )
-    except Exception:  # an old jupyter_server without kernel events: announcements only
-        log.exception("nexus_jupyter: cannot follow kernel restarts")
+    for schema_id, listener, what in (
+        (KERNEL_ACTIONS, kernels.on_kernel_action, "kernel restarts"),
+        (CONTENTS_ACTIONS, kernels.on_contents_action, "renamed notebooks"),
+    ):
+        try:
+            serverapp.event_logger.add_listener(schema_id=schema_id, listener=listener)
+        except Exception:  # an old jupyter_server without these events: announcements only
+            log.exception("nexus_jupyter: cannot follow %s", what)
     loop = IOLoop.current()
     loop.add_callback(endpoint.start)
     loop.add_callback(kernels.start)

@@ -80,11 +80,35 @@ def _caller_identity(user: Any) -> dict[str, Any]:
     return {"user": AuthenticatedUser(token)}
 
 
+def _no_login(request: Any) -> web.HTTPError:
+    """403 for a request that is not signed in, saying how an agent signs in (Jupyter's
+    own answer to a POST without a token is about a browser's ``_xsrf`` cookie)."""
+    how = "send the header 'Authorization: token <T>' (or 'Bearer <T>')"
+    where = "`jupyter server list` shows the token of each running server"
+    if request.headers.get("Authorization", "").strip():
+        message = f"The token sent is not this Jupyter server's token: {where}; {how}."
+    else:
+        message = f"/nexus/mcp needs the Jupyter server's token: {how}; {where}."
+    return web.HTTPError(403, message)
+
+
 class McpHandler(APIHandler):
     """``GET|POST|DELETE /nexus/mcp``: one streamable-HTTP MCP request."""
 
     auth_resource = AUTH_RESOURCE
     _gone: asyncio.Event | None = None
+
+    def check_xsrf_cookie(self) -> None:
+        # Jupyter checks XSRF once it knows the user; a request with no user at all (no
+        # token, no session cookie) is an agent without its token, not a browser.
+        if hasattr(self, "_jupyter_current_user") and self.current_user is None:
+            raise _no_login(self.request)
+        super().check_xsrf_cookie()
+
+    def get_login_url(self) -> str:
+        if not self.current_user:  # @web.authenticated on GET and DELETE
+            raise _no_login(self.request)
+        return str(super().get_login_url())
 
     def on_connection_close(self) -> None:
         if self._gone is not None:

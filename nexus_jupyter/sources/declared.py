@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,7 @@ from ..core.registry.publisher import SourcePublisher
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 
-__all__ = ["DeclaredToolsSource", "base_argv", "build_declared_tool", "script_tool"]
+__all__ = ["DeclaredToolsSource", "base_argv", "build_declared_tools", "script_tool"]
 
 _ANY_OBJECT = {"type": "object", "additionalProperties": True}
 
@@ -52,9 +54,19 @@ def base_argv(command: CliCommand | ScriptCommand, root: Path) -> list[str]:
         return [*shlex.split(command.interpreter), str(path)]
     if path.suffix == ".py":
         return [sys.executable, str(path)]
-    if path.suffix == ".sh":
+    if path.suffix == ".sh" and not _runs_itself(path):
         return ["bash", str(path)]
     return [str(path)]
+
+
+def _runs_itself(path: Path) -> bool:
+    """Whether ``path`` is an executable file that names its interpreter (``#!/bin/sh``):
+    then it runs as its author wrote it, not under ``bash``."""
+    try:
+        with path.open("rb") as head:
+            return head.read(2) == b"#!" and os.access(path, os.X_OK)
+    except OSError:
+        return False
 
 
 def script_tool(
@@ -118,8 +130,11 @@ def _mcp_forwarder(name: str, ref: McpReference, registry: Any, **spec_fields: A
     )
 
 
-def build_declared_tool(decl: ToolDeclaration, default_root: Path, registry: Any = None) -> Tool:
-    """The tool ``decl`` describes. Raises when it cannot be built (a module that does not
+def build_declared_tools(
+    decl: ToolDeclaration, default_root: Path, registry: Any = None
+) -> list[Tool]:
+    """The tools ``decl`` describes: one, or for a skill its own tool then one per script it
+    declares (``<id>__<script>``). Raises when they cannot be built (a module that does not
     import, a skill folder without ``SKILL.md``)."""
     root = decl.root(default_root)
     fields: dict[str, Any] = {
@@ -134,18 +149,17 @@ def build_declared_tool(decl: ToolDeclaration, default_root: Path, registry: Any
         fields["permission"] = decl.permission
     source = decl.source
     if isinstance(source, CliCommand | ScriptCommand):
-        return script_tool(decl.id, source, root, parameters=decl.parameters, **fields)
+        return [script_tool(decl.id, source, root, parameters=decl.parameters, **fields)]
     if isinstance(source, PythonReference):
         from .python_ref import load_python_tool
 
-        return load_python_tool(source.module, search_path=root, name=decl.id, **fields)
+        return [load_python_tool(source.module, search_path=root, name=decl.id, **fields)]
     if isinstance(source, McpReference):
-        return _mcp_forwarder(decl.id, source, registry, **fields)
+        return [_mcp_forwarder(decl.id, source, registry, **fields)]
     assert isinstance(source, SkillReference)
     from .skills import load_skill
 
-    skill = load_skill(root / Path(source.path).expanduser(), **fields, name=decl.id)[0]
-    return skill
+    return load_skill(root / Path(source.path).expanduser(), **fields, name=decl.id)
 
 
 def _placeholder(decl: ToolDeclaration, reason: str) -> Tool:
@@ -182,6 +196,7 @@ class DeclaredToolsSource:
         self.build_errors: dict[str, str] = {}
         self.last_check: dict[str, str | None] = {}
         self._unsubscribe: Any = None
+        self._lock = threading.Lock()
 
     def declaration(self, name: str) -> ToolDeclaration | None:
         return self.declarations.get(name)
@@ -194,7 +209,7 @@ class DeclaredToolsSource:
         tools, errors = [], {}
         for decl in self.declarations.values():
             try:
-                tools.append(build_declared_tool(decl, self.root, self.registry))
+                tools.extend(build_declared_tools(decl, self.root, self.registry))
             except Exception as exc:
                 errors[decl.id] = f"cannot be loaded: {type(exc).__name__}: {exc}"
                 tools.append(_placeholder(decl, errors[decl.id]))
@@ -222,10 +237,11 @@ class DeclaredToolsSource:
 
     def publish_availability(self, publisher: SourcePublisher) -> None:
         """Rebuild, check, and publish the set with the unavailable ones marked."""
-        tools = self.build()
-        results = self.check()
-        unavailable = {n: r for n, r in results.items() if r is not None}
-        publisher.replace(tools, unavailable=unavailable, details={"checks": results})
+        with self._lock:  # checks and publishes in one piece: the last one run saw the latest
+            tools = self.build()
+            results = self.check()
+            unavailable = {n: r for n, r in results.items() if r is not None}
+            publisher.replace(tools, unavailable=unavailable, details={"checks": results})
 
     def _servers(self) -> dict[str, list[ToolDeclaration]]:
         """``{"mcp:<server>": [declarations referring to its tools]}``."""
@@ -238,23 +254,36 @@ class DeclaredToolsSource:
     def _on_change(self, change: Any, publisher: SourcePublisher) -> None:
         """An MCP server connected, changed its tools or went down: rebuild and re-check
         the declarations that refer to it (its schema is copied once it is known)."""
+        servers = self._servers()
+        self.refresh_references(publisher, [n for n in change.sources if n in servers])
+
+    def refresh_references(
+        self, publisher: SourcePublisher, servers: Iterable[str] | None = None
+    ) -> None:
+        """Rebuild and re-check the declarations that refer to tools of MCP ``servers``
+        (``"mcp:<name>"``; every server when ``None``) now, on this thread. The command
+        line calls it once its servers answered, rather than racing the change event."""
         from .install import unavailable_reason
 
-        servers = self._servers()
-        touched = [d for name in change.sources for d in servers.get(name, [])]
+        refs = self._servers()
+        touched = [d for name in (refs if servers is None else servers) for d in refs[name]]
         if not touched:
             return
-        upserts = [build_declared_tool(d, self.root, self.registry) for d in touched]
-        reasons = {d.id: unavailable_reason(d, self.root_of(d), self.registry) for d in touched}
-        self.last_check.update(reasons)
-        publisher.update(upserts=upserts, unavailable=reasons)
+        with self._lock:
+            upserts = [
+                t for d in touched for t in build_declared_tools(d, self.root, self.registry)
+            ]
+            reasons = {d.id: unavailable_reason(d, self.root_of(d), self.registry) for d in touched}
+            self.last_check.update(reasons)
+            publisher.update(upserts=upserts, unavailable=reasons)
 
     async def start(self, publisher: SourcePublisher) -> None:
-        await asyncio.to_thread(self.publish_availability, publisher)
+        # subscribed first: a server that gets ready while the checks run is not missed
         if self.registry is not None and self._servers():
             self._unsubscribe = self.registry.subscribe(
                 lambda change: self._on_change(change, publisher)
             )
+        await asyncio.to_thread(self.publish_availability, publisher)
 
     async def stop(self) -> None:
         unsubscribe, self._unsubscribe = self._unsubscribe, None

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -75,16 +77,27 @@ def _no_caller(event: tuple[Any, ...], respond: Respond) -> None:
         )
 
 
+#: Starts every worker process, from one thread that lives as long as this process: a
+#: worker asks the kernel to kill it when the thread that started it ends (Linux's parent
+#: death signal, see :mod:`.worker`), so workers never outlive their server, even one
+#: stuck in a C call, and a pool thread that ends must not take its workers with it.
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nexus-worker-spawner")
+
+
+def _start_worker() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "nexus_jupyter.sources.worker", str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,  # what tools print and log shows with the server's own stderr
+    )
+
+
 class _Worker:
     """One worker process and its pipes; used by one thread at a time."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nexus_jupyter.sources.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None,  # what tools print and log shows with the server's own stderr
-        )
+        self.proc = _SPAWNER.submit(_start_worker).result()
         self.broken = False  # its channel failed: never reused
         self._write = threading.Lock()  # requests and (from other threads) replies
 
@@ -307,6 +320,7 @@ class ProcessIsolation:
         self.restarts = 0
         self._closed = False
         self._workers = workers
+        self._loads = itertools.count(1)
         # Started now, so the first file or call does not wait for a Python to start and
         # import the loader (a second or more on a loaded machine).
         self._idle = [_Worker() for _ in range(workers)]
@@ -353,13 +367,16 @@ class ProcessIsolation:
         An import that overruns ``timeout`` or ends the worker is an error, never a hang."""
         path = Path(path)
         digest = content_hash(text)
+        # Each load is a version of its own: the same text with an edited helper beside it
+        # is new code, and the other worker must not run the old one under the same key.
+        version = f"{digest}.{next(self._loads)}"
         worker = self._take()
         timer = threading.Timer(timeout, worker.kill) if timeout else None
         try:
             if timer is not None:
                 timer.daemon = True
                 timer.start()
-            answer = worker.request(("load", str(path), text, source or self.source))
+            answer = worker.request(("load", str(path), text, source or self.source, version))
         finally:
             if timer is not None:
                 timer.cancel()
@@ -374,22 +391,29 @@ class ProcessIsolation:
             return LoadResult(path, text, digest, error=error)
         if answer[0] == "error":
             return LoadResult(path, text, digest, error=f"{answer[1]}: {answer[2]}")
-        _, specs, error, line, names, offers = answer
-        key = (str(path), digest)
-        self._texts.pop(key, None)  # the last few versions stay callable (see .worker)
+        _, specs, error, line, names, offers, helpers = answer
+        key = (str(path), version)
         for older in [k for k in self._texts if k[0] == key[0]][: -(VERSIONS_KEPT - 1)]:
-            del self._texts[older]
+            del self._texts[older]  # the last few versions stay callable (see .worker)
         self._texts[key] = text
-        tools = tuple(self._proxy(str(path), digest, described, text) for described in specs)
-        proxies = tuple(self._offer(str(path), digest, kind, fields) for kind, fields in offers)
+        tools = tuple(self._proxy(str(path), version, described, text) for described in specs)
+        proxies = tuple(self._offer(str(path), version, kind, fields) for kind, fields in offers)
         return LoadResult(
-            path, text, digest, tools=tools, error=error, line=line, names=names, offers=proxies
+            path,
+            text,
+            digest,
+            tools=tools,
+            error=error,
+            line=line,
+            names=names,
+            offers=proxies,
+            helpers=tuple(Path(h) for h in helpers),  # an edit to one reloads this file
         )
 
     def _proxy(
         self,
         path: str,
-        digest: str,
+        version: str,
         described: tuple[dict[str, Any], dict[str, Any] | None],
         text: str,
     ) -> Tool:
@@ -409,7 +433,7 @@ class ProcessIsolation:
 
         async def handler(arguments: dict[str, Any], ctx: ToolContext | None = None) -> Any:
             note = partial(summaries.note, arguments) if summaries is not None else None
-            return await self.call(path, digest, name, arguments, ctx, on_summary=note)
+            return await self.call(path, version, name, arguments, ctx, on_summary=note)
 
         return Tool.from_schema(
             name,
@@ -422,7 +446,7 @@ class ProcessIsolation:
         )
 
     def _offer(
-        self, path: str, digest: str, kind: str, fields: dict[str, Any]
+        self, path: str, version: str, kind: str, fields: dict[str, Any]
     ) -> ResourceDef | PromptDef:
         """A resource or prompt of a file in a worker: reads and renders are forwarded."""
 
@@ -432,7 +456,7 @@ class ProcessIsolation:
         if kind == "ResourceDef":
 
             async def read(uri: str) -> list[dict[str, Any]]:
-                return await self._run(("read", path, digest, uri), f"resource {uri!r}")
+                return await self._run(("read", path, version, uri), f"resource {uri!r}")
 
             return ResourceDef(fn=in_worker, forward=read, **fields)
 
@@ -440,7 +464,7 @@ class ProcessIsolation:
             arguments: dict[str, str], ctx: ToolContext | None = None
         ) -> list[dict[str, Any]]:
             events = _CallEvents(asyncio.get_running_loop(), ctx)
-            message = ("render", path, digest, fields["name"], arguments, events.info())
+            message = ("render", path, version, fields["name"], arguments, events.info())
             return await self._run(message, f"prompt {fields['name']!r}", events)
 
         return PromptDef(fn=in_worker, forward=render, **fields)
@@ -450,18 +474,18 @@ class ProcessIsolation:
     async def call(
         self,
         path: str,
-        digest: str,
+        version: str,
         name: str,
         arguments: dict[str, Any],
         ctx: ToolContext | None = None,
         *,
         on_summary: Callable[[str], None] | None = None,
     ) -> Any:
-        """Run tool ``name`` of file ``path`` (version ``digest``) in a worker; its progress,
+        """Run tool ``name`` of file ``path`` (its load ``version``) in a worker; its progress,
         log lines and questions to the client reach ``ctx``. Cancelling this stops the work
         (see :class:`_Ticket`): a timeout kills the worker at once."""
         events = _CallEvents(asyncio.get_running_loop(), ctx, on_summary)
-        message = ("call", path, digest, name, arguments, events.info())
+        message = ("call", path, version, name, arguments, events.info())
         return await self._run(message, repr(name), events)
 
     async def _run(
@@ -490,7 +514,7 @@ class ProcessIsolation:
         )
 
     def _request(self, message: tuple[Any, ...], on_event: EventHandler, ticket: _Ticket) -> Any:
-        path, digest = message[1], message[2]
+        path, version = message[1], message[2]
         worker = self._take()
         if not ticket.assign(worker):  # given up on while it waited for a worker
             self._give_back(worker)
@@ -498,10 +522,10 @@ class ProcessIsolation:
         try:
             answer = worker.request(message, on_event)
             if answer == ("missing",):  # a fresh worker: give it the file first
-                text = self._texts.get((path, digest))
+                text = self._texts.get((path, version))
                 if text is None:
                     return ("error", "ToolUnavailable", "this version of the file is gone")
-                worker.request(("load", path, text, self.source))
+                worker.request(("load", path, text, self.source, version))
                 answer = worker.request(message, on_event)
             return answer if answer is not None else ("ended",)
         finally:

@@ -12,8 +12,10 @@ state the last sync saved for this project (``<NEXUS_HOME>/sync/<hash>.json``).
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -36,6 +38,7 @@ __all__ = [
 ]
 
 Confirm = Callable[[str], bool]
+log = logging.getLogger(__name__)
 
 
 def declared_source(reg: Any) -> DeclaredToolsSource | None:
@@ -171,9 +174,25 @@ def _diff(
     }
 
 
-def sync(reg: Any, root: Path) -> dict[str, Any]:
+def _relist_servers(reg: Any, wait: float) -> None:
+    """Every connected MCP server lists its tools again (a server may change them without
+    saying so); waits up to ``wait`` seconds in all."""
+    pending = [
+        s.source.relist() for s in reg.sources() if callable(getattr(s.source, "relist", None))
+    ]
+    done, late = concurrent.futures.wait(pending, timeout=wait)
+    for future in done:
+        if future.exception() is not None:
+            log.warning("sync: an MCP server did not list its tools: %s", future.exception())
+    for future in late:
+        future.cancel()
+
+
+def sync(reg: Any, root: Path, *, wait: float = 15.0) -> dict[str, Any]:
     """Re-discover every source, then compare with the last sync of ``root``:
-    ``{"added": [...], "removed": [...], "changed": [...], "first": bool}``."""
+    ``{"added": [...], "removed": [...], "changed": [...], "first": bool}``. MCP servers
+    are asked for their tools again (up to ``wait`` seconds)."""
+    _relist_servers(reg, wait)
     for state in reg.sources():
         source = state.source
         rescan = getattr(source, "rescan", None)

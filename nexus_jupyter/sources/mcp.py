@@ -185,6 +185,22 @@ class McpSource:
 
         return publisher.loop.submit(again())
 
+    def relist(self) -> concurrent.futures.Future[None]:
+        """Ask the server for its tools, resources and prompts again now (from any thread),
+        for a server that changes them without saying so; done once they are published. A
+        server that is not connected lists them when it reconnects."""
+        publisher = self._publisher
+        if publisher is None:
+            raise SourceError(f"MCP server {self.server!r} is not running in a registry yet.")
+
+        async def again() -> None:
+            client = self._client
+            if client is not None and self.state == "ready":
+                await self._list_tools(client)
+                await self._list_offers(client)
+
+        return publisher.loop.submit(again())
+
     @property
     def status(self) -> dict[str, Any]:
         return {
@@ -250,32 +266,40 @@ class McpSource:
         )
         async with asyncio.timeout(_CONNECT_TIMEOUT_S):
             await client.__aenter__()
+        helpers: list[asyncio.Future[Any]] = []
+        waiters: list[asyncio.Future[Any]] = []
         try:
             self.connects += 1
             self._client = client
             self.protocol_version = client.protocol_version
             info = client.server_info
             self.server_info = f"{info.name} {info.version}".strip() if info else None
+            # Subscribe before the first listing: a change between the two comes as an
+            # event (there is no replay of what happened before the subscription).
+            listening = asyncio.Event()
+            helpers.append(asyncio.ensure_future(self._listen(client, listening)))
+            subscribed = asyncio.ensure_future(listening.wait())
+            await asyncio.wait(
+                [subscribed, helpers[0]],
+                timeout=_CONNECT_TIMEOUT_S,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            subscribed.cancel()
             # listed quietly: the tools appear once, runnable, when the state says ready
             await self._list_tools(client, publish=False)
             await self._list_offers(client)
             self._ready_at = time.monotonic()
             self._set_state("ready", None)
             closed = getattr(transport, "closed", None)
-            waiters = [asyncio.ensure_future(self._dropped.wait())]
+            waiters.append(asyncio.ensure_future(self._dropped.wait()))
             if closed is not None:
                 waiters.append(asyncio.ensure_future(closed.wait()))
-            helpers = [
-                asyncio.ensure_future(self._listen(client)),
-                asyncio.ensure_future(self._relist_loop(client)),
-            ]
-            try:
-                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (*waiters, *helpers):
-                    task.cancel()
-                await asyncio.gather(*waiters, *helpers, return_exceptions=True)
+            helpers.append(asyncio.ensure_future(self._relist_loop(client)))
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            for task in (*waiters, *helpers):
+                task.cancel()
+            await asyncio.gather(*waiters, *helpers, return_exceptions=True)
             self._client = None
             await client.__aexit__(None, None, None)
 
@@ -323,9 +347,10 @@ class McpSource:
             self._stderr = StderrTail(self._stderr_lines)
         return WatchedTransport(stdio_client(params, errlog=self._stderr.writer))
 
-    async def _listen(self, client: Any) -> None:
+    async def _listen(self, client: Any, listening: asyncio.Event) -> None:
         """On 2026-07-28 connections change events come on a ``subscriptions/listen``
-        stream, and only when the server advertises them."""
+        stream, and only when the server advertises them. ``listening`` is set once the
+        server acknowledged the subscription."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         caps = client.server_capabilities
@@ -336,9 +361,13 @@ class McpSource:
         }
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not any(watch.values()):
             return
+        again = False
         while True:
             try:
                 async with client.listen(**watch) as sub:
+                    listening.set()
+                    if again:  # events are not replayed: refetch what changed meanwhile
+                        self._relist.set()
                     async for _event in sub:
                         self._relist.set()
             except Exception as exc:
@@ -348,10 +377,9 @@ class McpSource:
                 # server has most likely gone; reconnecting refetches the tools.
                 self._dropped.set()
                 return
-            # Over stdio the process is watched directly: listen again, and refetch since
-            # events are not replayed.
+            # Over stdio the process is watched directly: listen again.
             await asyncio.sleep(1.0)
-            self._relist.set()
+            again = True
 
     async def _relist_loop(self, client: Any) -> None:
         while True:

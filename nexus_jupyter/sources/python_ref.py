@@ -17,7 +17,14 @@ from typing import Any
 from ..core.errors import SourceError
 from ..core.tools.tool import Tool
 
-__all__ = ["load_python_tool", "resolve_reference"]
+__all__ = ["load_python_tool", "make_importable", "resolve_reference"]
+
+
+def make_importable(folder: Path | None) -> None:
+    """Put ``folder`` (a project's) first on ``sys.path``, so its own modules import
+    whatever the working directory is."""
+    if folder is not None and str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
 
 def resolve_reference(reference: str, search_path: Path | None = None) -> Any:
@@ -27,8 +34,7 @@ def resolve_reference(reference: str, search_path: Path | None = None) -> Any:
         raise SourceError(
             f"Python reference {reference!r} must look like 'package.module:attribute'."
         )
-    if search_path is not None and str(search_path) not in sys.path:
-        sys.path.insert(0, str(search_path))
+    make_importable(search_path)
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:

@@ -22,6 +22,7 @@ import inspect
 import sys
 from collections.abc import Iterable, Mapping
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import SourceError
@@ -35,9 +36,13 @@ __all__ = ["ENTRY_POINT_GROUP", "ToolsetSource", "configured_toolsets", "load_ob
 ENTRY_POINT_GROUP = "nexus_jupyter.toolsets"
 
 
-def load_object(reference: str) -> Any:
+def load_object(reference: str, search_path: Path | None = None) -> Any:
     """The object ``"package.module:attribute"`` (or the module ``"package.module"``)
-    names; a function taking no arguments is called to get its tools."""
+    names; a function taking no arguments is called to get its tools. ``search_path`` (the
+    project's folder) comes first on ``sys.path``, so a project's own module imports."""
+    from .python_ref import make_importable
+
+    make_importable(search_path)
     module_name, _, attribute = reference.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -78,17 +83,25 @@ class ToolsetSource:
 
     kind: SourceKind = "config"
 
-    def __init__(self, name: str, reference: str, settings: ToolsetSettings | None = None):
+    def __init__(
+        self,
+        name: str,
+        reference: str,
+        settings: ToolsetSettings | None = None,
+        *,
+        root: Path | None = None,
+    ):
         self.name = f"toolset:{name}"
         self.toolset = name
         self.reference = reference
         self.settings = settings or ToolsetSettings()
+        self.root = root  # the project folder: its own modules import
         self.namespace: str | None = None
 
     def load(self) -> Iterable[Tool]:
         from .adapters import tools_from
 
-        tools = tools_from(load_object(self.reference), origin=self.reference)
+        tools = tools_from(load_object(self.reference, self.root), origin=self.reference)
         stamped = [t.with_spec(source=self.name, source_kind="config") for t in tools]
         return shape_toolset(stamped, self.toolset, self.settings, external=True)
 
@@ -107,14 +120,17 @@ def _scan_entry_points(search_path: tuple[str, ...]) -> tuple[tuple[str, str], .
     return tuple((ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP))
 
 
-def configured_toolsets(settings: Mapping[str, ToolsetSettings]) -> list[ToolsetSource]:
+def configured_toolsets(
+    settings: Mapping[str, ToolsetSettings], root: Path | None = None
+) -> list[ToolsetSource]:
     """A source per external toolset: those nex.yaml names with a ``module`` and those
-    installed packages advertise (nex.yaml's entry of the same name configures them)."""
+    installed packages advertise (nex.yaml's entry of the same name configures them).
+    ``root`` is the project's folder: a ``module:`` of the project imports from there."""
     sources: dict[str, ToolsetSource] = {}
     for name, reference in advertised_toolsets().items():
         if name not in BUILTIN_TOOLSETS:
             sources[name] = ToolsetSource(name, reference, settings.get(name))
     for name, entry in settings.items():
         if entry.module:
-            sources[name] = ToolsetSource(name, entry.module, entry)
+            sources[name] = ToolsetSource(name, entry.module, entry, root=root)
     return [s for s in sources.values() if s.settings.enabled]

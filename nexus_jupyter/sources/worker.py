@@ -3,9 +3,11 @@
 
 It reads requests from stdin and answers on stdout, one length-prefixed pickle each:
 
-- ``("load", path, text, source)`` → ``("loaded", specs, error, line, names, offers)``: the
-  file is run as a module here (see :mod:`.loader`); ``specs`` describe its tools and
-  ``offers`` its ``@resource``/``@prompt`` functions;
+- ``("load", path, text, source, version)`` → ``("loaded", specs, error, line, names,
+  offers, helpers)``: the file is run as a module here (see :mod:`.loader`) and kept as
+  ``version`` (each load is one: the same text may import an edited helper); ``specs``
+  describe its tools, ``offers`` its ``@resource``/``@prompt`` functions and ``helpers`` the
+  modules beside it that it imported;
 - ``("call", path, hash, name, arguments, call)`` (``call``: a :class:`CallInfo`) →
   ``("ok", value)``, ``("error", kind, message)``, or ``("missing",)`` when this worker has
   not loaded that version of the file (it was restarted): the parent then sends the file
@@ -42,7 +44,6 @@ import inspect
 import itertools
 import os
 import pickle
-import queue
 import signal
 import struct
 import sys
@@ -146,55 +147,88 @@ def _offer_fields(offer: Any) -> dict[str, Any]:
 
 
 class _Parent:
-    """The pipes to the parent. A reader thread takes every message from it: requests go
-    to :attr:`requests` for the main loop, replies to the questions a running call asked
-    (several may be open at once, ``asyncio.gather`` of two ``ctx.elicit``) to the futures
-    waiting for them. Writes are serialised, since a tool's threads may log too."""
+    """The pipes to the parent. The main thread reads the next request itself (no thread
+    hop per call); while an async call runs, its event loop watches the pipe too and takes
+    the replies to the questions the call asked (several may be open at once, such as an
+    ``asyncio.gather`` of two ``ctx.elicit``). Writes are serialised: a tool's threads may
+    log too. End of input means the parent went away, and the process ends."""
 
-    def __init__(self, channel_in: IO[bytes], channel_out: IO[bytes]) -> None:
-        self.channel_in = channel_in
+    def __init__(self, fd_in: int, channel_out: IO[bytes]) -> None:
+        self.fd_in = fd_in
         self.channel_out = channel_out
-        self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._buffer = bytearray()
+        self._early: list[Any] = []  # requests that came while a call ran (not expected)
         self._write = threading.Lock()
-        self._lock = threading.Lock()
         self._asks: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
         self._keys = itertools.count(1)
+        self.stdin: Any = None
 
-    def start(self) -> None:
-        threading.Thread(target=self._read, name="nexus-worker-reader", daemon=True).start()
+    def _fill(self) -> None:
+        data = os.read(self.fd_in, 1 << 16)
+        if not data:
+            os._exit(0)  # the parent went away: nothing waits for this process any more
+        self._buffer += data
 
-    def _read(self) -> None:
-        while (message := read_message(self.channel_in)) is not None:
+    def _pop(self) -> Any:
+        """The next whole message in the buffer, or ``None``."""
+        buffer = self._buffer
+        if len(buffer) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(buffer)
+        end = _HEADER.size + size
+        if len(buffer) < end:
+            return None
+        message = pickle.loads(bytes(buffer[_HEADER.size : end]))
+        del buffer[:end]
+        return message
+
+    def next_request(self) -> Any:
+        """Wait for the parent's next request (replies to questions given up on are dropped)."""
+        if self._early:
+            return self._early.pop(0)
+        while True:
+            while (message := self._pop()) is not None:
+                if message[0] != "reply":
+                    return message
+                self._answer(message[1], message[2:])
+            self._fill()
+
+    def watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Take the replies to a running call's questions on ``loop`` (until :meth:`unwatch`)."""
+        loop.add_reader(self.fd_in, self._readable)
+
+    def unwatch(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.remove_reader(self.fd_in)
+
+    def _readable(self) -> None:
+        self._fill()
+        while (message := self._pop()) is not None:
             if message[0] == "reply":
                 self._answer(message[1], message[2:])
             else:
-                self.requests.put(message)
-        os._exit(0)  # the parent went away: nothing waits for this process any more
+                self._early.append(message)
 
     def send(self, event: tuple[Any, ...]) -> None:
         with self._write:
             write_message(self.channel_out, event)
 
     async def ask(self, method: str, **kwargs: Any) -> Any:
-        """Ask the calling client through the parent; the reply arrives on the reader."""
+        """Ask the calling client through the parent; the reply arrives on the call's loop."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         key = next(self._keys)
-        with self._lock:
-            self._asks[key] = (loop, future)
+        self._asks[key] = (loop, future)
         try:
             self.send(("ask", key, method, kwargs))
             reply = await future
         finally:
-            with self._lock:
-                self._asks.pop(key, None)
+            self._asks.pop(key, None)
         if reply[0]:
             return reply[1]
         raise remote_error(reply[1], reply[2])
 
     def _answer(self, key: int, reply: tuple[Any, ...]) -> None:
-        with self._lock:
-            waiting = self._asks.get(key)
+        waiting = self._asks.get(key)
         if waiting is None:  # a question given up on (its call was cancelled)
             return
         loop, future = waiting
@@ -254,27 +288,29 @@ class _Worker:
         if running is not None:
             running.cancel()
 
-    def load(self, path: str, text: str, source: str) -> tuple[Any, ...]:
+    def load(self, path: str, text: str, source: str, version: str) -> tuple[Any, ...]:
         from .loader import load_tool_text
 
         result = load_tool_text(text, path, source=source)
         # the last few versions stay callable: calls that started before a save, and the
         # last good version while a broken one is shown, still reach their code
         for table in (self.files, self.offers):
-            table.pop((path, result.hash), None)  # a reload moves it to the newest place
+            table.pop((path, version), None)  # a reload moves it to the newest place
             older = [k for k in table if k[0] == path][: -(VERSIONS_KEPT - 1)]
             for key in older:
                 del table[key]
-        self.files[(path, result.hash)] = {t.name: t for t in result.tools}
-        self.offers[(path, result.hash)] = result.offers
+        self.files[(path, version)] = {t.name: t for t in result.tools}
+        self.offers[(path, version)] = result.offers
         specs = [(_spec_fields(t), _meta_fields(t)) for t in result.tools]
         offers = [(type(o).__name__, _offer_fields(o)) for o in result.offers]
-        return ("loaded", specs, result.error, result.line, tuple(result.names), offers)
+        helpers = tuple(str(h) for h in result.helpers)
+        names = tuple(result.names)
+        return ("loaded", specs, result.error, result.line, names, offers, helpers)
 
     def call(
-        self, path: str, digest: str, name: str, arguments: dict[str, Any], call: CallInfo
+        self, path: str, version: str, name: str, arguments: dict[str, Any], call: CallInfo
     ) -> tuple[Any, ...]:
-        tools = self.files.get((path, digest))
+        tools = self.files.get((path, version))
         if tools is None or name not in tools:
             return ("missing",)
         tool = tools[name]
@@ -285,7 +321,7 @@ class _Worker:
             self.parent.send(("summary", describe_call(name, summary, arguments)))
         kwargs = tool.validate(arguments)
         ctx = self._context(name, call) if tool.wants_context else None
-        running = _Running(ctx)
+        running = _Running(ctx, self.parent)
         self.running = running
         try:
             value = tool.invoke(kwargs, ctx)
@@ -295,25 +331,25 @@ class _Worker:
             self.running = None
         return ("ok", value)
 
-    def read(self, path: str, digest: str, uri: str) -> tuple[Any, ...]:
+    def read(self, path: str, version: str, uri: str) -> tuple[Any, ...]:
         from ..core.tools.offers import ResourceDef
 
-        for offer in self.offers.get((path, digest), ()):
+        for offer in self.offers.get((path, version), ()):
             if isinstance(offer, ResourceDef) and offer.match(uri) is not None:
                 return ("ok", asyncio.run(offer.read(uri)))
         return ("missing",)
 
     def render(
-        self, path: str, digest: str, name: str, arguments: dict[str, str], call: CallInfo
+        self, path: str, version: str, name: str, arguments: dict[str, str], call: CallInfo
     ) -> tuple[Any, ...]:
         from ..core.tools.channel import CURRENT_CHANNEL
         from ..core.tools.offers import PromptDef
 
-        for offer in self.offers.get((path, digest), ()):
+        for offer in self.offers.get((path, version), ()):
             if isinstance(offer, PromptDef) and offer.name == name:
                 # a prompt that takes a ToolContext may ask the client, as a tool does
                 token = CURRENT_CHANNEL.set(_PipeChannel(self.parent) if call.channel else None)
-                running = _Running(None)
+                running = _Running(None, self.parent)
                 self.running = running
                 try:
                     return ("ok", running.run(offer.render(arguments)))
@@ -348,20 +384,24 @@ class _Worker:
 class _Running:
     """The call in progress: how a cancel (SIGINT) reaches it."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, parent: _Parent) -> None:
         self.ctx = ctx
+        self.parent = parent
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Future[Any] | None = None
 
     def run(self, awaitable: Any) -> Any:
-        """Run an async tool's awaitable on a fresh loop whose task a cancel can reach."""
+        """Run an async tool's awaitable on a fresh loop whose task a cancel can reach, and
+        which takes the replies to the questions it asks the client."""
         loop = asyncio.new_event_loop()
         self.loop = loop
+        self.parent.watch(loop)
         try:
             self.task = loop.create_task(_awaited(awaitable))
             return loop.run_until_complete(self.task)
         finally:
             try:
+                self.parent.unwatch(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 self.loop = None
@@ -383,12 +423,33 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this process when the thread that started it ends (the parent's
+    spawner thread, which lives as long as the parent), and end now if the parent already
+    has: a worker must never outlive its server, even one stuck in a C call that holds the
+    GIL or a sync tool that never returns. Elsewhere, end of input ends it between calls."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+
 def main() -> None:
     from ..core.policy.credentials import CredentialStore
     from ..core.policy.masking import MaskingStream
     from . import loader  # noqa: F401 - imported before the first request, not during it
 
-    parent = _Parent(sys.stdin.buffer, sys.stdout.buffer)
+    if len(sys.argv) > 1:
+        _die_with_parent(int(sys.argv[1]))
+    parent = _Parent(sys.stdin.fileno(), sys.stdout.buffer)
+    # A tool that reads stdin (input()) must not take the parent's messages: it gets an
+    # empty one. The original object stays referenced, or collecting it would close fd 0.
+    parent.stdin, sys.stdin = sys.stdin, open(os.devnull, encoding="utf-8")  # noqa: SIM115
     worker = _Worker(parent)
     worker.credentials = CredentialStore()  # also masks this process's log records
     signal.signal(signal.SIGINT, worker.interrupt)
@@ -401,9 +462,8 @@ def main() -> None:
         "read": worker.read,
         "render": worker.render,
     }
-    parent.start()
     while True:
-        kind, *args = parent.requests.get()
+        kind, *args = parent.next_request()
         try:
             answer = handlers[kind](*args)
         except BaseException as exc:  # the tool's failure is the answer, not the worker's end

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,7 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
 ) -> None:
     import numpy as np
 
-    from nexus_jupyter.core.search.embeddings import MiniLM
+    from nexus_jupyter.core.search.embeddings import MiniLM, padded_batches
 
     texts = [
         "List the files and folders in a directory.",
@@ -54,7 +56,15 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
     ]
     reference = MiniLM(_packaged()).encode(texts)
     fp32 = onnx_model.OnnxMiniLM(_packaged(), quantized=False, cache_root=tmp_path)
-    assert np.abs(fp32.encode(texts) - reference).max() < 1e-4
+    together = fp32.encode(texts)
+    assert np.abs(together - reference).max() < 1e-4
+    # fp32 texts share runs (a token budget per batch); a text's vector ignores its batch-mates.
+    alone = np.stack([fp32.encode([text])[0] for text in texts])
+    assert np.abs(together - alone).max() < 1e-5
+    batches = list(padded_batches(fp32.tokenizer, texts[:3] * 20, 64, onnx_model.TOKEN_BUDGET))
+    assert 1 < len(batches) < 60 and all(
+        ids.size <= onnx_model.TOKEN_BUDGET for _, ids, _ in batches
+    )
     int8 = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
     cosines = (int8.encode(texts) * reference).sum(axis=1)
     assert cosines.min() > 0.97
@@ -125,13 +135,104 @@ def test_no_model_anywhere_names_the_command(
     assert reason is not None and MODEL_COMMAND in reason and reason.count("`") == 2
 
 
+def _hide_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nexus_jupyter.core.search.model_files._PACKAGE", "no_such_model_package")
+    monkeypatch.setattr("nexus_jupyter.core.search.model_files._fetch_failed", [])
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("SENTENCE_TRANSFORMERS_HOME", str(tmp_path / "st"))
+    monkeypatch.delenv("NEXUS_MODEL_PATH", raising=False)
+
+
 def test_auto_says_once_when_it_falls_back_to_keyword(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(search_index, "semantic_missing", lambda *_: "the model is missing")
+    _hide_the_model(tmp_path, monkeypatch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no download either
     monkeypatch.setattr(search_index, "_fallback_said", False)
     with caplog.at_level(logging.WARNING, logger=search_index.__name__):
         assert SearchIndex("auto").mode == "keyword"
         assert SearchIndex("auto").mode == "keyword"
     said = [r.getMessage() for r in caplog.records if "keyword mode" in r.getMessage()]
-    assert said == ["Search uses keyword mode: hybrid search cannot run (the model is missing)."]
+    assert len(said) == 1 and MODEL_COMMAND in said[0], said
+
+
+class _Hub(http.server.BaseHTTPRequestHandler):
+    """Answers the hub's ``/{repo}/resolve/{revision}/{file}`` like the hub does, from a folder."""
+
+    folder: Path
+    served: list[str]
+
+    def _file(self) -> Path | None:
+        prefix = "/sentence-transformers/all-MiniLM-L6-v2/resolve/main/"
+        name = self.path.split("?")[0].removeprefix(prefix)
+        path = self.folder / name
+        return path if self.path.startswith(prefix) and path.is_file() else None
+
+    def _head(self) -> Path | None:
+        path = self._file()
+        if path is None:
+            self.send_error(404)
+            return None
+        self.send_response(200)
+        self.send_header("X-Repo-Commit", "0123456789abcdef0123456789abcdef01234567")
+        self.send_header("ETag", f'"{path.name}-{path.stat().st_size}"')
+        self.send_header("Content-Length", str(path.stat().st_size))
+        self.end_headers()
+        return path
+
+    def do_HEAD(self) -> None:
+        self._head()
+
+    def do_GET(self) -> None:
+        path = self._head()
+        if path is not None:
+            self.served.append(path.name)
+            self.wfile.write(path.read_bytes())
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@needs_model
+def test_a_missing_model_is_downloaded_once_into_the_hugging_face_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The real huggingface_hub client, against a loopback server that answers as the hub does
+    # (this machine reaches no hub), serving the packaged files.
+    packaged = _packaged()
+    handler = type("Hub", (_Hub,), {"folder": packaged, "served": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        _hide_the_model(tmp_path, monkeypatch)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+        assert find_model() is None
+        with caplog.at_level(logging.WARNING):
+            idx = SearchIndex("auto", cache_dir=tmp_path / "emb")
+        assert idx.mode == "hybrid"
+        assert sorted(handler.served) == sorted(MODEL_FILES)
+        found = find_model()
+        assert found is not None and found.is_relative_to(tmp_path / "hub")
+        assert any("downloading" in r.getMessage() for r in caplog.records)
+        idx.close()
+        again = SearchIndex("auto", cache_dir=tmp_path / "emb")  # found in the cache now
+        assert again.mode == "hybrid" and sorted(handler.served) == sorted(MODEL_FILES)
+        again.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_failed_download_is_named_in_the_one_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _hide_the_model(tmp_path, monkeypatch)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the discard port: refused
+    with pytest.raises(ConfigError) as info:
+        SearchIndex("hybrid")
+    message = str(info.value)
+    assert "the download failed" in message and MODEL_COMMAND in message

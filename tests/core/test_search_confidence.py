@@ -49,7 +49,7 @@ def _garden_registry(mode: str) -> Registry:
     return reg
 
 
-@pytest.mark.parametrize("builtins_registry", ["hybrid"], indirect=True)
+@pytest.mark.parametrize("builtins_registry", MODES, indirect=True)
 def test_a_query_no_builtin_fits_returns_no_hit(builtins_registry: Registry) -> None:
     assert builtins_registry.search("add two numbers") == []
     assert builtins_registry.search("compute the area of a circle") == []

@@ -10,6 +10,7 @@ import pytest
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.errors import ConfigError
+from nexus_jupyter.core.search.confidence import INTENT_PENALTY
 from nexus_jupyter.core.search.index import SearchIndex, semantic_missing
 from nexus_jupyter.core.search.options import SearchOptions
 from nexus_jupyter.core.tools.spec import ToolSpec
@@ -67,6 +68,28 @@ def test_intent_prefers_a_reader_for_a_question_and_switches_off() -> None:
     )
     off = _index(tools, signals={"intent": False})
     assert _names(off, "what entry is stored under key user:42 in the cache?")[0] == "cache_put"
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_reader_needs_more_confidence_for_a_request_to_change_something(mode: str) -> None:
+    reader = ToolSpec(
+        "show_report",
+        "Show the quarterly sales report with totals per region.",
+        annotations={"readOnlyHint": True},
+    )
+    on = _index([reader], mode)
+    question = "show the quarterly sales report"
+    command = "delete the regional totals from the quarterly sales report"
+    assert _names(on, question) == ["show_report"]
+    asked = on.search(command, threshold=0.0)
+    off = _index([reader], mode, signals={"intent": False})
+    plain = off.search(command, threshold=0.0)
+    # The same tool, the same words: with the signal on, its confidence drops by the penalty.
+    assert [h.name for h in plain] == ["show_report"]
+    penalty = INTENT_PENALTY[on.mode]
+    assert asked and asked[0].score == pytest.approx(plain[0].score - penalty, abs=1e-3)
+    if mode == "keyword":  # a weak word match that the penalty takes below the threshold
+        assert off.search(command) and on.search(command) == []
 
 
 def test_the_kind_of_change_picks_the_tool_and_switches_off_with_intent() -> None:

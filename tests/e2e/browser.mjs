@@ -31,3 +31,15 @@ export async function runAllCells(page) {
   await page.keyboard.type('Run All Cells');
   await page.keyboard.press('Enter');
 }
+
+// What a spec reads from its environment (set by tests/e2e/test_sidebar.py's _run_spec),
+// and a step logger that prints the seconds since the spec started.
+export function specSetup() {
+  const started = Date.now();
+  return {
+    base: process.env.NEXUS_E2E_URL,
+    token: process.env.NEXUS_E2E_TOKEN,
+    screenshot: process.env.NEXUS_E2E_SCREENSHOT,
+    step: m => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`)
+  };
+}

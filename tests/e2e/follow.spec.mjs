@@ -5,15 +5,12 @@
 // NEXUS_E2E_URL, NEXUS_E2E_TOKEN, NEXUS_E2E_SCREENSHOT (a prefix: -N.png is added),
 // NEXUS_E2E_NOTEBOOK, NEXUS_E2E_KERNEL. Prints one line per step; exits non-zero on failure.
 import assert from 'node:assert/strict';
-import { launchBrowser, openNotebook } from './browser.mjs';
+import { launchBrowser, openNotebook, specSetup } from './browser.mjs';
 
-const base = process.env.NEXUS_E2E_URL;
-const token = process.env.NEXUS_E2E_TOKEN;
-const shots = process.env.NEXUS_E2E_SCREENSHOT.replace(/\.png$/, '');
+const { base, token, screenshot, step } = specSetup();
+const shots = screenshot.replace(/\.png$/, '');
 const notebook = process.env.NEXUS_E2E_NOTEBOOK;
 const kernelId = process.env.NEXUS_E2E_KERNEL;
-const started = Date.now();
-const step = m => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
 
 const browser = await launchBrowser();
 let page;

@@ -2,13 +2,9 @@
 // stale.ipynb (it breaks a tool file, then lists, calls and browses), wait for the outputs,
 // save a screenshot; then a failing tool's %tool call shows the traceback of its cell. Run by tests/e2e/test_follow_notebook.py::test_stale_file_in_notebook.
 import assert from 'node:assert/strict';
-import { launchBrowser, openNotebook, runAllCells } from './browser.mjs';
+import { launchBrowser, openNotebook, runAllCells, specSetup } from './browser.mjs';
 
-const base = process.env.NEXUS_E2E_URL;
-const token = process.env.NEXUS_E2E_TOKEN;
-const screenshot = process.env.NEXUS_E2E_SCREENSHOT;
-const started = Date.now();
-const step = m => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
+const { base, token, screenshot, step } = specSetup();
 
 const browser = await launchBrowser();
 let page;

@@ -100,7 +100,9 @@ def test_panel_follows_the_notebook_and_its_kernel(lab: dict[str, str]) -> None:
         )
     finally:
         kernel.close()
-    for step in (
+    _assert_steps(
+        stdout,
+        report,
         "get_limit listed first",
         "Try ran it in the kernel: 7",
         "Go to cell selected the cell",
@@ -110,9 +112,14 @@ def test_panel_follows_the_notebook_and_its_kernel(lab: dict[str, str]) -> None:
         "Open file opened shout.py",
         "restarted the kernel: its tools left the panel",
         "all steps passed",
-    ):
-        assert step in stdout, report
+    )
     print(stdout)
+
+
+def _assert_steps(stdout: str, report: str, *steps: str) -> None:
+    """Each step's line was printed by the spec (``report`` shows everything when not)."""
+    for step in steps:
+        assert step in stdout, report
 
 
 GOOD_AREA = '''from nexus_jupyter import tool
@@ -151,3 +158,31 @@ def test_stale_file_in_notebook(lab: dict[str, str]) -> None:  # noqa: F811
     stdout, report = run_spec(lab, "stale.spec.mjs", ARTIFACTS / "stale-notebook.png")
     assert "show the stale tool with its error and line" in stdout, report
     assert "shows its traceback: Cell In[" in stdout, report
+
+
+DRAFT_CELLS = [
+    ("setup", "%load_ext nexus_jupyter\nrows = [1, 2, 3]"),
+    (
+        "define",
+        'from nexus_jupyter import tool\n\n@tool\ndef draft_total() -> int:\n    """The sum of'
+        ' the notebook\'s rows."""\n    return sum(rows)',
+    ),
+]
+
+
+def test_renamed_notebook_keeps_its_tools(lab: dict[str, str]) -> None:  # noqa: F811
+    """Rename an untitled notebook while its kernel runs (File > Rename Notebook…): its tools
+    stay first, in its group under the new name; Try and Go to cell still work (screenshot:
+    test-artifacts/follow-rename.png)."""
+    root = Path(lab["tools_dir"]).parents[1]
+    _write_notebook(root / "Untitled.ipynb", DRAFT_CELLS)
+    stdout, report = run_spec(lab, "rename.spec.mjs", ARTIFACTS / "follow-rename.png")
+    _assert_steps(
+        stdout,
+        report,
+        'draft_total listed under "This notebook · Untitled.ipynb"',
+        'draft_total stays in "This notebook · analysis.ipynb"',
+        "Try still runs it in the kernel: 6",
+        "Go to cell selected the defining cell of analysis.ipynb",
+        "all steps passed",
+    )

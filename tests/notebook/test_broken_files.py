@@ -117,7 +117,7 @@ def test_a_name_whose_file_never_loaded_says_which_file_failed_and_why(
     folder = tmp_path / "fresh"
     folder.mkdir()
     (folder / "circle_area.py").write_text(BROKEN)  # broken before the kernel ever loads it
-    registry.watch(folder)
+    assert registry.watch(folder).wait_ready(10)  # its status (the error) is published
     assert registry.find("circle_area") is None
     message = face.error("call", "circle_area", {"radius": 1})
     assert message.startswith("No tool named 'circle_area': circle_area.py failed to load")
@@ -126,13 +126,34 @@ def test_a_name_whose_file_never_loaded_says_which_file_failed_and_why(
     assert "circle_area.py failed to load" in face.error("info", "circle_area")
 
 
+def test_list_names_a_file_that_never_loaded(
+    face: Face, registry: Registry, tmp_path: Path
+) -> None:
+    """Its tools cannot be listed, so ``%tool list`` says which file failed and why."""
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    (folder / "circle_area.py").write_text(BROKEN)
+    assert registry.watch(folder).wait_ready(10)  # its status (the error) is published
+    view = face.list()
+    assert "circle_area" not in view.names
+    assert len(view.failed) == 1
+    assert view.failed[0].startswith("circle_area.py failed to load (SyntaxError")
+    formats = InteractiveShell.instance().display_formatter.format(view)[0]
+    for shown in (formats["text/plain"], formats["text/html"]):
+        assert "circle_area.py failed to load" in shown and f"line {BROKEN_LINE}" in shown
+    assert face.list(source="notebook").failed == []  # another source's list keeps quiet
+    (folder / "circle_area.py").write_text(GOOD)
+    wait_for(lambda: registry.find("circle_area") is not None)
+    assert face.list().failed == []
+
+
 def test_a_file_named_otherwise_is_found_by_the_function_it_defines(
     face: Face, registry: Registry, tmp_path: Path
 ) -> None:
     folder = tmp_path / "shapes"
     folder.mkdir()
     (folder / "geometry.py").write_text("import no_such_module_here\n" + GOOD)
-    registry.watch(folder)
+    assert registry.watch(folder).wait_ready(10)  # its status (the error) is published
     message = face.error("info", "circle_area")
     assert (
         "geometry.py failed to load" in message

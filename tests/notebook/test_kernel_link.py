@@ -8,6 +8,7 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -82,3 +83,34 @@ def test_a_call_given_up_before_the_home_is_free_never_runs(home: MainThreadHome
     gate.set()
     _on(home, lambda: None)  # the home thread has processed everything queued before
     assert ran == []
+
+
+def test_the_search_warm_up_waits_for_the_kernel_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel starts its link (MCP SDK import, endpoint) and the session registry at once;
+    embedding every tool for search would share the CPU with the link, so the session
+    registry's warm-up starts only once the link is up (or gave up)."""
+    from nexus_jupyter.session import (
+        defer_search_warm_up,
+        reset_session_registry,
+        session_registry,
+    )
+
+    monkeypatch.chdir(tmp_path)
+    warmed = threading.Event()
+    monkeypatch.setattr(Registry, "warm_search", lambda self: warmed.set())
+    reset_session_registry(None)
+    release = defer_search_warm_up()
+    try:
+        session_registry()  # a cell made the registry before the link was up
+        assert not warmed.is_set()
+        release()
+        assert warmed.is_set()
+        release()  # a second release changes nothing
+    finally:
+        reset_session_registry(None)
+    warmed.clear()
+    session_registry()  # no link waiting: warms at once
+    assert warmed.is_set()
+    reset_session_registry(None)

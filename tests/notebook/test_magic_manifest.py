@@ -66,3 +66,61 @@ def test_sync_reports_changes(shell: InteractiveShell, tmp_path: Path) -> None:
     (tmp_path / "fmt.installed").touch()
     report = shell.run_line_magic("tool", "sync")
     assert repr(report) == "changed  fmt: status"
+
+
+# A project-written MCP server that changes its tools without telling its clients.
+SILENT_SERVER = """from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+
+def make(name):
+    def tool(text: str = "") -> str:
+        return f"{name}: {text}"
+    return tool
+
+
+class Silent(MCPServer):
+    async def list_tools(self):  # the tools of the moment, never announced
+        names = Path(__file__).with_name("tools.txt").read_text().split()
+        for old in [t.name for t in await super().list_tools() if t.name not in names]:
+            self.remove_tool(old)
+        for name in names:
+            self.add_tool(make(name), name=name, description=f"Tool {name}.")
+        return await super().list_tools()
+
+
+Silent("silent").run()
+"""
+
+
+def test_sync_asks_mcp_servers_for_their_tools_again(
+    shell: InteractiveShell, tmp_path: Path
+) -> None:
+    import sys
+
+    from waiting import wait_until
+
+    ws = tmp_path / "silent"
+    ws.mkdir()
+    (ws / "server.py").write_text(SILENT_SERVER)
+    (ws / "tools.txt").write_text("alpha\nbeta\n")
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        f"mcp: {{servers: [{{name: silent, command: '{sys.executable}', "
+        f"args: ['{ws / 'server.py'}']}}]}}\n"
+    )
+    reg = Registry.default(root=ws, watch=False, builtins=False)
+    reset_session_registry(reg)
+    try:
+        wait_until(reg, lambda: reg.find("mcp__silent__beta") is not None, timeout=60)
+        shell.run_line_magic("tool", "sync")
+        (ws / "tools.txt").write_text("alpha\ngamma\n")
+        report = shell.run_line_magic("tool", "sync")
+        assert repr(report).splitlines() == [
+            "added    mcp__silent__gamma",
+            "removed  mcp__silent__beta",
+        ]
+        assert reg.find("mcp__silent__beta") is None
+    finally:
+        reset_session_registry(None)
+        reg.close()

@@ -109,3 +109,30 @@ def test_the_catalog_filters_by_toolset(shell: InteractiveShell, registry: Regis
         assert "toolset meta" in catalog.rows.children[0].children[1].value
     finally:
         catalog.close()
+
+
+def test_the_catalog_groups_by_toolset_or_source(
+    shell: InteractiveShell, registry: Registry
+) -> None:
+    from nexus_jupyter.notebook.widgets.catalog import Catalog
+
+    run_ok(shell, CALC)  # a notebook tool: in no toolset
+    catalog = Catalog(registry)
+    try:
+        assert catalog.groups == []
+        catalog.group_by.value = "toolset"
+        assert catalog.groups == [
+            "Toolset · files",
+            "Toolset · meta",
+            "Toolset · shell",
+            "In no toolset",
+        ]
+        assert catalog.names[:6] == ["edit", "glob", "grep", "ls", "read", "write"]
+        assert catalog.names[-1] == "calc"
+        catalog.toolset_filter.value = "shell"
+        assert (catalog.groups, catalog.names) == (["Toolset · shell"], ["bash"])
+        catalog.toolset_filter.value = ""
+        catalog.group_by.value = "source"
+        assert catalog.groups == ["Source · builtin", "Source · notebook"]
+    finally:
+        catalog.close()

@@ -44,23 +44,18 @@ def tools(shell: InteractiveShell) -> None:
     run_ok(shell, TOOLS)
 
 
-def test_load_ext_is_fast_and_imports_nothing_heavy() -> None:
+def test_load_ext_imports_nothing_heavy() -> None:
+    """What %load_ext imports (its time is measured in benchmarks/load_ext.py, not here)."""
     code = (
-        "import sys, time\n"
+        "import sys\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "sh = InteractiveShell.instance()\n"
-        "t = time.perf_counter(); sh.run_line_magic('load_ext', 'nexus_jupyter')\n"
-        "print(time.perf_counter() - t)\n"
-        "print(','.join(m for m in ('mcp', 'jupyter_server', 'ipywidgets') if m in sys.modules))\n"
+        "sh.run_line_magic('load_ext', 'nexus_jupyter')\n"
+        "print(','.join(m for m in ('mcp', 'jupyter_server', 'ipywidgets', 'pydantic') "
+        "if m in sys.modules))\n"
     )
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        ).stdout.split("\n")
-        for _ in range(3)
-    ]
-    assert all(run[1] == "" for run in runs), runs  # no heavy module was imported
-    assert min(float(run[0]) for run in runs) < 0.25
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "", run.stdout  # no heavy module was imported
 
 
 def test_list_all_and_filtered(face: Face, tools: None) -> None:

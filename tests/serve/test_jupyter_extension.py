@@ -572,4 +572,8 @@ async def test_tools_filter_by_toolset_and_calls_carry_their_summary(jp_fetch):
     assert {t["name"] for t in data["tools"]} == {"read", "ls", "glob", "grep", "write", "edit"}
     assert {t["toolset"] for t in data["tools"]} == {"files"}
     response = await call(jp_fetch, "ls", {"path": "."})
-    assert json.loads(response.body)["summary"] == "ls(path='.')"
+    assert json.loads(response.body)["summary"] == "Listing ."
+    status = await get_json(jp_fetch, "status")  # the sidebar's toolset filter reads these
+    rows = {r["toolset"]: r for r in status["toolsets"]}
+    assert rows["shell"]["tools"] == ["bash"] and rows["shell"]["enabled"] is True
+    assert rows["files"]["origin"] == "builtin"

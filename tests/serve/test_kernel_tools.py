@@ -103,6 +103,46 @@ def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
         kernel.close()
 
 
+def test_a_renamed_notebook_renames_its_kernel_source(server: JupyterServer) -> None:
+    """Renaming a notebook (or its folder) while its kernel runs, as JupyterLab does it
+    (the file through the contents API, then the session): the kernel's tools follow the
+    new path, so the sidebar keeps them in the notebook's group and "Go to cell" opens it."""
+    (server.root / "drafts").mkdir()
+    (server.root / "drafts" / "Untitled.ipynb").write_text("{}")
+    kernel = _open(server, "drafts/Untitled.ipynb")
+    try:
+        kernel.run(GET_LIMIT.replace("get_limit", "draft_limit"), "define")
+        server.wait_for(lambda: _row(server, "kernel:drafts/Untitled.ipynb", "draft_limit"), 15)
+        before = "drafts/Untitled.ipynb"
+        for old, new, notebook in (
+            ("drafts/Untitled.ipynb", "drafts/analysis.ipynb", "drafts/analysis.ipynb"),
+            ("drafts", "final", "final/analysis.ipynb"),  # the folder that holds it
+        ):
+            status, body = server.request("PATCH", f"api/contents/{old}", {"path": new})
+            assert status == 200, body
+            status, body = server.request(
+                "PATCH", f"api/sessions/{kernel.session_id}", {"path": notebook}
+            )
+            assert status == 200, body
+            row = server.wait_for(
+                lambda n=notebook: _row(server, f"kernel:{n}", "draft_limit"),
+                10,
+                f"the tool to follow the notebook to {notebook}",
+            )
+            assert row["notebook"] == notebook and row["origin"] == "cell:define"
+            assert f"kernel:{before}" not in _kernel_sources(server)
+            before = notebook
+        assert server.call("draft_limit", {})[1]["structured"] == 7
+    finally:
+        kernel.close()
+
+
+def _kernel_sources(server: JupyterServer) -> list[str]:
+    status, body = server.request("GET", "nexus/api/status")
+    assert status == 200, body
+    return [s["name"] for s in body["sources"] if s["name"].startswith("kernel:")]
+
+
 SQLITE = '''import sqlite3, threading
 from nexus_jupyter import tool
 
@@ -363,6 +403,8 @@ def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
         },
     }
 
+    said: list[str] = []
+
     def post(opener: Any, headers: dict[str, str]) -> int:
         req = urllib.request.Request(
             server.url + "nexus/mcp",
@@ -378,10 +420,22 @@ def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
             with opener.open(req, timeout=10) as resp:
                 return int(resp.status)
         except urllib.error.HTTPError as exc:
+            said.append(json.loads(exc.read())["message"])
             return int(exc.code)
 
     plain = urllib.request.build_opener()
     assert post(plain, {}) == 403
+    # an agent is told how to get in, not about a browser's XSRF cookie
+    assert "needs the Jupyter server's token" in said[-1] and "Authorization: token" in said[-1]
+    assert post(plain, {"Authorization": "token not-the-token"}) == 403
+    assert "is not this Jupyter server's token" in said[-1]
+    listen = urllib.request.Request(
+        server.url + "nexus/mcp", headers={"Accept": "text/event-stream"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:  # GET: the listen stream
+        plain.open(listen, timeout=10)
+    assert refused.value.code == 403
+    assert "needs the Jupyter server's token" in json.loads(refused.value.read())["message"]
     assert post(plain, {"Authorization": f"Bearer {TOKEN}"}) == 200
     assert post(plain, {"Authorization": f"token {TOKEN}"}) == 200
     jar = http.cookiejar.CookieJar()
@@ -391,6 +445,7 @@ def test_nexus_mcp_follows_jupyter_auth(server: JupyterServer) -> None:
     xsrf = [c.value for c in jar if c.name == "_xsrf"]
     assert xsrf, [c.name for c in jar]
     assert post(browser, {}) == 403  # the cookie alone: Jupyter's XSRF rule
+    assert "_xsrf" in said[-1]
     assert post(browser, {"X-XSRFToken": xsrf[0]}) == 200
 
 

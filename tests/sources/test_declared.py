@@ -199,6 +199,10 @@ def test_project_overrides_user_entry_by_id(
     assert tools["build"].description == "Build one target."  # the project wins
     assert tools["user_only"].declared_in == str(home / "nex.yaml")
     assert tools["build"].declared_in == str(project / "nex.yaml")
+    runtime = {"tools": [{"id": "build", "source": {"type": "cli", "command": "make"}}]}
+    tools = {t.id: t for t in load_settings(project, runtime=runtime).tools}
+    assert tools["build"].source.command == "make"  # runtime settings win over both files
+    assert tools["build"].declared_in is None and "user_only" in tools
 
 
 @pytest.mark.parametrize(
@@ -213,6 +217,10 @@ def test_project_overrides_user_entry_by_id(
             "line 3: key 'tools[0].source.command': Field required",
         ),
         ("version: 9\n", "understands versions up to 1"),
+        (  # a key under a named entry (a mapping of models) still gets its suggestion
+            "toolsets:\n  research:\n    module: x\n    aproval: {}\n",
+            "line 4: unknown key 'toolsets.research.aproval'. Did you mean 'approval'?",
+        ),
         (
             "tools:\n  - id: x\n    source: {type: python, module: nocolon}\n",
             "must look like 'package.module:attribute'",
@@ -318,3 +326,65 @@ def test_mcp_reference_to_a_dead_server_says_so(tmp_path: Path) -> None:
         wait_until(reg, lambda: "is down" in (manifest.last_check.get("fetch") or ""))
         assert "MCP server 'gone' is down" in (reg.entry("fetch").reason or "")
         assert "not configured (add it under mcp.servers)" in (reg.entry("other").reason or "")
+
+
+def test_a_declared_skill_brings_the_scripts_it_declares(tmp_path: Path) -> None:
+    skill = tmp_path / "vendor" / "release"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: release\ndescription: Cut a release.\n"
+        "scripts:\n  - {name: tag, path: scripts/tag.sh, args: ['{version}'],\n"
+        "     parameters: {type: object, properties: {version: {type: string}}}}\n---\n"
+        "Tag the release, then announce it.\n"
+    )
+    (skill / "scripts" / "tag.sh").write_text('#!/bin/bash\necho "tagged $1 in $(pwd)"\n')
+    text = (
+        "search: {mode: keyword}\n"
+        "tools:\n  - {id: ship, source: {type: skill, path: vendor/release}}\n"
+    )
+    with _project(tmp_path, text) as reg:
+        assert reg.call_sync("ship", {}).value["instructions"].startswith("Tag the release")
+        result = reg.call_sync("ship__tag", {"version": "1.2"}, approved=True)
+        assert result.ok, result.error
+        assert result.value["stdout"] == f"tagged 1.2 in {skill.resolve()}\n"
+
+
+def test_find_tools_prefers_the_named_source(tmp_path: Path) -> None:
+    text = (
+        "search: {mode: keyword}\n"
+        "cli_tools:\n  - {name: hello_cli, command: 'true', capabilities: [greeting]}\n"
+        "tools:\n"
+        "  - {id: hello, source: {type: cli, command: 'true'}, capabilities: [greeting]}\n"
+        "  - {id: hello_all, source: {type: cli, command: 'true'},\n"
+        "     capabilities: [greeting, farewell]}\n"
+    )
+    with _project(tmp_path, text) as reg:
+        wait_until(reg, lambda: reg.find("hello_cli") is not None)
+
+        def best(prefer: str | list[str] | None) -> list[str]:
+            return [e.name for e in reg.find_tools(capabilities="greeting", prefer_source=prefer)]
+
+        assert best(None) == ["hello", "hello_cli", "hello_all"]  # the specific ones first
+        assert best("config:cli_tools") == ["hello_cli", "hello", "hello_all"]
+        assert best("manifest") == ["hello", "hello_all", "hello_cli"]
+        assert best(["skill", "config:cli_tools"]) == ["hello_cli", "hello", "hello_all"]
+
+
+def test_an_executable_script_runs_with_the_interpreter_it_names(tmp_path: Path) -> None:
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    body = 'echo "$0 ${BASH_VERSION:-not bash}"\n'
+    (scripts / "own.sh").write_text("#!/bin/sh\n" + body)  # executable: its #! decides
+    (scripts / "own.sh").chmod(0o755)
+    (scripts / "plain.sh").write_text(body)  # not executable, no #!: bash runs it
+    text = (
+        "search: {mode: keyword}\n"
+        "tools:\n"
+        "  - {id: own, source: {type: script, path: scripts/own.sh}, availability: always}\n"
+        "  - {id: plain, source: {type: script, path: scripts/plain.sh}, availability: always}\n"
+    )
+    with _project(tmp_path, text) as reg:
+        own = reg.call_sync("own", {}, approved=True).value["stdout"]
+        assert own == f"{scripts / 'own.sh'} not bash\n"
+        plain = reg.call_sync("plain", {}, approved=True).value["stdout"]
+        assert plain.startswith(str(scripts / "plain.sh")) and "not bash" not in plain

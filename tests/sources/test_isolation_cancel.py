@@ -122,13 +122,16 @@ async def _pids(reg: Registry) -> set[int]:
     return {r.structured for r in results}
 
 
-async def _wait_for(path: Path, seconds: float) -> bool:
+def _appears(path: Path, seconds: float) -> bool:
+    """Whether ``path`` appears within ``seconds`` (the tool writes it in its worker)."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists():
-            return True
-        await asyncio.sleep(0.02)
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
     return path.exists()
+
+
+async def _wait_for(path: Path, seconds: float) -> bool:
+    return await asyncio.to_thread(_appears, path, seconds)
 
 
 async def test_a_cancelled_async_tool_runs_its_cleanup_and_keeps_its_worker(
@@ -185,3 +188,100 @@ async def test_summaries_task_settings_and_source_reach_the_registry(registry: R
     assert tool.spec.task_support == "required"
     assert tool.meta is not None and tool.meta.task_start == "tool"
     assert "async def research" in (tool.source_code or "")
+
+
+HOLDER = """
+import sys, threading, time
+from nexus_jupyter import Registry
+
+reg = Registry()
+reg.watch(sys.argv[1], isolation="process")
+while "spin" not in reg.names():
+    time.sleep(0.01)
+threading.Thread(target=reg.call_sync, args=("hold_gil", {}), daemon=True).start()
+threading.Thread(target=reg.call_sync, args=("spin", {}), daemon=True).start()
+print("calling", flush=True)
+threading.Event().wait()
+"""
+
+GIL_TOOLS = '''import re
+
+from nexus_jupyter import tool
+
+
+@tool
+def hold_gil() -> bool:
+    """Backtracks for hours inside one C call (holds the GIL)."""
+    return re.match(r"(a+)+$", "a" * 40 + "!") is not None
+
+
+@tool
+def spin() -> None:
+    """Loops forever."""
+    while True:
+        pass
+'''
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+def test_workers_end_with_their_server_even_inside_a_c_call(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "gil.py").write_text(GIL_TOOLS)
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert host.stdout is not None and host.stdout.readline().strip() == "calling"
+        workers: set[int] = set()
+        deadline = time.monotonic() + 20
+        while len(workers) < 2 and time.monotonic() < deadline:
+            workers = _children(host.pid)
+            time.sleep(0.05)
+        assert len(workers) == 2, workers
+        # both calls are inside their tools: each worker has burnt a CPU second since
+        start = {w: _cpu_ticks(w) for w in workers}
+        while time.monotonic() < deadline + 20:
+            if all(_cpu_ticks(w) - start[w] >= 100 for w in workers):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the tools never started in their workers")
+    finally:
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+        if host.stdout is not None:
+            host.stdout.close()
+    deadline = time.monotonic() + 5
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(w) for w in workers), "a worker outlived its server"

@@ -287,3 +287,48 @@ def test_status_masks_secrets_a_failing_server_echoes(
     status = repr(reg.status())
     assert "bad token: ***" in status
     assert secret not in status
+
+
+def test_a_change_while_the_source_connects_is_not_lost(reg: Registry) -> None:
+    """A tool the server gains right after answering the source's first ``tools/list``
+    (a notebook cell that runs while the Jupyter server connects to its kernel) reaches
+    the registry: the source subscribes to changes before it lists, so the change comes
+    as an event and is never lost between the listing and the subscription."""
+    from nexus_jupyter import tool
+    from nexus_jupyter.serve.mcp_server import McpServerHandle
+
+    @tool
+    def early() -> str:
+        """Defined before the source connected."""
+        return "early"
+
+    @tool
+    def late() -> str:
+        """Defined while the source connected."""
+        return "late"
+
+    class ChangesWhileListed(Registry):
+        """Gains ``late`` as soon as its first listing over MCP is taken."""
+
+        armed = False
+
+        def entries(self, **filters: object) -> list:  # type: ignore[type-arg]
+            listed = super().entries(**filters)
+            if self.armed:
+                self.armed = False
+                self.add(late)
+            return listed
+
+    remote = ChangesWhileListed()
+    remote.add(early)
+    handle = McpServerHandle.start(remote, port=0)
+    try:
+        remote.armed = True
+        source = reg.add_source(McpSource("remote", url=handle.url))
+        wait_until(reg, ready(reg, source))
+        assert not remote.armed, "the server was never asked for its tools"
+        wait_until(reg, lambda: "mcp__remote__late" in reg, timeout=10)
+        assert reg.call_sync("mcp__remote__late", {}).text == "late"
+    finally:
+        handle.stop()
+        remote.close()

@@ -47,6 +47,25 @@ def test_configuration_can_pre_approve_an_unannotated_tool(reg: Registry) -> Non
     assert reg.call_sync("mcp__peer__echo", {"text": "ok"}).text == "ok"
 
 
+async def test_a_client_of_this_server_sees_the_annotations_as_declared(reg: Registry) -> None:
+    import mcp
+
+    from nexus_jupyter.serve.mcp_server import RegistryServer
+
+    served = RegistryServer(reg)
+    served.attach()
+    try:
+        async with mcp.Client(served.server) as client:  # a real client, in memory
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+    finally:
+        served.detach()
+    assert listed["mcp__peer__echo"].annotations is None  # absent stays absent
+    declared = reg.get("mcp__time__get_current_time").spec.annotations
+    assert declared  # mcp-server-time declares readOnlyHint
+    time_hints = listed["mcp__time__get_current_time"].annotations
+    assert time_hints.model_dump(by_alias=True, exclude_none=True) == declared
+
+
 def test_annotations_are_passed_on_as_declared(reg: Registry) -> None:
     served_echo = mcp_tool(reg.get("mcp__peer__echo").spec)
     assert served_echo.annotations is None  # absent stays absent: no destructiveHint: false

@@ -109,3 +109,20 @@ def test_project_skills_folder_joins_the_default_registry(tmp_path: Path, skills
         assert reg.get("review").spec.source == "skill"
     finally:
         reg.close()
+
+
+def test_skills_folders_resolve_against_the_nex_yaml_naming_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    _skill(home / "team-skills" / "standup", NOTES.replace("release-notes", "standup"))
+    (home / "nex.yaml").write_text("skills: [team-skills]\n")  # next to the user level
+    monkeypatch.setenv("NEXUS_HOME", str(home))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "nex.yaml").write_text("search: {mode: keyword}\n")
+    reg = Registry.default(root=project, watch=False, builtins=False)
+    try:
+        assert "standup" in reg.names()
+    finally:
+        reg.close()

@@ -55,10 +55,11 @@ def folder(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def reg(folder: Path) -> Iterator[Registry]:
+@pytest.fixture(params=["thread", "process"])
+def reg(folder: Path, request: pytest.FixtureRequest) -> Iterator[Registry]:
+    """The folder's files in this process, and in worker processes (the servers' default)."""
     registry = Registry(search="keyword")
-    source = registry.watch(folder)
+    source = registry.watch(folder, isolation=request.param)
     assert source.wait_ready()
     yield registry
     registry.close()

@@ -4,6 +4,7 @@ flags honoured."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.errors import ApprovalRequired, PermissionDenied
+from nexus_jupyter.core.toolsets.overview import toolset_rows
 
 FIXTURES = "tests.sources.toolset_fixtures"
 
@@ -75,6 +77,38 @@ def test_calls_work_sync_and_async(reg: Registry) -> None:
     assert reg.call_sync("oa_power", {"base": 2, "exponent": 10}).value == 1024
 
 
+def test_a_smolagents_tool_is_set_up_before_its_first_call(reg: Registry) -> None:
+    assert reg.call_sync("smol_lookup", {"word": "hi"}, approved=True).value == "a greeting"
+
+
+def test_a_failing_openai_agents_tool_is_an_error_with_its_message(reg: Registry) -> None:
+    result = reg.call_sync("oa_find", {"name": "r9"})
+    assert result.is_error, result.value  # not the SDK's "An error occurred ..." text
+    assert (result.error_type, result.error) == ("LookupError", "no record named 'r9'")
+
+
+def test_a_module_of_the_project_loads_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "team_tools.py").write_text(
+        "def stamp(text: str) -> str:\n    'Stamp a text.'\n    return '[ok] ' + text\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr("sys.path", list(sys.path))  # the project joins a copy
+    registry = make_registry(
+        project, {"team": {"module": "team_tools", "approval": {"default": "pre_approved"}}}
+    )
+    try:
+        assert registry.call_sync("stamp", {"text": "x"}).value == "[ok] x"
+    finally:
+        registry.close()
+        sys.modules.pop("team_tools", None)
+
+
 def test_arguments_are_checked_against_the_library_schema(reg: Registry) -> None:
     from nexus_jupyter.core.errors import ToolValidationError
 
@@ -91,6 +125,26 @@ def test_approval_map_blocks_and_pre_approves(reg: Registry) -> None:
     with pytest.raises(PermissionDenied, match=r"toolsets\.smol\.approval\.smol_count"):
         reg.call_sync("smol_count", {"text": "a b c"}, approved=True)
     assert reg.call_sync("smol_reverse", {"text": "xy"}).value == "yx"
+
+
+def test_the_approval_map_names_tools_with_or_without_the_prefix(tmp_path: Path) -> None:
+    registry = make_registry(
+        tmp_path,
+        {
+            "research": {
+                "module": f"{FIXTURES}.plain:research_tools",
+                "prefix": "research_",
+                # the issue's spelling (preApproved) and the prefixed name both work
+                "approval": {"research_add": "preApproved", "slow_echo": "blocked"},
+            }
+        },
+    )
+    try:
+        assert registry.call_sync("research_add", {"a": 1, "b": 1}).value == 2
+        with pytest.raises(PermissionDenied, match=r"toolsets\.research\.approval\.slow_echo"):
+            registry.call_sync("research_slow_echo", {"text": "x"}, approved=True)
+    finally:
+        registry.close()
 
 
 def test_library_approval_flags_are_never_made_laxer(reg: Registry) -> None:
@@ -145,6 +199,8 @@ def test_entry_point_toolset_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         names = {t.name for t in registry.list(source="toolset:research")}
         assert names == {"research_add", "research_slow_echo"}
         assert registry.call_sync("research_add", {"a": 1, "b": 2}).value == 3
+        row = next(r for r in toolset_rows(registry) if r["toolset"] == "research")
+        assert row["origin"] == f"entry point {FIXTURES}.plain:research_tools"
         with pytest.raises(ApprovalRequired):  # external and not in the map: asks
             registry.call_sync("research_slow_echo", {"text": "x"})
     finally:
@@ -196,3 +252,23 @@ def test_nex_yaml_mode_prompt_asks_above_read_only(tmp_path: Path) -> None:
         assert registry.call_sync("bash", {"command": "true"}).value["exit_code"] == 0
     finally:
         registry.close()
+
+
+def test_a_librarys_adapter_is_imported_only_when_one_of_its_tools_is_met(tmp_path: Path) -> None:
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from nexus_jupyter import Registry\n"
+        f"reg = Registry.default(root={str(tmp_path)!r}, watch=False, mcp=False, search='keyword',\n"
+        f"    config={{'audit': False, 'toolsets': {{'p': {{'module': '{FIXTURES}.plain'}}}}}})\n"
+        "assert reg.get('add') is not None\n"
+        "reg.close()\n"
+        "libs = ('langchain_core', 'pydantic_ai', 'smolagents', 'agents')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in libs))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

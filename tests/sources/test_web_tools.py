@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -34,6 +35,15 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Handler.seen.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+        if self.path == "/tavily/search":  # Tavily's API
+            results = [{"title": "tavily hit", "url": "https://t.org", "content": "tc"}]
+            self._send(200, json.dumps({"results": results}).encode(), "application/json")
+        else:
+            self._send(404, b"no", "text/plain")
+
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         query = parse_qs(url.query)
@@ -46,6 +56,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send(301, b"", "text/plain", Location="/page")
         elif url.path == "/big":
             self._send(200, b"x" * 50_000, "text/plain")
+        elif url.path == "/logo.png":
+            self._send(200, b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, "image/png")
+        elif url.path == "/drip":  # every read comes within a second; the whole takes 6 s
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "30")
+            self.end_headers()
+            for _ in range(30):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.2)
         elif url.path == "/res/v1/web/search":  # Brave's API
             results = [
                 {"title": f"{query['q'][0]} {i}", "url": f"https://e.org/{i}", "description": "d"}
@@ -136,6 +157,38 @@ def test_web_search_speaks_brave_with_the_stored_key(
         assert [h["title"] for h in result.value] == ["mcp tools 0", "mcp tools 1", "mcp tools 2"]
         assert Handler.seen[-1]["headers"]["X-Subscription-Token"] == "brave-secret-123"
         assert result.summary == "Searching the web for 'mcp tools'"
+    finally:
+        reg.close()
+
+
+def test_a_slow_body_is_cut_off_at_the_time_limit(tmp_path: Path, server: str) -> None:
+    reg = registry(tmp_path, {"allow_private": True, "timeout": 1})
+    try:
+        result = reg.call_sync("web_fetch", {"url": f"{server}/drip"})
+        assert result.error_type == "TimeoutError", result.value  # not 6 s later, complete
+        assert "after 1 s (the whole fetch" in (result.error or "")
+    finally:
+        reg.close()
+
+
+def test_a_binary_body_is_named_not_shown(web: Registry, server: str) -> None:
+    page = web.call_sync("web_fetch", {"url": f"{server}/logo.png"}).value
+    assert page["markdown"] == (
+        "(not shown: the body is image/png, 1032 bytes; web_fetch returns HTML as markdown "
+        "and text as it is)"
+    )
+
+
+def test_web_search_speaks_tavily_with_the_stored_key(
+    tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEXUS_CRED_TAVILY_API_KEY", "tvly-secret-456")
+    reg = registry(tmp_path, {"search": {"provider": "tavily", "url": f"{server}/tavily/search"}})
+    try:
+        result = reg.call_sync("web_search", {"query": "mcp", "limit": 2})
+        assert result.value == [{"title": "tavily hit", "url": "https://t.org", "snippet": "tc"}]
+        assert Handler.seen[-1]["body"] == {"query": "mcp", "max_results": 2}
+        assert Handler.seen[-1]["headers"]["Authorization"] == "Bearer tvly-secret-456"
     finally:
         reg.close()
 

@@ -112,15 +112,24 @@ def _named_list(value: Any, ident: str = "name") -> bool:
 
 
 def _mark_declarations(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Each ``tools:`` entry of file ``path`` remembers it, so its relative paths resolve
-    against that file's folder (not the working directory)."""
+    """Each ``tools:`` entry of file ``path`` remembers it, and its relative ``skills:``
+    folders become absolute, so paths resolve against that file's folder (not the working
+    directory, nor the project when the file is the user level)."""
+    out = dict(data)
     tools = data.get("tools")
-    if not isinstance(tools, list):
-        return data
-    marked = [
-        {**t, "declared_in": str(path.resolve())} if isinstance(t, Mapping) else t for t in tools
-    ]
-    return {**data, "tools": marked}
+    if isinstance(tools, list):
+        out["tools"] = [
+            {**t, "declared_in": str(path.resolve())} if isinstance(t, Mapping) else t
+            for t in tools
+        ]
+    skills = data.get("skills")
+    if isinstance(skills, list):
+        folder = path.resolve().parent
+        out["skills"] = [
+            str(folder / s) if isinstance(s, str) and not s.startswith(("~", "/")) else s
+            for s in skills
+        ]
+    return out
 
 
 def load_settings(
@@ -212,6 +221,7 @@ def _walk(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None
     model: Any = Settings
     holder: Any = Settings
     members: tuple[type[BaseModel], ...] = ()
+    keyed = False  # the part before named a mapping of models: this part is a key of it
     for part in loc:
         if members:  # this part is the tag: it picks the member
             model = next((m for m in members if part in _tags_of(m)), None)
@@ -219,12 +229,16 @@ def _walk(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None
             continue
         kept.append(part)
         holder = model
+        if keyed:  # ``toolsets.research``: "research" is a name, its value the model
+            keyed = False
+            continue
         if isinstance(part, int) or model is None:
             continue
         field = model.model_fields.get(part) if isinstance(part, str) else None
         if field is not None and field.discriminator is not None:
             members = _models_in(field.annotation)
         model = _model_of(field.annotation) if field is not None else None
+        keyed = field is not None and typing.get_origin(field.annotation) is dict
     return tuple(kept), holder
 
 

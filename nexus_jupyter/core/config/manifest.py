@@ -78,7 +78,8 @@ class CliCommand(_Process):
 
 class ScriptCommand(_Process):
     """A script file (path relative to the declaring project's folder). ``.py`` files run
-    with this Python, ``.sh`` with ``bash``; anything else must be executable."""
+    with this Python; an executable file that starts with ``#!`` runs as it says; another
+    ``.sh`` runs with ``bash``; anything else must be executable. ``interpreter`` overrides."""
 
     type: Literal["script"]
     path: str

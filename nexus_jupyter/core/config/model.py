@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..tools.spec import Permission
-from ..toolsets.settings import SessionMode, ToolsetSettings
+from ..toolsets.settings import Action, SessionMode, ToolsetSettings
 from .manifest import ManifestSettings, ToolDeclaration, check_version
 from .mcp_auth import McpAuthSettings
 
@@ -65,7 +65,7 @@ __all__ = [
     "Settings",
 ]
 
-ApprovalMode = Literal["pre_approved", "ask", "blocked"]
+ApprovalMode = Action  # pre_approved | ask | blocked (preApproved is read as pre_approved)
 
 
 class _Strict(BaseModel):

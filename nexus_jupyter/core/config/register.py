@@ -10,6 +10,7 @@ already there is replaced in place; new ones are appended.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,12 @@ def register_definitions(definitions: list[dict[str, Any]], target: Path) -> dic
 
     from .loading import _validate
 
+    original = target.read_text(encoding="utf-8") if target.is_file() else ""
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
-    document: Any = rt.load(target.read_text(encoding="utf-8")) if target.is_file() else None
+    rt.width = 4096  # long lines stay whole, as the person wrote them
+    rt.indent(**_indentation(original))
+    document: Any = rt.load(original) if original.strip() else None
     if document is None:
         document = CommentedMap()
     if not isinstance(document, dict):
@@ -93,6 +97,26 @@ def register_definitions(definitions: list[dict[str, Any]], target: Path) -> dic
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return done
+
+
+# a key, then (past blank and comment lines) the first line below it: a nested key or a dash
+_BELOW_A_KEY = r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*"
+_NESTED_KEY = re.compile(_BELOW_A_KEY + r"( +)[^\s#-]", re.M)
+_SEQUENCE_ITEM = re.compile(_BELOW_A_KEY + r"( *)-( +)\S", re.M)
+
+
+def _indentation(text: str) -> dict[str, int]:
+    """The file's own indentation, so a rewrite keeps its layout: how far a nested key
+    sits (``mapping``), where a list's dash sits (``offset``) and its item (``sequence``),
+    each from its parent key. New files get the layout of the examples (``  - id: ...``)."""
+    nested = next((m for m in _NESTED_KEY.finditer(text) if len(m[2]) > len(m[1])), None)
+    item = _SEQUENCE_ITEM.search(text)
+    offset, gap = (len(item[2]) - len(item[1]), len(item[3])) if item else (2, 1)
+    return {
+        "mapping": len(nested[2]) - len(nested[1]) if nested else 2,
+        "sequence": offset + gap + 1,
+        "offset": offset,
+    }
 
 
 def _id(entry: Any) -> Any:

@@ -392,4 +392,8 @@ def _describe(tool: Tool, arguments: Any) -> str:
     """The call's one-line description (see :mod:`nexus_jupyter.core.tools.summary`)."""
     summary = tool.meta.summary if tool.meta is not None else None
     args = arguments if isinstance(arguments, Mapping) else {}
-    return describe_call(tool.spec.name, summary, args)
+    if summary is None:
+        return describe_call(tool.spec.name, None, args)
+    properties = tool.spec.input_schema.get("properties") or {}
+    defaults = {k: p["default"] for k, p in properties.items() if "default" in p}
+    return describe_call(tool.spec.name, summary, args, defaults=defaults)

@@ -14,7 +14,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolNotFound
+from ..errors import ToolNotFound, how_to_set_credential
 from ..tools.tool import Tool
 from .state import Snapshot, ToolEntry
 
@@ -91,12 +91,8 @@ class RegistryReader:
         if not missing:
             return entry
         service, _, key = missing[0].partition("/")
-        how = f"{service} {key or 'api_key'}"
-        reason = (
-            "missing credential "
-            + ", ".join(repr(m) for m in missing)
-            + f"; set it with `nexus-tools credentials set {how}` or `%tool credentials set {how}`"
-        )
+        named = ", ".join(repr(m) for m in missing)
+        reason = f"missing credential {named}; set it with {how_to_set_credential(service, key)}"
         return ToolEntry(entry.tool, "unavailable", reason, entry.shadowed)
 
     def entries(self, **filters: Any) -> list[ToolEntry]:

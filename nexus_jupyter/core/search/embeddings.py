@@ -176,16 +176,28 @@ def single_threaded_blas() -> Iterator[None]:
 
 
 def padded_batches(
-    tokenizer: Tokenizer, texts: list[str], batch_size: int
+    tokenizer: Tokenizer, texts: list[str], batch_size: int, token_budget: int | None = None
 ) -> Iterator[tuple[list[int], np.ndarray, np.ndarray]]:
     """``texts`` as word-piece ids in batches of similar length (little padding): per batch
-    the positions of its texts in ``texts``, the ids and the attention mask (int64)."""
+    the positions of its texts in ``texts``, the ids and the attention mask (int64). A batch
+    holds at most ``batch_size`` texts and, with ``token_budget``, at most that many word
+    pieces counting padding (so short texts go many to a batch, long ones few)."""
     if not texts:
         return
     encodings = tokenizer.encode_batch(texts)
     order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
+    groups: list[list[int]] = [[]]
+    for i in order:  # ascending length: the text added last sets the batch's width
+        group = groups[-1]
+        width = len(encodings[i].ids)
+        full = len(group) >= batch_size or (
+            token_budget is not None and group and (len(group) + 1) * width > token_budget
+        )
+        if full:
+            groups.append([i])
+        else:
+            group.append(i)
+    for idx in groups:
         width = max(len(encodings[i].ids) for i in idx)
         ids = np.zeros((len(idx), width), dtype=np.int64)
         mask = np.zeros((len(idx), width), dtype=np.int64)

@@ -42,7 +42,9 @@ The word lists the signals read are data files (:mod:`.vocabulary`).
 - a query no tool serves returns ``[]``: nothing reaches the threshold. A query that names
   a service no indexed tool mentions (:mod:`.scope`; :meth:`SearchIndex.unserved_services`
   says which) needs :data:`~.confidence.SERVICE_PENALTY` more confidence: a generic tool
-  that fits the rest of the request is scored down, not hidden. :meth:`SearchIndex.suggest`
+  that fits the rest of the request is scored down, not hidden. So does a tool that only
+  reads for a request to change something, and one that writes for a question
+  (:data:`~.confidence.INTENT_PENALTY`). :meth:`SearchIndex.suggest`
   offers near names.
 
 >>> from nexus_jupyter.core.tools.spec import ToolSpec
@@ -66,6 +68,7 @@ from ..errors import ConfigError
 from ..tools.spec import ToolSpec
 from .confidence import (
     DEFAULT_THRESHOLDS,
+    INTENT_PENALTY,
     MARGINS,
     SERVICE_PENALTY,
     Candidate,
@@ -83,7 +86,7 @@ from .fusion import (
     fuse,
 )
 from .intent import query_action, query_intent, tool_action, tool_intent
-from .model_files import semantic_missing
+from .model_files import fetch_model, semantic_missing
 from .options import SearchOptions
 from .scope import mentioned_services
 from .slots import query_slots, slot_share, tool_slots, without_values
@@ -174,6 +177,10 @@ class SearchIndex:
         )
         mode, threshold = options.mode, options.threshold
         missing = semantic_missing(options.model_path) if mode != "keyword" else None
+        if missing and not options.model_path and fetch_model() is not None:
+            missing = None  # downloaded into the Hugging Face cache, as other libraries do
+        elif missing and not options.model_path:
+            missing = semantic_missing()  # now with why the download failed, if it did
         if mode == "hybrid" and missing:
             raise ConfigError(
                 f"Search mode 'hybrid' cannot run: {missing}. Or use search='keyword'."
@@ -311,6 +318,12 @@ class SearchIndex:
             ranked = [c for c in ranked if c.name not in exact]
             if self._unserved(query):
                 ranked = scored_down(ranked, SERVICE_PENALTY[self.mode])
+            intent = query_intent(query, self.vocabulary.verbs) if self.signals.intent else 0
+            if intent:
+                fit = self._fit
+                ranked = scored_down(  # a tool that reads cannot make the change asked for
+                    ranked, INTENT_PENALTY[self.mode], lambda n: fit[n][1] * intent < 0
+                )
             first = [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact]
             hits = [
                 SearchHit(c.name, c.confidence, self._specs[c.name], c.matched)

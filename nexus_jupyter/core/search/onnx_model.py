@@ -30,10 +30,13 @@ from tokenizers import Tokenizer
 
 from .embeddings import load_safetensors, model_cache_root, padded_batches
 
-__all__ = ["BUILDER_VERSION", "OnnxMiniLM", "build_graph", "onnx_missing"]
+__all__ = ["BUILDER_VERSION", "TOKEN_BUDGET", "OnnxMiniLM", "build_graph", "onnx_missing"]
 
 log = logging.getLogger(__name__)
 
+#: Word pieces (padding included) per fp32 run: on toolret tool texts 256-512 embedded 1.3x
+#: as fast as one text per run, 1024 and more less (``benchmarks/search_scale.py``).
+TOKEN_BUDGET = 512
 #: Bumped whenever the graph changes, so cached model files are rebuilt.
 BUILDER_VERSION = "1"
 _OPSET = 17
@@ -239,15 +242,18 @@ class OnnxMiniLM:
         """Unit-length sentence embeddings of ``texts``, shape ``(len(texts), dim)``; batches
         run on up to :attr:`workers` threads.
 
-        Texts run one at a time by default (``batch_size`` 1), over the worker threads:
-        without padding that was faster than batches of 32 sorted by length (fp32: 40 against
-        27-28 toolret tools/s, same run), and int8 activations are quantised over the whole
-        input, so in a batch a text's vector moved with its batch-mates.
+        fp32 texts go in batches of similar length holding at most :data:`TOKEN_BUDGET` word
+        pieces with padding (padding is masked out, so a text's vector does not depend on its
+        batch-mates, to 1e-7): many short texts share one run, whose fixed cost dominated
+        them one at a time, and a long one runs nearly alone. int8 texts run one at a time
+        (``batch_size`` 1): activations are quantised over the whole input, so in a batch a
+        text's vector moved with its batch-mates.
         """
+        budget = None if self.quantized else TOKEN_BUDGET
         if batch_size is None:
-            batch_size = 1
+            batch_size = 1 if self.quantized else 64
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        batches = list(padded_batches(self.tokenizer, texts, batch_size))
+        batches = list(padded_batches(self.tokenizer, texts, batch_size, budget))
 
         def run(batch: tuple[list[int], np.ndarray, np.ndarray]) -> None:
             idx, ids, mask = batch

@@ -1,15 +1,18 @@
 """One human-readable line per call: "Calculating: 2 add 3".
 
 A tool declares it with ``@tool(summary="Calculating: {a} {operation} {b}")`` (a format
-string over the call's arguments) or ``summary=`` a function called with the arguments as
-keyword arguments that returns the line. Tools without one (and a template or function that
-fails on these arguments) get :func:`default_summary`: the name and the arguments, short.
+string over the call's arguments, defaults filled in) or ``summary=`` a function called with
+the arguments as keyword arguments (those it takes, unless it takes ``**kwargs``) that
+returns the line. Tools without one (and a template or function that fails on these
+arguments) get :func:`default_summary`: the name and the arguments given, short.
 Faces show the line through :attr:`ToolResult.summary
 <nexus_jupyter.core.tools.result.ToolResult.summary>`, with secrets masked.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import string
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -58,20 +61,39 @@ class _Missing(dict[str, Any]):
         return "?"
 
 
+@functools.lru_cache(maxsize=512)
+def _keywords(fn: Callable[..., str]) -> frozenset[str] | None:
+    """The argument names ``fn`` takes by keyword (``None``: any, it takes ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(
+        p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    )
+
+
 def describe_call(
     name: str,
     summary: SummarySpec | None,
     arguments: Mapping[str, Any] | None,
     mask: Callable[[str], str] | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> str:
-    """The one-line description of a call of tool ``name`` with ``arguments``."""
+    """The one-line description of a call of tool ``name`` with ``arguments`` (the
+    parameters' ``defaults`` fill in what the call left out, for a template or function)."""
     args = dict(arguments or {})
+    filled = {**(defaults or {}), **args}
     line: str | None = None
     try:
         if isinstance(summary, str):
-            line = summary.format_map(_Missing(args))
+            line = summary.format_map(_Missing(filled))
         elif summary is not None:
-            line = str(summary(**args))
+            takes = _keywords(summary)
+            given = filled if takes is None else {k: v for k, v in filled.items() if k in takes}
+            line = str(summary(**given))
     except Exception:
         line = None  # a summary must never break a call or its display
     if not line:

@@ -21,16 +21,16 @@ def toolset_rows(registry: Any) -> list[dict[str, Any]]:
     for entry in registry.entries():
         if entry.spec.toolset:
             tools.setdefault(entry.spec.toolset, []).append(entry.name)
-    errors = {
-        state.name.partition(":")[2]: state.error
-        for state in registry.sources()
-        if state.name.startswith("toolset:")
-    }
+    loaded = [s for s in registry.sources() if s.name.startswith("toolset:")]
+    errors = {state.name.partition(":")[2]: state.error for state in loaded}
+    references = {s.name.partition(":")[2]: getattr(s.source, "reference", None) for s in loaded}
     names = set(tools) | set(configured) | set(errors) | set(BUILTIN_TOOLSETS)
     rows = []
     for name in sorted(names):
         entry = configured.get(name, ToolsetSettings())
         origin = "builtin" if name in BUILTIN_TOOLSETS else entry.module or "entry point"
+        if origin == "entry point" and references.get(name):
+            origin = f"entry point {references[name]}"
         default = entry.approval.get("default")
         external = name not in BUILTIN_TOOLSETS
         rows.append(

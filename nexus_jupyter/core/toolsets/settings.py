@@ -21,22 +21,35 @@ installed packages (entry-point group ``nexus_jupyter.toolsets``) are on unless
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from ..tools.spec import Permission
 from .names import BUILTIN_TOOLSETS, SessionMode
 
 __all__ = [
     "BUILTIN_TOOLSETS",
+    "Action",
     "SessionMode",
     "ToolApproval",
     "ToolsetRule",
     "ToolsetSettings",
 ]
 
-Action = Literal["pre_approved", "ask", "blocked"]
+
+def _spelled_our_way(value: Any) -> Any:
+    """``preApproved`` and ``pre-approved`` (how other tools spell it) mean ``pre_approved``."""
+    if isinstance(value, str) and value.replace("-", "_").lower() in (
+        "preapproved",
+        "pre_approved",
+    ):
+        return "pre_approved"
+    return value
+
+
+#: an approval action; ``preApproved`` / ``pre-approved`` are read as ``pre_approved``
+Action = Annotated[Literal["pre_approved", "ask", "blocked"], BeforeValidator(_spelled_our_way)]
 
 
 class _Strict(BaseModel):
@@ -81,6 +94,13 @@ class ToolsetSettings(_Strict):
             return {k: {"action": v} if isinstance(v, str) else v for k, v in value.items()}
         return value
 
+    def approval_key(self, tool: str) -> str | None:
+        """The key of ``tool``'s own entry in the approval map: its name before the prefix
+        or with it (``web_summary`` or ``research_web_summary``), else ``None``."""
+        return next((k for k in (tool, self.prefix + tool) if k in self.approval), None)
+
     def approval_for(self, tool: str) -> ToolApproval | None:
-        """The approval entry of ``tool`` (its name before the prefix), else the default."""
-        return self.approval.get(tool) or self.approval.get("default")
+        """The approval entry of ``tool`` (named before or after the prefix), else the
+        default."""
+        key = self.approval_key(tool)
+        return self.approval[key] if key is not None else self.approval.get("default")

@@ -56,7 +56,7 @@ def approval_entry(
             "why": f"it needs {tool.spec.permission}, above the toolset's ceiling {ceiling}",
         }
     entry: ToolApproval | None = settings.approval_for(base)
-    label = f"{origin}.{base}" if base in settings.approval else f"{origin}.default"
+    label = f"{origin}.{settings.approval_key(base) or 'default'}"
     action = entry.action if entry is not None else None
     if action is None and external:
         action, label = "ask", f"toolsets.{toolset} (external tools ask by default)"

@@ -1,5 +1,5 @@
-"""The catalog: search as you type, filters, a result list with badges, a details pane and
-a Try button that opens the test-call form. It refreshes itself on registry events (which
+"""The catalog: search as you type, filters, rows grouped by toolset or source (or not), a
+result list with badges, a details pane and a Try button that opens the test-call form. It refreshes itself on registry events (which
 arrive on other threads; ipykernel sends the trait updates from there)."""
 
 from __future__ import annotations
@@ -31,6 +31,29 @@ def _dropdown(label: str, options: list[str]) -> W.Dropdown:
     )
 
 
+def _grouped(entries: list[Any], by: str, ranked: bool) -> list[tuple[str | None, list[Any]]]:
+    """``entries`` in groups (``by`` ``toolset`` or ``source``; ``""``: one group, no heading).
+    Browsing: groups by name, the tools in no toolset last. Search results (``ranked``):
+    the group of the best hit first."""
+    if not by:
+        return [(None, entries)]
+    groups: dict[str, list[Any]] = {}
+    for entry in entries:
+        groups.setdefault(getattr(entry.spec, by) or "", []).append(entry)
+    keys = list(groups) if ranked else sorted(groups, key=lambda k: (k == "", k))
+    label = "Toolset" if by == "toolset" else "Source"
+    return [(f"{label} · {k}" if k else f"In no {by}", groups[k]) for k in keys]
+
+
+def _heading(title: str, count: int) -> W.HTML:
+    heading = W.HTML(
+        f"<b>{html.escape(title)}</b> <span style='color:#888'>{count}</span>",
+        layout=W.Layout(flex="0 0 auto", margin="6px 0 0 0"),
+    )
+    heading.add_class("nexus-catalog-group")
+    return heading
+
+
 class Catalog(W.VBox):
     """Every tool of ``registry``: ``search`` box, filter dropdowns, ``rows``, ``details``."""
 
@@ -47,6 +70,13 @@ class Catalog(W.VBox):
         self.permission_filter = _dropdown("permission", list(PERMISSIONS))
         self.category_filter = _dropdown("category", [])
         self.status_filter = _dropdown("status", ["ok", "unavailable", "error"])
+        self.group_by = W.Dropdown(
+            options=[("no groups", ANY), ("by toolset", "toolset"), ("by source", "source")],
+            value=ANY,
+            description="group",
+            layout=W.Layout(width="250px"),
+            style={"description_width": "80px"},
+        )
         self.count = W.HTML("")
         # A scrolling column: its rows must keep their height (flex 0 0 auto below) instead
         # of shrinking to fit the box, which squashed 64 rows into slivers.
@@ -64,6 +94,7 @@ class Catalog(W.VBox):
         self.form_area = W.VBox()
         self.selected: str | None = None
         self.stale: dict[str, str] = {}  # tool name -> why its file failed to reload
+        self.groups: list[str] = []  # the group headings shown, in order
         self.form: Any = None
         for control in (
             self.search,
@@ -72,6 +103,7 @@ class Catalog(W.VBox):
             self.permission_filter,
             self.category_filter,
             self.status_filter,
+            self.group_by,
         ):
             control.observe(lambda _: self.refresh(), names="value")
         filters = W.HBox(
@@ -81,6 +113,7 @@ class Catalog(W.VBox):
                 self.permission_filter,
                 self.category_filter,
                 self.status_filter,
+                self.group_by,
             ],
             layout=W.Layout(flex_flow="row wrap"),
         )
@@ -120,8 +153,8 @@ class Catalog(W.VBox):
 
     @property
     def names(self) -> list[str]:
-        """Names of the rows shown, in order."""
-        return [row.children[0].description for row in self.rows.children]
+        """Names of the rows shown, in order (group headings left out)."""
+        return [r.children[0].description for r in self.rows.children if isinstance(r, W.HBox)]
 
     # -- drawing --------------------------------------------------------------------------
 
@@ -147,46 +180,55 @@ class Catalog(W.VBox):
         entries = self.matches()
         broken = broken_files(self.registry)
         self.stale = {name: f.note() for name, f in stale_tools(self.registry, broken).items()}
-        rows = []
-        for entry in entries[:_LIMIT]:
-            button = W.Button(
-                description=entry.name,
-                tooltip=entry.spec.summary,
-                layout=W.Layout(width="auto", min_width="140px", flex="0 0 auto"),
-            )
-            button.on_click(lambda b: self.select(b.description))
-            badges = tool_badges(entry.tool, entry.status, categories=False)
-            if entry.name in self.stale:
-                badges += stale_badge(self.stale[entry.name])
-            badges += self._test_badge(entry.name)
-            summary = html.escape(entry.spec.summary)
-            # One line per row: a long summary ends in "…" (the whole text is its tooltip)
-            # rather than running into the rows below.
-            label = W.HTML(
-                f"<div class='nexus-catalog-summary' title='{summary}' style='white-space:nowrap;"
-                f"overflow:hidden;text-overflow:ellipsis'>{badges}"
-                f"<span style='color:var(--jp-ui-font-color1, #444)'>{summary}</span></div>",
-                layout=W.Layout(flex="1 1 auto", min_width="0", overflow="hidden"),
-            )
-            row = W.HBox(
-                [button, label],
-                layout=W.Layout(flex="0 0 auto", min_height="30px", align_items="center"),
-            )
-            row.add_class("nexus-catalog-row")
-            rows.append(row)
+        query = self.search.value.strip()
+        rows: list[W.Widget] = []
+        self.groups = []  # the headings shown, in order (none unless grouped)
+        for heading, members in _grouped(entries[:_LIMIT], self.group_by.value, bool(query)):
+            if heading is not None:
+                rows.append(_heading(heading, len(members)))
+                self.groups.append(heading)
+            rows.extend(self._row(entry) for entry in members)
         self.rows.children = rows
         more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
-        query = self.search.value.strip()
         unserved = self.registry.unserved_services(query) if query else []
         if unserved:
             more = f": {html.escape(unserved_text(unserved))}"
-        self.count.value = f"<span style='color:#666'>{len(entries)} tools{more}</span>" + "".join(
+        noun = "tool" if len(entries) == 1 else "tools"
+        self.count.value = f"<span style='color:#666'>{len(entries)} {noun}{more}</span>" + "".join(
             f"<div style='color:#b71c1c'>{html.escape(f.file_name)} failed to load: "
             f"{html.escape(f.error)}</div>"
             for f in broken
         )
         if self.selected is not None:
             self.select(self.selected, quiet=True)
+
+    def _row(self, entry: Any) -> W.HBox:
+        """One tool: its name (a button that selects it), badges and first line."""
+        button = W.Button(
+            description=entry.name,
+            tooltip=entry.spec.summary,
+            layout=W.Layout(width="auto", min_width="140px", flex="0 0 auto"),
+        )
+        button.on_click(lambda b: self.select(b.description))
+        badges = tool_badges(entry.tool, entry.status, categories=False)
+        if entry.name in self.stale:
+            badges += stale_badge(self.stale[entry.name])
+        badges += self._test_badge(entry.name)
+        summary = html.escape(entry.spec.summary)
+        # One line per row: a long summary ends in "…" (the whole text is its tooltip)
+        # rather than running into the rows below.
+        label = W.HTML(
+            f"<div class='nexus-catalog-summary' title='{summary}' style='white-space:nowrap;"
+            f"overflow:hidden;text-overflow:ellipsis'>{badges}"
+            f"<span style='color:var(--jp-ui-font-color1, #444)'>{summary}</span></div>",
+            layout=W.Layout(flex="1 1 auto", min_width="0", overflow="hidden"),
+        )
+        row = W.HBox(
+            [button, label],
+            layout=W.Layout(flex="0 0 auto", min_height="30px", align_items="center"),
+        )
+        row.add_class("nexus-catalog-row")
+        return row
 
     def select(self, name: str, *, quiet: bool = False) -> None:
         """Show ``name`` in the details pane."""

@@ -1,7 +1,8 @@
 """smolagents tools (``@tool`` functions and ``Tool`` subclasses).
 
-The schema is the one smolagents sends to models (``get_tool_json_schema``); calls run the
-tool's ``forward`` (smolagents tools are sync: the registry runs them in a worker thread).
+The schema is the one smolagents sends to models (``get_tool_json_schema``); a call goes
+through the tool itself, as an agent's would, so its ``setup()`` runs before the first call
+(smolagents tools are sync: the registry runs them in a worker thread).
 smolagents has no approval flag; a ``requires_approval`` / ``needs_approval`` attribute set
 on the tool is read.
 """
@@ -28,7 +29,7 @@ def to_tools(obj: Any, *, origin: str = "") -> list[Tool]:
     schema.setdefault("type", "object")
 
     def run(arguments: dict[str, Any]) -> Any:
-        return smol.forward(**arguments)
+        return smol(**arguments)
 
     asks = bool(getattr(smol, "requires_approval", False) or getattr(smol, "needs_approval", False))
     where = origin or f"smolagents:{type(smol).__name__}"

@@ -186,7 +186,12 @@ def create_dynamic_tool_tool(root: str | Path, registry: Any) -> Tool:
 
     # danger_full_access: the code it is given runs in this process, at once (on load) and on
     # every call of the new tool, so it must go through the same approval as `bash`.
-    @tool(permission="danger_full_access", categories=["tools"], capabilities=["create_tool"])
+    @tool(
+        permission="danger_full_access",
+        categories=["tools"],
+        capabilities=["create_tool"],
+        summary="Creating the tool {name}",
+    )
     def create_dynamic_tool(
         name: str,
         description: str,

@@ -58,7 +58,13 @@ def _refuse_watched_folder(registry: Any, real: Path, ctx: ToolContext) -> None:
 def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
     """The file tools bound to workspace ``ws``."""
 
-    @tool(permission="read_only", categories=["files"], capabilities=["read_file"], eager=True)
+    @tool(
+        permission="read_only",
+        categories=["files"],
+        capabilities=["read_file"],
+        eager=True,
+        summary="Reading {path}",
+    )
     def read(path: str, offset: int = 1, limit: int = 2000) -> str:
         """Read a text file of the workspace, with line numbers.
 
@@ -93,7 +99,11 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         return "\n".join(out)
 
     @tool(
-        permission="workspace_write", categories=["files"], capabilities=["write_file"], eager=True
+        permission="workspace_write",
+        categories=["files"],
+        capabilities=["write_file"],
+        eager=True,
+        summary="Writing {path}",
     )
     def write(path: str, content: str, *, ctx: ToolContext) -> str:
         """Write a text file in the workspace (created with its folders, or replaced).
@@ -112,7 +122,11 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         return f"Wrote {len(data)} bytes to {ws.relative(real)}"
 
     @tool(
-        permission="workspace_write", categories=["files"], capabilities=["edit_file"], eager=True
+        permission="workspace_write",
+        categories=["files"],
+        capabilities=["edit_file"],
+        eager=True,
+        summary="Editing {path}",
     )
     def edit(
         path: str, old_string: str, new_string: str, replace_all: bool = False, *, ctx: ToolContext
@@ -154,7 +168,13 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         done = count if replace_all else 1
         return f"Replaced {done} occurrence{'s' if done != 1 else ''} in {ws.relative(real)}"
 
-    @tool(permission="read_only", categories=["files"], capabilities=["list_files"], eager=True)
+    @tool(
+        permission="read_only",
+        categories=["files"],
+        capabilities=["list_files"],
+        eager=True,
+        summary="Listing {path}",
+    )
     def ls(path: str = ".") -> list[str]:
         """List a folder of the workspace (folders end with '/').
 
@@ -170,7 +190,13 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             if p.name != ".ipynb_checkpoints"  # Jupyter's autosaves, not the user's files
         )
 
-    @tool(permission="read_only", categories=["files"], capabilities=["find_files"], eager=True)
+    @tool(
+        permission="read_only",
+        categories=["files"],
+        capabilities=["find_files"],
+        eager=True,
+        summary="Finding files matching {pattern} in {path}",
+    )
     def glob(pattern: str, path: str = ".") -> list[str]:
         """Find files of the workspace by glob pattern (e.g. '**/*.py'), sorted by name.
 

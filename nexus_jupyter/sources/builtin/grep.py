@@ -29,6 +29,7 @@ def grep_tool(ws: Workspace) -> Tool:
         categories=["files", "search"],
         capabilities=["search_file_contents"],
         eager=True,
+        summary="Searching {path} for {pattern!r}",
     )
     def grep(
         pattern: str,

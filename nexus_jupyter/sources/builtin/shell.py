@@ -67,6 +67,7 @@ def bash_tool(ws: Workspace) -> Tool:
         categories=["shell"],
         capabilities=["run_command"],
         eager=True,
+        summary="Running: {command}",
     )
     async def bash(command: str, timeout: float = 120.0, cwd: str = ".") -> dict[str, Any]:
         """Run a shell command (bash) in the workspace; returns exit code, stdout and stderr.

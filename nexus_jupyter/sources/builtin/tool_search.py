@@ -40,6 +40,7 @@ def tool_search_tool(registry: Any) -> Tool:
         categories=["meta", "search"],
         capabilities=["find_tools"],
         eager=True,
+        summary="Searching the tools for {query!r}",
     )
     def tool_search(query: str, max_results: int = 5) -> dict[str, Any]:
         """Search the available tools, or load the full schemas of named ones.

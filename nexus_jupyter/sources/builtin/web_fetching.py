@@ -131,7 +131,20 @@ def _transport(limits: FetchLimits) -> Any:
 
 
 async def fetch(url: str, limits: FetchLimits) -> Fetched:
-    """GET ``url`` within ``limits`` (each redirect target checked like the first URL)."""
+    """GET ``url`` within ``limits`` (each redirect target checked like the first URL).
+    ``limits.timeout`` bounds the whole fetch, redirects and a slowly dripping body too."""
+    try:
+        async with asyncio.timeout(limits.timeout):
+            return await _fetch(url, limits)
+    except TimeoutError:
+        raise TimeoutError(
+            f"web_fetch gave up on {url!r} after {limits.timeout:g} s (the whole fetch, "
+            "redirects included). Raise toolsets: {web: {options: {timeout: ...}}} in "
+            "nex.yaml for slow sites."
+        ) from None
+
+
+async def _fetch(url: str, limits: FetchLimits) -> Fetched:
     import httpx
 
     timeout = httpx.Timeout(limits.timeout)
@@ -175,8 +188,25 @@ async def _read_capped(response: Any, max_bytes: int) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
+def _is_text(kind: str) -> bool:
+    """Whether a body of media type ``kind`` is worth showing as text (no type: guess yes)."""
+    return (
+        not kind
+        or kind.startswith("text/")
+        or kind.endswith(("+json", "+xml"))
+        or kind in ("application/json", "application/xml", "application/javascript")
+    )
+
+
 def to_markdown(page: Fetched) -> str:
-    """The page as readable text: HTML through markdownify, other text as it is."""
+    """The page as readable text: HTML through markdownify, other text as it is, and for
+    anything else (an image, a PDF) one line saying what it was."""
+    kind = page.content_type.split(";")[0].strip().lower()
+    if not _is_text(kind):
+        return (
+            f"(not shown: the body is {kind}, {len(page.body)} bytes; web_fetch returns "
+            "HTML as markdown and text as it is)"
+        )
     charset = "utf-8"
     for part in page.content_type.split(";")[1:]:
         key, _, value = part.strip().partition("=")
@@ -186,7 +216,6 @@ def to_markdown(page: Fetched) -> str:
         text = page.body.decode(charset, errors="replace")
     except LookupError:
         text = page.body.decode("utf-8", errors="replace")
-    kind = page.content_type.split(";")[0].strip().lower()
     if kind in ("text/html", "application/xhtml+xml") or (not kind and "<html" in text[:500]):
         from markdownify import markdownify
 

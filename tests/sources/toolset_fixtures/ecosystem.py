@@ -50,4 +50,10 @@ async def oa_delete(name: str) -> str:
     return f"deleted {name}"
 
 
-openai_agents_tools = [oa_power, oa_delete]
+@function_tool
+def oa_find(name: str) -> str:
+    """Find a record by name."""
+    raise LookupError(f"no record named {name!r}")
+
+
+openai_agents_tools = [oa_power, oa_delete, oa_find]

@@ -26,3 +26,22 @@ class SmolCount(Tool):
 
 
 smolagents_tools = [smol_reverse, SmolCount()]
+
+
+class SmolLookup(Tool):
+    """A tool with an expensive setup (smolagents runs setup() before the first call)."""
+
+    name = "smol_lookup"
+    description = "Look a word up in a table loaded by setup()."
+    inputs = {"word": {"type": "string", "description": "The word."}}
+    output_type = "string"
+
+    def setup(self) -> None:
+        self.table = {"hi": "a greeting"}
+        self.is_initialized = True
+
+    def forward(self, word: str) -> str:
+        return self.table.get(word, "unknown")
+
+
+smolagents_tools.append(SmolLookup())
