@@ -30,7 +30,7 @@ $(STAMP): $(VENV)/bin/python pyproject.toml labextension/package.json labextensi
 	touch $(STAMP)
 
 npm-deps: $(STAMP)
-	@for d in tests/e2e tests/mcp_peers tests/conformance tests/inspector; do \
+	@for d in tests/e2e tests/mcp_peers tests/conformance tests/inspector tests/jupyterhub; do \
 	  if [ -f $$d/package-lock.json ]; then (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; fi; \
 	done
 

@@ -259,7 +259,8 @@ export class ApiError extends Error {
 
 const API = 'nexus/api';
 
-async function request(
+/** A request to `nexus/api/PATH`; the JSON answer, or an `ApiError`. */
+export async function request(
   path: string,
   init: RequestInit = {},
   settings = ServerConnection.makeSettings()

@@ -18,6 +18,7 @@ import {
 import { PermissionBadge, StatusBadges, TestBadge } from './badges';
 import { ToolDetails } from './details';
 import { NotebookFollower } from './following';
+import { Offers } from './offers';
 import {
   CURRENT_NOTEBOOK_GROUP,
   currentNotebookTitle,
@@ -312,6 +313,7 @@ export function Catalog(props: {
               Showing {list.tools.length} of {list.total}; refine the search.
             </div>
           )}
+          <Offers query={query} revision={revision} />
         </div>
       )}
     </div>

@@ -299,6 +299,9 @@ class ClusterNode:
             except (OSError, UnicodeDecodeError):
                 continue
             sha = content_hash(text)
-            if sha.startswith(str(state.get("hash", ""))):
+            loaded = str(state.get("hash") or "")
+            # no hash: the folder has not loaded this text yet (a new file the watcher put
+            # off as a save in progress still shows "ok"), so it has not loaded cleanly
+            if loaded and sha.startswith(loaded):
                 found[path.name] = (sha, text)
         return found

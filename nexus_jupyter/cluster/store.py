@@ -157,10 +157,14 @@ class ClusterStore:
         self.published_channel, self.bus_channel = f"{p}:published", f"{p}:bus"
         self.approvals_key, self.approved_channel = f"{p}:approvals", f"{p}:approved"
         self.audit_key = f"{p}:audit"
-        self.tasks_cancelled_channel, self.tokens_key = f"{p}:task-cancelled", f"{p}:tokens"
+        self.tasks_changed_channel, self.tokens_key = f"{p}:task-changed", f"{p}:tokens"
 
     def task_key(self, task_id: str) -> str:
         return f"{self.address.prefix}:task:{task_id}"
+
+    def task_index_key(self, owner: str, session: str) -> str:
+        """The sorted set (by creation time) of one requestor's task ids."""
+        return f"{self.address.prefix}:task-index:{len(owner)}:{owner}:{session}"
 
     def history_key(self, file: str) -> str:
         return f"{self.address.prefix}:history:{file}"

@@ -33,7 +33,8 @@ __all__ = [
 
 _ADD_USAGE = (
     "%tool mcp add NAME [--env K=V ...] [--cwd DIR] [--wait] -- COMMAND ARGS...  |  "
-    "%tool mcp add NAME --url URL [--header K=V ...] [--wait]"
+    "%tool mcp add NAME --url URL [--header K=V ...] "
+    "[--auth oauth [--client-id ID] [--scope S]] [--wait]"
 )
 _HANDLES: dict[int, Any] = {}  # id(registry) -> McpServerHandle
 _HANDLES_LOCK = threading.Lock()
@@ -70,11 +71,15 @@ def add_mcp_server(
     cwd: str | None = None,
     url: str | None = None,
     headers: Mapping[str, str] | None = None,
+    auth: Mapping[str, Any] | None = None,
     wait: float | None = None,
     registry: Any = None,
 ) -> McpServerList:
     """Add an MCP server (stdio ``command`` or HTTP ``url``) as a source named ``mcp:NAME``;
-    it connects in the background. ``wait`` (seconds) blocks until it is ready or failed."""
+    it connects in the background. ``wait`` (seconds) blocks until it is ready or failed.
+    ``auth`` signs in to an OAuth-protected server, as ``auth:`` in nex.yaml does
+    (``{"type": "oauth", "client_id": ..., "scope": ...}``; the sign-in link shows in the
+    cell's output)."""
     from ..sources.mcp import McpSource
 
     reg = _registry(registry)
@@ -91,6 +96,7 @@ def add_mcp_server(
         cwd=cwd,
         url=url,
         headers=headers,
+        auth=dict(auth) if auth else None,
         credentials=getattr(reg, "credentials", None),
     )
     reg.add_source(source)
@@ -248,12 +254,34 @@ def _mcp_add(ctx: MagicContext, argv: list[str]) -> Any:
     opts = parse_options(
         "%tool mcp add",
         head,
-        {"--url": "one", "--env": "many", "--cwd": "one", "--header": "many", "--wait": "flag"},
+        {
+            "--url": "one",
+            "--env": "many",
+            "--cwd": "one",
+            "--header": "many",
+            "--wait": "flag",
+            "--auth": "one",
+            "--client-id": "one",
+            "--scope": "one",
+        },
     )
     if len(opts["args"]) != 1:
         raise NexusError(f"Give one server name: {_ADD_USAGE}")
     if bool(command) == bool(opts.get("url")):
         raise NexusError(f"Give either `-- COMMAND ARGS...` or `--url URL`: {_ADD_USAGE}")
+    auth: dict[str, Any] | None = None
+    if opts.get("auth") is not None:
+        if opts["auth"] != "oauth" or not opts.get("url"):
+            raise NexusError(
+                f"--auth takes oauth (sign in; client credentials go in nex.yaml's auth:), "
+                f"for a --url server, got {opts['auth']!r}: {_ADD_USAGE}"
+            )
+        auth = {
+            "type": opts["auth"],
+            "client_id": opts.get("client_id"),
+            "scope": opts.get("scope"),
+        }
+        auth = {k: v for k, v in auth.items() if v is not None}
     return add_mcp_server(
         opts["args"][0],
         command=command[0] if command else None,
@@ -262,6 +290,7 @@ def _mcp_add(ctx: MagicContext, argv: list[str]) -> Any:
         cwd=opts.get("cwd"),
         url=opts.get("url"),
         headers=_pairs(opts.get("header", []), "--header"),
+        auth=auth,
         wait=30.0 if opts.get("wait") else None,
         registry=ctx.registry,
     )

@@ -103,6 +103,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Build (or adopt) the registry, add the routes, and follow registry changes."""
     from jupyter_server.utils import url_path_join
 
+    from ..core.registry.catalog import catalog_of
     from .jupyter_handlers import handlers
 
     web_app = serverapp.web_app
@@ -118,7 +119,14 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         state.history.on_change(registry, change)
         state.hub.on_change(change)
 
-    state.unsubscribe = registry.subscribe(on_change)
+    unsubscribe_tools = registry.subscribe(on_change)
+    unsubscribe_offers = catalog_of(registry).subscribe(state.hub.on_offers_change)
+
+    def unsubscribe() -> None:
+        unsubscribe_tools()
+        unsubscribe_offers()
+
+    state.unsubscribe = unsubscribe
     web_app.settings["nexus"] = state
     web_app.add_handlers(".*$", handlers(web_app.settings["base_url"], url_path_join))
     from .jupyter_live import start_live_kernels

@@ -94,6 +94,25 @@ class EventHub:
         message = json.dumps({"type": "changed", **change.to_dict()}, default=str)
         loop.add_callback(self._broadcast, message)
 
+    def on_offers_change(self, _catalog: Any = None) -> None:
+        """Catalog subscriber (resources, prompts): a ``changed`` message naming no tool,
+        with ``"offers": true``. Safe to call from any thread."""
+        loop = self._ioloop
+        if loop is None or not self._sockets:
+            return
+        empty: list[str] = []
+        message = json.dumps(
+            {
+                "type": "changed",
+                "added": empty,
+                "removed": empty,
+                "updated": empty,
+                "sources": empty,
+                "offers": True,
+            }
+        )
+        loop.add_callback(self._broadcast, message)
+
     def _broadcast(self, message: str) -> None:
         for socket in list(self._sockets):
             try:

@@ -366,6 +366,7 @@ class StatusHandler(NexusHandler):
 def handlers(base_url: str, url_join: Callable[..., str]) -> list[tuple[str, type]]:
     """The routes, rooted at ``{base_url}nexus/api/``."""
     from .jupyter_events import EventsHandler
+    from .jupyter_offers import offer_handlers
     from .jupyter_tests import RunTestsHandler, StatsHandler, TestsHandler
 
     api = url_join(base_url, "nexus", "api")
@@ -378,4 +379,5 @@ def handlers(base_url: str, url_join: Callable[..., str]) -> list[tuple[str, typ
         (url_join(api, "status"), StatusHandler),
         (url_join(api, "stats"), StatsHandler),
         (url_join(api, "events"), EventsHandler),
+        *offer_handlers(api, url_join),
     ]

@@ -1,9 +1,10 @@
 """``/nexus/mcp``: the Jupyter server's registry (kernel tools included) over MCP streamable
 HTTP, behind Jupyter's own authentication.
 
-An agent connects with the server's token (``Authorization: token <T>`` or ``Bearer <T>``);
-a browser session with its cookie must pass Jupyter's XSRF check on POST. Anything else
-gets Jupyter's 403 before the MCP layer sees the request. The SDK's session manager runs on
+An agent connects with the server's token (``Authorization: token <T>`` or ``Bearer <T>``;
+on JupyterHub a hub-issued API token of the server's user); a browser session with its
+cookie must pass Jupyter's XSRF check on POST. Anything else gets Jupyter's 403 before the
+MCP layer sees the request. The Jupyter user is the calls' principal (policies, audit). The SDK's session manager runs on
 the server's loop; :class:`McpHandler` hands each tornado request to it as an ASGI call and
 streams the answer (SSE included) back, so list changes reach connected agents live.
 """
@@ -63,6 +64,20 @@ class McpEndpoint:
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self._task, timeout=5)
+
+
+def _caller_identity(user: Any) -> dict[str, Any]:
+    """The ASGI ``user`` for an MCP request Jupyter authenticated: its user name is the
+    calls' principal (on JupyterHub, the hub user whose token it is), as on the REST routes.
+    Jupyter decided the access, so it puts no ceiling of its own on the grant."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    name = getattr(user, "username", None)
+    if not name:
+        return {}
+    token = AccessToken(token="", client_id=name, scopes=["tools:admin"], subject=name)
+    return {"user": AuthenticatedUser(token)}
 
 
 def _no_login(request: Any) -> web.HTTPError:
@@ -164,6 +179,7 @@ class McpHandler(APIHandler):
             "headers": headers,
             "client": (request.remote_ip or "", 0),
             "server": ("127.0.0.1", 0),
+            **_caller_identity(self.current_user),
         }
         await endpoint.manager.handle_request(scope, receive, send)
         if not gone.is_set():

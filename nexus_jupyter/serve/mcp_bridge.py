@@ -140,8 +140,11 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
             ],
             is_error=True,
         )
-    if schema is not None:
-        structured = {"result": structured} if schema.get(WRAP_MARK) else structured
+    if schema is not None and spec is not None:
+        # Wrapped when this server wrapped the schema; an upstream nexus's schema keeps its
+        # mark, but its structured content arrives wrapped already.
+        wrapped = not _is_object_schema(spec.output_schema or {})
+        structured = {"result": structured} if wrapped else structured
     elif not isinstance(structured, dict):
         structured = None
     return types.CallToolResult(content=content, structured_content=structured, _meta=meta)

@@ -34,7 +34,7 @@ from ..core.errors import (
 )
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
-from ..core.tasks.store import TaskStore
+from ..core.tasks.store import TaskListing, TaskStore
 from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, ClientChannel, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
@@ -44,6 +44,7 @@ from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
+from .mcp_task_events import TasksListenHandler
 from .mcp_tasks import McpTasks, TaskChannel
 from .mcp_tasks_legacy import LegacyTasks, legacy_tasks_capability
 
@@ -74,10 +75,13 @@ class RegistryServer:
         hidden: Collection[str] = (),
     ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
-        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+        from mcp.server.subscriptions import InMemorySubscriptionBus
         from mcp_types import NotificationParams, SetLevelRequestParams
 
         from .. import __version__
+
+        tasks = McpTasks(task_store)  # long calls as tasks (the tasks extension)
+        listing = isinstance(tasks.store, TaskListing)
 
         class _Server(Server[Any]):
             # Announce tools.listChanged to handshake-era clients: we do send it.
@@ -93,7 +97,7 @@ class RegistryServer:
                 # 2025-11-25 tasks (a 2026-07-28 answer drops this slot: tasks are an
                 # extension there)
                 capabilities = super().get_capabilities(*args, **kwargs)
-                return capabilities.model_copy(update={"tasks": legacy_tasks_capability()})
+                return capabilities.model_copy(update={"tasks": legacy_tasks_capability(listing)})
 
         self.registry = registry
         self.defer = defer
@@ -106,7 +110,8 @@ class RegistryServer:
         self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
         # A cluster passes its Redis bus (nexus_jupyter.cluster.bus), shared by replicas.
         self.bus = bus if bus is not None else InMemorySubscriptionBus()
-        self.listen_handler = ListenHandler(self.bus)
+        self.tasks = tasks
+        self.listen_handler = TasksListenHandler(self.bus, tasks)  # taskIds too
         self.server = _Server(
             name,
             version=__version__,
@@ -135,7 +140,6 @@ class RegistryServer:
         self.server.add_request_handler(
             "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )
-        self.tasks = McpTasks(task_store)  # long calls as tasks (the tasks extension)
         self.tasks.register(self.server)
         LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()

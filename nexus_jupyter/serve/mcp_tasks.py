@@ -35,7 +35,15 @@ from ..core.tasks.store import InMemoryTaskStore, TaskRecord, TaskStore
 from ..core.tools.channel import Elicitation, Sampled
 from .mcp_channel import McpClientChannel, run_soon, sampled, sampling_params
 
-__all__ = ["TASKS_EXTENSION", "McpTasks", "TaskChannel", "client_supports_tasks"]
+__all__ = [
+    "TASKS_EXTENSION",
+    "McpTasks",
+    "TaskChannel",
+    "client_supports_tasks",
+    "detailed_task",
+    "missing_extension",
+    "owner",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +63,7 @@ def client_supports_tasks(ctx: Any) -> bool:
     return declared is not None and TASKS_EXTENSION in declared
 
 
-def _missing_extension(what: str) -> Exception:
+def missing_extension(what: str) -> Exception:
     from mcp.shared.exceptions import MCPError
     from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
@@ -71,7 +79,7 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
 
 
-def _owner() -> str:
+def owner() -> str:
     """Who may see a task: the authenticated subject of this request, if any."""
     from mcp.server.auth.middleware.auth_context import get_access_token
 
@@ -93,6 +101,37 @@ def _envelope(record: TaskRecord) -> dict[str, Any]:
         out["pollIntervalMs"] = record.poll_interval_ms
     if record.status_message:
         out["statusMessage"] = record.status_message
+    return out
+
+
+def _on_loop(
+    loop: asyncio.AbstractEventLoop, listener: Callable[[TaskRecord], None]
+) -> Callable[[TaskRecord], None]:
+    """``listener``, called on ``loop`` whichever thread changed the task."""
+
+    def call(record: TaskRecord) -> None:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            listener(record)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(listener, record)
+
+    return call
+
+
+def detailed_task(record: TaskRecord) -> dict[str, Any]:
+    """The ``DetailedTask`` of 2026-07-28 (``tasks/get``, ``notifications/tasks``): the task,
+    with its result or error once it has finished and its questions while it waits."""
+    out = _envelope(record)
+    if record.status == "completed" and record.result is not None:
+        out["result"] = record.result
+    elif record.status == "failed" and record.error is not None:
+        out["error"] = record.error
+    elif record.status == "input_required":
+        out["inputRequests"] = dict(record.input_requests)
     return out
 
 
@@ -123,13 +162,46 @@ class McpTasks:
         self.ttl_ms, self.poll_interval_ms = ttl_ms, poll_interval_ms
         self._running: dict[str, asyncio.Task[None]] = {}
         self._channels: dict[str, TaskChannel] = {}
+        self._watchers: dict[str, list[Callable[[TaskRecord], None]]] = {}
         #: How tasks/get and tasks/cancel show a task to 2025-11-25 clients (set by
         #: :class:`~.mcp_tasks_legacy.LegacyTasks`; ``None``: those clients get no tasks).
-        self.legacy_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.legacy_view: Callable[[dict[str, Any], TaskRecord], dict[str, Any]] | None = None
+        #: The 2025-11-25 session of a request ("" at 2026-07-28): a task is its session's.
+        self.session_of: Callable[[Any], str] | None = None
         # A store shared by replicas tells us of cancels made through another replica.
         watch = getattr(self.store, "watch_cancellations", None)
         if watch is not None:
             watch(self._cancel_running)
+        changes = getattr(self.store, "watch_changes", None)
+        if changes is not None:
+            changes(self._changed)
+
+    def subscribe(self, task_id: str, listener: Callable[[TaskRecord], None]) -> Callable[[], None]:
+        """Call ``listener(record)`` (sync, on the loop that subscribes) at every change of
+        the task (through any replica when the store is shared); returns the unsubscribe
+        function. Without a store that tells of changes, nobody is told."""
+        loop = asyncio.get_running_loop()
+        listener = _on_loop(loop, listener)
+        self._watchers.setdefault(task_id, []).append(listener)
+        follow = getattr(self.store, "follow_changes", None)
+        if follow is not None:
+            follow()
+
+        def unsubscribe() -> None:
+            listeners = self._watchers.get(task_id, [])
+            if listener in listeners:
+                listeners.remove(listener)
+            if not listeners:
+                self._watchers.pop(task_id, None)
+
+        return unsubscribe
+
+    def _changed(self, record: TaskRecord) -> None:
+        for listener in list(self._watchers.get(record.task_id, ())):
+            try:
+                listener(record)
+            except Exception:
+                log.exception("task %s: a change listener failed", record.task_id)
 
     def _cancel_running(self, task_id: str) -> None:
         call = self._running.get(task_id)
@@ -156,7 +228,7 @@ class McpTasks:
         if client_supports_tasks(ctx):
             return True
         if task_support == "required":
-            raise _missing_extension("This tool runs only as a task: calling it")
+            raise missing_extension("This tool runs only as a task: calling it")
         return False
 
     async def start(
@@ -167,15 +239,18 @@ class McpTasks:
         *,
         starts_at_call: bool,
         ttl_ms: int | None = None,
+        session: str = "",
     ) -> Any:
         """Run ``serve`` as a task; the ``CreateTaskResult`` once the task exists. With
         ``starts_at_call=False`` the tool decides (``ctx.start_task()``); if it finishes or
-        asks a question first, its own result is returned instead."""
+        asks a question first, its own result is returned instead. ``session``: the
+        2025-11-25 session that asked (only it may see the task)."""
         record = TaskRecord.new(
             tool,
             ttl_ms=ttl_ms or self.ttl_ms,
             poll_interval_ms=self.poll_interval_ms,
-            owner=_owner(),
+            owner=owner(),
+            session=session,
         )
         channel = TaskChannel(self, record)
         if starts_at_call:
@@ -257,7 +332,7 @@ class McpTasks:
         from mcp_types.jsonrpc import HEADER_MISMATCH
 
         if not self._legacy(ctx) and not client_supports_tasks(ctx):
-            raise _missing_extension(f"{ctx.method}")
+            raise missing_extension(f"{ctx.method}")
         request = getattr(ctx, "request", None)
         header = request.headers.get("mcp-name") if request is not None else None
         if header is not None and header.strip() != params.task_id:
@@ -267,7 +342,8 @@ class McpTasks:
                 f"({params.task_id!r}).",
             )
         record = await self.store.get(params.task_id)
-        if record is None or record.owner != _owner():
+        session = self.session_of(ctx) if self.session_of is not None else ""
+        if record is None or record.owner != owner() or record.session != session:
             raise MCPError(
                 INVALID_PARAMS,
                 f"Unknown task {params.task_id!r}: no such task here, or it expired (tasks are "
@@ -277,17 +353,10 @@ class McpTasks:
 
     async def _get(self, ctx: Any, params: Any) -> dict[str, Any]:
         record = await self.record(ctx, params)
-        out = _envelope(record)
         if self._legacy(ctx):
             assert self.legacy_view is not None
-            return self.legacy_view(out)  # the result comes from tasks/result there
-        if record.status == "completed" and record.result is not None:
-            out["result"] = record.result
-        elif record.status == "failed" and record.error is not None:
-            out["error"] = record.error
-        elif record.status == "input_required":
-            out["inputRequests"] = dict(record.input_requests)
-        return out
+            return self.legacy_view(_envelope(record), record)  # the result: tasks/result
+        return detailed_task(record)
 
     async def _update(self, ctx: Any, params: Any) -> dict[str, Any]:
         record = await self.record(ctx, params)
@@ -297,7 +366,16 @@ class McpTasks:
         return {}
 
     async def _cancel(self, ctx: Any, params: Any) -> dict[str, Any]:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import INVALID_PARAMS
+
         record = await self.record(ctx, params)
+        if record.terminal and self._legacy(ctx):  # 2025-11-25: an error; 2026-07-28: an ack
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Task {record.task_id!r} has already ended ({record.status}); only a "
+                "working or input_required task can be cancelled.",
+            )
         if not record.terminal:
             await self.store.transition(
                 record.task_id, status="cancelled", status_message="cancelled by the client"
@@ -307,7 +385,8 @@ class McpTasks:
                 call.cancel()
         if self._legacy(ctx):  # 2025-11-25 answers with the task
             assert self.legacy_view is not None
-            return self.legacy_view(_envelope(await self.record(ctx, params)))
+            now = await self.record(ctx, params)
+            return self.legacy_view(_envelope(now), now)
         return {}
 
     async def close(self) -> None:

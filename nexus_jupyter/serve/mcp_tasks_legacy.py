@@ -10,38 +10,65 @@ declared ``@tool(task=...)`` gets ``{"task": {...}}`` at once, then uses
   to the client as requests on that call, and its answers let the task go on;
 - ``tasks/cancel``: stops it and returns the task.
 
+- ``tasks/list``: the tasks of this session (and authenticated subject), oldest first, 100 a
+  page (``nextCursor``); offered (capability ``tasks.list``) when the task store can list.
+
+A task belongs to the session that asked for it: another session's ``tasks/*`` does not find
+it. While a task runs, its session gets ``notifications/tasks/status`` (the task, as
+``tasks/get`` shows it) at every change of status, on its standalone stream.
+
 Without the ``task`` parameter the call answers as usual (a task-only tool too: the client
-waits). ``tasks/list`` is not offered (capability ``tasks.list`` absent): a task store need not
-enumerate its tasks. The server announces ``capabilities.tasks`` at this revision only.
+waits). A tool result with ``isError`` makes its task ``failed`` (that revision's rule);
+``tasks/result`` returns it as the call would have. The server announces
+``capabilities.tasks`` at this revision only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .mcp_tasks import McpTasks, TaskChannel
+from ..core.tasks.store import TaskListing, TaskRecord
+from .mcp_tasks import McpTasks, TaskChannel, _envelope, owner
 
 __all__ = ["LegacyTasks", "legacy_tasks_capability"]
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 _RESULT_POLL_S = 0.1
+_LIST_PAGE = 100
+_BACKGROUND: set[asyncio.Task[Any]] = set()
 
 #: Runs a ``tools/call`` inside a task (the server's call pipeline with the task's channel).
 ServeCall = Callable[[Any, Any, TaskChannel, Any], Awaitable[Any]]
 
 
-def legacy_tasks_capability() -> Any:
-    """``capabilities.tasks`` of a 2025-11-25 server: cancel, and task-augmented tools/call."""
+def legacy_tasks_capability(listing: bool = True) -> Any:
+    """``capabilities.tasks`` of a 2025-11-25 server: cancel, task-augmented tools/call, and
+    list when the task store can enumerate tasks."""
     import mcp_types as types
 
     return types.ServerTasksCapability(
+        list=types.TasksListCapability() if listing else None,
         cancel=types.TasksCancelCapability(),
         requests=types.ServerTasksRequestsCapability(
             tools=types.TasksToolsCapability(call=types.TasksCallCapability())
         ),
     )
+
+
+def session_of(ctx: Any) -> str:
+    """The requestor's 2025-11-25 session: its ``Mcp-Session-Id`` over HTTP, its connection
+    on stdio; ``""`` at 2026-07-28, which has no sessions."""
+    if not _is_legacy(ctx):
+        return ""
+    request = getattr(ctx, "request", None)
+    header = request.headers.get("mcp-session-id") if request is not None else None
+    if header:
+        return str(header)
+    return f"connection-{id(getattr(ctx.session, '_connection', ctx.session))}"
 
 
 def _is_legacy(ctx: Any) -> bool:
@@ -50,9 +77,11 @@ def _is_legacy(ctx: Any) -> bool:
     return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
 
-def _task(envelope: Mapping[str, Any]) -> dict[str, Any]:
-    """A 2026-07-28 task envelope in 2025-11-25 field names."""
+def _task(envelope: Mapping[str, Any], record: TaskRecord | None = None) -> dict[str, Any]:
+    """A 2026-07-28 task envelope in 2025-11-25 field names (a tool error is ``failed``)."""
     out = {k: envelope[k] for k in ("taskId", "status", "createdAt", "lastUpdatedAt")}
+    if record is not None and record.status == "completed" and (record.result or {}).get("isError"):
+        out["status"] = "failed"
     out["ttl"] = envelope.get("ttlMs")
     if "pollIntervalMs" in envelope:
         out["pollInterval"] = envelope["pollIntervalMs"]
@@ -67,16 +96,25 @@ class LegacyTasks:
     def __init__(self, tasks: McpTasks, find_tool: Callable[[str], Any], serve: ServeCall) -> None:
         self.tasks, self.find_tool, self.serve = tasks, find_tool, serve
 
+    @property
+    def can_list(self) -> bool:
+        return isinstance(self.tasks.store, TaskListing)
+
     def register(self, server: Any) -> None:
         """Wrap ``tools/call`` (a middleware: the revision's result check knows no tasks) and
-        add ``tasks/result``; ``tasks/get`` and ``tasks/cancel`` answer in this revision's
-        shape through :meth:`McpTasks.legacy_view`."""
+        add ``tasks/result`` and ``tasks/list``; ``tasks/get`` and ``tasks/cancel`` answer in
+        this revision's shape through :meth:`McpTasks.legacy_view`."""
+        import mcp_types as types
+
         from .mcp_tasks import _task_params
 
         id_params, _ = _task_params()
         server.middleware.append(self._tools_call)
         server.add_request_handler("tasks/result", id_params, self._result)
+        if self.can_list:
+            server.add_request_handler("tasks/list", types.PaginatedRequestParams, self._list)
         self.tasks.legacy_view = _task
+        self.tasks.session_of = session_of
 
     async def _tools_call(self, ctx: Any, call_next: Any) -> Any:
         params = ctx.params
@@ -104,8 +142,55 @@ class LegacyTasks:
             serve,
             starts_at_call=True,
             ttl_ms=int(ttl) if isinstance(ttl, int | float) and ttl > 0 else None,
+            session=session_of(ctx),
         )
+        self._notify_status_changes(ctx, created)
         return {"task": _task(created)}
+
+    def _notify_status_changes(self, ctx: Any, created: Mapping[str, Any]) -> None:
+        """Send the session ``notifications/tasks/status`` at each change of the task's
+        status, until it ends (best effort, like every notification)."""
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:
+            return
+        last = {"status": created["status"]}
+
+        def changed(record: TaskRecord) -> None:
+            task = _task(_envelope(record), record)
+            if task["status"] == last["status"]:
+                return  # a new status message only: the client polls for those
+            last["status"] = task["status"]
+            if record.terminal:
+                unsubscribe()
+            sent = asyncio.ensure_future(connection.notify("notifications/tasks/status", task))
+            _BACKGROUND.add(sent)
+            sent.add_done_callback(_BACKGROUND.discard)
+
+        unsubscribe = self.tasks.subscribe(str(created["taskId"]), changed)
+
+    async def _list(self, ctx: Any, params: Any) -> dict[str, Any]:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+
+        if not _is_legacy(ctx):  # 2026-07-28 has no tasks/list
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", data="tasks/list")
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        start = 0
+        if cursor:
+            try:
+                start = int(base64.urlsafe_b64decode(cursor.encode()).decode())
+            except (ValueError, binascii.Error):
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"Invalid cursor {cursor!r}: pass back the nextCursor of the last page.",
+                ) from None
+        store: Any = self.tasks.store
+        mine = await store.list_tasks(owner(), session_of(ctx))
+        page = mine[start : start + _LIST_PAGE]
+        out: dict[str, Any] = {"tasks": [_task(_envelope(r), r) for r in page]}
+        if start + _LIST_PAGE < len(mine):
+            out["nextCursor"] = base64.urlsafe_b64encode(str(start + _LIST_PAGE).encode()).decode()
+        return out
 
     async def _result(self, ctx: Any, params: Any) -> Any:
         from mcp.shared.exceptions import MCPError

@@ -108,6 +108,11 @@ class McpSource:
         self._relist = asyncio.Event()
         self._ready_at = 0.0
         self.relay = Relay(name)  # its logs and questions go to the client of the call
+        # The connection imports the SDK on the registry's loop thread. A host importing it on
+        # its own thread at that moment (the Jupyter server's /nexus/mcp, serve's server) can
+        # get the mcp package half-initialized (ImportError: circular import); the Jupyter
+        # server then had no /nexus/mcp at all. Import it here, in the thread that adds us.
+        import mcp  # noqa: F401
 
     @classmethod
     def from_config(cls, settings: Any, credentials: Any = None) -> McpSource:

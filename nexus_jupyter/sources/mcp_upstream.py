@@ -7,15 +7,27 @@
   ``resource_link``s its tools return can be read through nexus.
 - :class:`Relay`: the server's log messages, elicitation, sampling and roots requests during
   a call go to the client that made that call (the :class:`ClientChannel` of the nexus call in
-  flight). A task's requests name their task, so they reach its caller exactly; other
-  requests cannot say which call they belong to, so with several calls in flight they go to
-  the latest. Without a caller, logs go to the local log and requests are refused with a
-  clear error.
+  flight), however many calls are in flight, when the request can be traced to its call:
+
+  * at 2026-07-28 the SDK client puts the questions of a call (input-required results) to
+    its callbacks from the call's own task;
+  * over streamable HTTP at 2025-11-25 the server sends a call's requests and log messages
+    on that call's response stream, and the SDK runs the callbacks in a copy of the
+    contextvars of the task that sent the call;
+  * a 2025-11-25 task's requests name their task.
+
+  So :meth:`Relay.calling` records the caller in a context variable. What cannot be traced
+  (a 2025-11-25 server over stdio: one pipe, and its requests do not say which call they
+  belong to) goes to the one call in flight; with several calls in flight, a
+  request is refused with an error that says why (asking the wrong user is worse), and a
+  log message goes to the local log. Without a caller, logs go to the local log and requests are
+  refused with a clear error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -31,6 +43,11 @@ log = logging.getLogger(__name__)
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 
 OnLoop = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
+
+#: The relay and caller of the upstream call this task (or a copy of its context) serves.
+_CALLING: contextvars.ContextVar[tuple[Relay, ClientChannel] | None] = contextvars.ContextVar(
+    "nexus_upstream_caller", default=None
+)
 
 
 def _dump(model: Any) -> dict[str, Any]:
@@ -138,12 +155,28 @@ class Relay:
         return forget
 
     @property
+    def calls_in_flight(self) -> int:
+        """How many calls to the server are waiting for their answer."""
+        return len(self._callers)
+
+    @property
     def current(self) -> ClientChannel | None:
-        return self._callers[-1] if self._callers else None
+        """The caller of the call this code runs for; else the only caller in flight."""
+        calling = _CALLING.get()
+        if calling is not None and calling[0] is self:
+            return calling[1]
+        callers = set(self._callers)
+        return next(iter(callers)) if len(callers) == 1 else None
+
+    @property
+    def ambiguous(self) -> bool:
+        """Several calls are in flight and this code cannot tell which one it serves."""
+        calling = _CALLING.get()
+        return (calling is None or calling[0] is not self) and len(set(self._callers)) > 1
 
     def _caller_of(self, params: Any) -> ClientChannel | None:
         """The client a server request is for: the one whose task it names (2025-11-25
-        tasks tag their requests), else the latest call in flight."""
+        tasks tag their requests), else the one whose call it came with."""
         meta = getattr(params, "meta", None)
         if meta is not None and not isinstance(meta, dict):
             meta = _dump(meta)
@@ -154,6 +187,14 @@ class Relay:
 
     def _require(self, what: str, params: Any = None) -> ClientChannel:
         caller = self._caller_of(params)
+        if caller is None and self.ambiguous:
+            raise CallerUnavailable(
+                f"MCP server {self.server!r} asked to {what} while {len(set(self._callers))} "
+                "calls to it were in flight, and its request does not say which call it "
+                "belongs to (a 2025-11-25 server over stdio), so nexus refused rather than "
+                "ask the wrong user. Run the call again on its own, or connect to the server "
+                "over HTTP (url: in nex.yaml), where each question comes with its call."
+            )
         if caller is None:
             raise CallerUnavailable(
                 f"MCP server {self.server!r} asked to {what}, but the call did not come "
@@ -263,11 +304,15 @@ async def _awaiting(coro: Callable[[], Awaitable[Any]]) -> Any:
 class _InFlight:
     def __init__(self, relay: Relay, caller: ClientChannel | None) -> None:
         self.relay, self.caller = relay, caller
+        self._token: contextvars.Token[tuple[Relay, ClientChannel] | None] | None = None
 
     def __enter__(self) -> None:
         if self.caller is not None:
             self.relay._callers.append(self.caller)
+            self._token = _CALLING.set((self.relay, self.caller))
 
     def __exit__(self, *exc: object) -> None:
         if self.caller is not None:
             self.relay._callers.remove(self.caller)
+        if self._token is not None:
+            _CALLING.reset(self._token)

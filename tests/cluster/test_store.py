@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 from pathlib import Path
 
@@ -119,3 +120,53 @@ def test_a_joined_registry_shows_redis_going_away_and_coming_back(tmp_path: Path
         member.close()
         reg.close()
         server.stop()
+
+
+async def test_redis_tasks_are_listed_per_requestor_and_changes_reach_every_replica(
+    redis_url: str,
+) -> None:
+    from nexus_jupyter.cluster.tasks import RedisTaskStore
+    from nexus_jupyter.core.tasks.store import TaskRecord
+
+    address = ClusterAddress.parse(redis_url + "?prefix=tasklist")
+    one, other = RedisTaskStore(address), RedisTaskStore(address)
+    heard: list[tuple[str, str]] = []
+    cancelled: list[str] = []
+    both_heard, any_heard = asyncio.Event(), asyncio.Event()
+
+    def hear(record: TaskRecord) -> None:
+        heard.append((record.task_id, record.status))
+        any_heard.set()
+        if record.status == "cancelled":
+            both_heard.set()
+
+    other.watch_changes(hear)
+    other.watch_cancellations(cancelled.append)
+    try:
+        other.follow_changes()
+        async with asyncio.timeout(10):  # until the replica's subscription is live
+            while not heard:
+                await one.create(TaskRecord.new("probe", owner="probe"))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(any_heard.wait(), 0.5)
+        heard.clear()
+        made = [
+            TaskRecord.new("slow", owner="alice", session="s1", ttl_ms=60_000) for _ in range(3)
+        ]
+        for record in made:
+            await one.create(record)
+        await one.create(TaskRecord.new("slow", owner="alice", session="s2"))
+        await one.transition(made[0].task_id, status="completed", result={"content": []})
+        await one.transition(made[1].task_id, status="cancelled")
+        await asyncio.wait_for(both_heard.wait(), 10)
+        assert (made[0].task_id, "completed") in heard
+        assert cancelled == [made[1].task_id]
+        listed = await other.list_tasks("alice", "s1")
+        assert [r.task_id for r in listed] == [r.task_id for r in made]
+        await one.redis.delete(one.store.task_key(made[2].task_id))  # gone: dropped from the list
+        assert [r.task_id for r in await other.list_tasks("alice", "s1")] == [
+            r.task_id for r in made[:2]
+        ]
+    finally:
+        await one.close()
+        await other.close()

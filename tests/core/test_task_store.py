@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
-from nexus_jupyter.core.tasks.store import InMemoryTaskStore, TaskRecord, TaskStore
+from nexus_jupyter.core.tasks.store import (
+    InMemoryTaskStore,
+    TaskChanges,
+    TaskListing,
+    TaskRecord,
+    TaskStore,
+)
 
 
 def test_store_contract() -> None:
@@ -45,5 +51,26 @@ def test_expired_tasks_are_gone() -> None:
         assert await store.get(record.task_id) is None  # finished, and its TTL ran out
         await store.create(TaskRecord.new("other"))  # creating drops what has expired
         assert len(store) == 1
+
+    asyncio.run(scenario())
+
+
+def test_listing_is_per_requestor_and_listeners_hear_every_change() -> None:
+    async def scenario() -> None:
+        store = InMemoryTaskStore()
+        assert isinstance(store, TaskListing) and isinstance(store, TaskChanges)
+        heard: list[tuple[str, str]] = []
+        store.watch_changes(lambda r: heard.append((r.task_id, r.status)))
+        mine = [TaskRecord.new("slow", owner="alice", session="s1") for _ in range(3)]
+        for record in mine:
+            await store.create(record)
+        await store.create(TaskRecord.new("slow", owner="alice", session="s2"))
+        await store.create(TaskRecord.new("slow", owner="bob", session="s1"))
+        listed = await store.list_tasks("alice", "s1")
+        assert [r.task_id for r in listed] == [r.task_id for r in mine]
+        await store.transition(mine[0].task_id, status="completed")
+        await store.transition(mine[0].task_id, status="cancelled")  # final: no change
+        assert heard[:3] == [(r.task_id, "working") for r in mine]
+        assert heard[-1] == (mine[0].task_id, "completed") and len(heard) == 6
 
     asyncio.run(scenario())

@@ -166,3 +166,24 @@ def test_expired_tokens_are_refreshed(issuer: Issuer, upstream: str, tmp_path: P
         issuer.token_lifetime_s = 300
         remove()
         reg.close()
+
+
+def test_the_cli_shows_a_401_upstream_and_exits_1(upstream: str, tmp_path: Path) -> None:
+    """``nexus-tools list --source mcp:NAME`` (and ``check``) against a server that answers
+    401: the error, with what to do, and exit code 1, never an empty list and 0."""
+    import subprocess
+    import sys
+
+    (tmp_path / "nex.yaml").write_text(f"mcp:\n  servers:\n    - {{name: up, url: '{upstream}'}}\n")
+    main = "import sys; from nexus_jupyter.cli import main; sys.exit(main())"
+    for args in (["list", "--source", "mcp:up"], ["check"]):
+        done = subprocess.run(
+            [sys.executable, "-c", main, *args, "--root", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        shown = done.stdout + done.stderr
+        assert "HTTP 401" in shown and "auth: {type: oauth}" in shown, (args, shown)

@@ -99,6 +99,11 @@ class Catalog:
     def find_prompt(self, name: str) -> PromptDef | None:
         return next((p for p in self.prompts() if p.name == name), None)
 
+    def origin_of(self, offer: Offer) -> str | None:
+        """The origin that offers ``offer`` (a tool file, ``notebook``, ``mcp:<server>``)."""
+        with self._lock:
+            return next((o for o, items in self._by_origin.items() if offer in items), None)
+
 
 def _first_by(items: list[Any], key: Callable[[Any], str]) -> list[Any]:
     seen: dict[str, Any] = {}

@@ -19,19 +19,29 @@ The contract every store keeps:
 - ``transition`` changes a task that has not finished yet, atomically, and returns the new
   record; it returns ``None`` (and changes nothing) for an unknown, expired or finished
   task, so a result that arrives after a cancel cannot overwrite it.
+
+Two more methods are optional (:class:`TaskListing`, :class:`TaskChanges`); both stores here
+have them. ``list_tasks(owner, session)`` gives the tasks one requestor may see, oldest first
+(what ``tasks/list`` of 2025-11-25 answers; a server whose store cannot list does not offer
+it). ``watch_changes(listener)`` calls ``listener(record)`` after every ``create`` and
+successful ``transition``, from any process sharing the store (task status notifications).
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "TERMINAL_STATUSES",
     "InMemoryTaskStore",
+    "TaskChanges",
+    "TaskListing",
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
@@ -49,7 +59,8 @@ class TaskRecord:
     ``error`` a JSON-RPC error object (``code``, ``message``, ``data``) once ``failed``;
     ``input_requests`` the questions waiting for the client while ``input_required``
     (key -> ``{"method", "params"}``). ``owner`` is who may see the task (an
-    authenticated subject; empty when the server has no authentication).
+    authenticated subject; empty when the server has no authentication); ``session`` the
+    2025-11-25 session that asked for it (empty for 2026-07-28 tasks, which have none).
     """
 
     task_id: str
@@ -64,6 +75,7 @@ class TaskRecord:
     error: dict[str, Any] | None = None
     input_requests: dict[str, Any] = field(default_factory=dict)
     owner: str = ""
+    session: str = ""
 
     @classmethod
     def new(
@@ -73,6 +85,7 @@ class TaskRecord:
         ttl_ms: int | None = None,
         poll_interval_ms: int | None = None,
         owner: str = "",
+        session: str = "",
     ) -> TaskRecord:
         """A fresh ``working`` task with an unguessable id."""
         now = time.time()
@@ -84,6 +97,7 @@ class TaskRecord:
             ttl_ms=ttl_ms,
             poll_interval_ms=poll_interval_ms,
             owner=owner,
+            session=session,
         )
 
     @property
@@ -115,6 +129,7 @@ class TaskRecord:
             "error": self.error,
             "input_requests": self.input_requests,
             "owner": self.owner,
+            "session": self.session,
         }
 
     @classmethod
@@ -133,17 +148,58 @@ class TaskStore(Protocol):
     async def transition(self, task_id: str, **changes: Any) -> TaskRecord | None: ...
 
 
+TaskChangeListener = Callable[[TaskRecord], None]
+
+
+@runtime_checkable
+class TaskListing(Protocol):
+    """A store that can enumerate one requestor's tasks."""
+
+    async def list_tasks(self, owner: str, session: str) -> list[TaskRecord]: ...
+
+
+@runtime_checkable
+class TaskChanges(Protocol):
+    """A store that tells of every change (listeners are sync and must not raise)."""
+
+    def watch_changes(self, listener: TaskChangeListener) -> None: ...
+
+
+def tell_listeners(listeners: list[TaskChangeListener], record: TaskRecord) -> None:
+    """Call each listener with ``record``; one that raises is logged, the others still hear."""
+    for listener in list(listeners):
+        try:
+            listener(record)
+        except Exception:
+            logging.getLogger(__name__).exception("task change listener failed")
+
+
 class InMemoryTaskStore:
     """Tasks of this process, forgotten when it exits; expired ones are dropped as found."""
 
     def __init__(self) -> None:
         self._records: dict[str, TaskRecord] = {}
         self._lock = threading.Lock()  # never held across an await: any loop may use it
+        self._listeners: list[TaskChangeListener] = []
+
+    def watch_changes(self, listener: TaskChangeListener) -> None:
+        self._listeners.append(listener)
 
     async def create(self, record: TaskRecord) -> None:
         with self._lock:
             self._drop_expired()
             self._records[record.task_id] = record
+        tell_listeners(self._listeners, record)
+
+    async def list_tasks(self, owner: str, session: str) -> list[TaskRecord]:
+        now = time.time()
+        with self._lock:
+            mine = [
+                r
+                for r in self._records.values()
+                if r.owner == owner and r.session == session and not r.expired(now)
+            ]
+        return sorted(mine, key=lambda r: (r.created_at, r.task_id))
 
     async def get(self, task_id: str) -> TaskRecord | None:
         record = self._records.get(task_id)
@@ -158,7 +214,8 @@ class InMemoryTaskStore:
                 return None
             record = record.evolve(**changes)
             self._records[task_id] = record
-            return record
+        tell_listeners(self._listeners, record)
+        return record
 
     def __len__(self) -> int:
         return len(self._records)
