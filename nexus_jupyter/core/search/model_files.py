@@ -21,6 +21,7 @@ sentence what is missing and the command that adds it.
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import threading
@@ -52,7 +53,15 @@ def hub_cache() -> Path:
 
 
 def _has_files(folder: Path) -> bool:
-    return all((folder / name).is_file() for name in MODEL_FILES)
+    """Whether ``folder`` holds the three files, its ``config.json`` the transformer's (a
+    sentence-transformers pooling ``config.json`` in its place is not enough)."""
+    if not all((folder / name).is_file() for name in MODEL_FILES):
+        return False
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and "hidden_size" in config
 
 
 def _candidates(model_path: str | Path | None) -> Iterator[Path]:
