@@ -266,6 +266,8 @@ class DirectorySource:
         try:
             before = os.stat(path)
         except OSError:  # deleted (or renamed away): its tools go
+            if self._isolation is not None:
+                self._isolation.forget(path)
             return self._book.drop(path)
         if self.root not in Path(os.path.realpath(path)).parents:
             return self._refuse_outside_link(path)

@@ -3,10 +3,14 @@
 In-process, a tool file can end its host (``os._exit`` at import), spin at import on every
 save, or hold the GIL in a call so the whole server stops answering. With a
 :class:`ProcessIsolation`, a folder's files are loaded and their calls run in
-:data:`WORKERS` worker processes (:mod:`.worker`); the registry holds proxy tools with the
-same specs. A worker that dies, or is killed because a call timed out or was cancelled, or
-an import overran its limit, is replaced by a fresh one on the next request; the worker
-reloads the files it needs from the texts kept here.
+:data:`WORKERS` worker processes (:mod:`.worker`, :mod:`.worker_process`); the registry
+holds proxy tools with the same specs. A worker that dies, or is killed because a call
+timed out or was cancelled, or an import overran its limit, is replaced by a fresh one; a
+worker loads the files it needs from the texts kept here.
+
+What a worker sends back is decoded as plain data (:mod:`.worker_protocol`): a tool's value
+crosses as its structured result, so a value whose unpickling would run code never reaches
+the server.
 
 >>> isolation = ProcessIsolation("directory:demo")     # doctest: +SKIP
 >>> result = isolation.load(text, path)                # a LoadResult of proxy tools
@@ -15,13 +19,7 @@ reloads the files it needs from the texts kept here.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
-import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from functools import partial
@@ -29,23 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ToolUnavailable
-from ..core.registry.pools import WorkerPool
 from ..core.registry.running import TIMED_OUT
 from ..core.tools.context import ToolContext
 from ..core.tools.decorator import ToolMeta
 from ..core.tools.offers import PromptDef, ResourceDef
+from ..core.tools.summary import schema_defaults
 from ..core.tools.tool import Tool
 from .loader import LoadResult, content_hash
-from .worker import (
-    SUMMARY_IN_WORKER,
-    VERSIONS_KEPT,
-    CallInfo,
-    MessageBuffer,
-    remote_error,
-    write_message,
-)
+from .worker_calls import CallEvents, WorkerSummaries
+from .worker_process import EventHandler, Ticket, WorkerProcess, WorkerSet, no_caller
+from .worker_protocol import SUMMARY_IN_WORKER, VERSIONS_KEPT, remote_error
 
-__all__ = ["CANCEL_GRACE_S", "WORKERS", "ProcessIsolation"]
+__all__ = ["CANCEL_GRACE_S", "RELOAD_TIMEOUT_S", "WORKERS", "ProcessIsolation"]
 
 #: Worker processes per source (each runs one request at a time).
 WORKERS = 2
@@ -53,302 +46,9 @@ WORKERS = 2
 #: CancelledError`` cleanup, a sync tool that checks ``ctx.cancelled``) before its worker is
 #: killed. A timed-out call gets no grace: its worker is killed at once.
 CANCEL_GRACE_S = 1.0
-#: Messages a worker sends while a request runs, before its answer (see :mod:`.worker`).
-_EVENTS = frozenset({"progress", "log", "ask", "summary"})
-#: What a worker may ask the calling client: the :class:`ClientChannel` methods (and a
-#: task's start), no others.
-_ASKABLE = frozenset({"elicit", "sample", "list_roots", "start_task"})
-#: Sends a reply to the worker (from any thread, whenever the client has answered).
-Respond = Callable[[tuple[Any, ...]], None]
-EventHandler = Callable[[tuple[Any, ...], Respond], None]
-
-
-def _no_caller(event: tuple[Any, ...], respond: Respond) -> None:
-    """Events of a request that has no caller to relay to (a load, a resource read)."""
-    if event[0] == "ask":
-        respond(
-            (
-                "reply",
-                event[1],
-                False,
-                "CallerUnavailable",
-                "this call has no client that can answer",
-            )
-        )
-
-
-#: Starts every worker process, from one thread that lives as long as this process: a
-#: worker asks the kernel to kill it when the thread that started it ends (Linux's parent
-#: death signal, see :mod:`.worker`), so workers never outlive their server, even one
-#: stuck in a C call, and a pool thread that ends must not take its workers with it.
-_SPAWNER = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nexus-worker-spawner")
-
-
-def _start_worker() -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "nexus_jupyter.sources.worker", str(os.getpid())],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=None,  # what tools print and log shows with the server's own stderr
-    )
-
-
-class _Worker:
-    """One worker process and its pipes; used by one request at a time, from a pool thread
-    (:meth:`request`) or from an event loop (:meth:`request_on_loop`)."""
-
-    def __init__(self) -> None:
-        self.proc = _SPAWNER.submit(_start_worker).result()
-        assert self.proc.stdout is not None
-        self._fd = self.proc.stdout.fileno()
-        self._inbox = MessageBuffer()  # both ways of reading share it
-        self.broken = False  # its channel failed: never reused
-        self._write = threading.Lock()  # requests and (from other threads) replies
-
-    @property
-    def alive(self) -> bool:
-        return not self.broken and self.proc.poll() is None
-
-    def send(self, message: tuple[Any, ...]) -> None:
-        """Write ``message`` to the worker; a worker that has ended is just marked broken."""
-        assert self.proc.stdin is not None
-        try:
-            with self._write:
-                write_message(self.proc.stdin, message)
-        except (BrokenPipeError, OSError, ValueError):  # ValueError: the pipe was closed
-            self.broken = True
-
-    def _read(self) -> bytes:
-        try:
-            return os.read(self._fd, 1 << 16)
-        except OSError:  # closed: it was killed
-            return b""
-
-    def request(self, message: Any, on_event: EventHandler = _no_caller) -> Any:
-        """Send ``message`` and wait for the answer, handing the events that come first to
-        ``on_event`` with a function that sends a reply; ``None`` when the worker ended."""
-        self.send(message)
-        return self.answer(on_event)
-
-    def answer(self, on_event: EventHandler = _no_caller) -> Any:
-        """Wait for the answer to the request sent last (see :meth:`request`)."""
-        while not self.broken:
-            while (answer := self._inbox.pop()) is not None:
-                if answer[0] not in _EVENTS:
-                    return answer
-                on_event(answer, self.send)
-            data = self._read()
-            if not data:
-                break
-            self._inbox.feed(data)
-        self.broken = True
-        return None
-
-    async def request_on_loop(self, message: Any, on_event: EventHandler = _no_caller) -> Any:
-        """:meth:`request` without a thread: the running loop watches the pipe. Cancelling
-        this leaves the answer to come (:meth:`answer` takes it)."""
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Any] = loop.create_future()
-
-        def readable() -> None:
-            data = self._read()
-            if not data:
-                loop.remove_reader(self._fd)
-                done.set_result(None)
-                return
-            self._inbox.feed(data)
-            while (answer := self._inbox.pop()) is not None:
-                if answer[0] not in _EVENTS:
-                    loop.remove_reader(self._fd)
-                    done.set_result(answer)
-                    return
-                on_event(answer, self.send)
-
-        self.send(message)
-        if self.broken:
-            return None
-        loop.add_reader(self._fd, readable)
-        try:
-            answer = await done
-        finally:
-            loop.remove_reader(self._fd)
-        if answer is None:
-            self.broken = True
-        return answer
-
-    def kill(self) -> None:
-        self.broken = True
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                stream.close()
-
-
-class _CallEvents:
-    """Relays the events of one call in a worker to its caller: progress to the call's
-    progress callback, log lines and questions (elicitation, sampling, roots) to the
-    calling client's channel. Runs in the thread that waits for the worker; everything
-    that touches the caller runs on the caller's loop."""
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        ctx: ToolContext | None,
-        on_summary: Callable[[str], None] | None = None,
-    ) -> None:
-        self.loop = loop
-        self.ctx = ctx
-        self.on_summary = on_summary
-        self._asking: set[concurrent.futures.Future[Any]] = set()
-        self._reports: set[asyncio.Future[Any]] = set()
-
-    def info(self) -> CallInfo:
-        ctx = self.ctx
-        if ctx is None:
-            return CallInfo()
-        r = ctx.request
-        return CallInfo(
-            request=(r.request_id, r.principal, r.session_id, r.client, r.caller),
-            channel=ctx.channel is not None,
-            progress=ctx.reports_progress,
-        )
-
-    def handle(self, event: tuple[Any, ...], respond: Respond) -> None:
-        ctx = self.ctx
-        kind = event[0]
-        if kind == "summary":
-            if self.on_summary is not None:
-                self.on_summary(event[1])
-            return
-        if kind == "progress":
-            if ctx is not None:
-                self.loop.call_soon_threadsafe(self._report, *event[1:4])
-            return
-        channel = ctx.channel if ctx is not None else None
-        if kind == "log":
-            if channel is not None:
-                channel.log(*event[1:4])
-            return
-        key, method, kwargs = event[1], event[2], event[3]
-        if channel is None or method not in _ASKABLE:
-            _no_caller(event, respond)
-            return
-        if method == "start_task" and not hasattr(channel, "start_task"):
-            respond(("reply", key, True, None))  # not run as a task: nothing to start
-            return
-        # Not waited for here: the worker may ask more before this is answered (a task
-        # waiting for several answers at once), and this thread must read its messages.
-        asking = asyncio.run_coroutine_threadsafe(getattr(channel, method)(**kwargs), self.loop)
-        self._asking.add(asking)
-
-        def answered(done: concurrent.futures.Future[Any]) -> None:
-            self._asking.discard(done)
-            if done.cancelled():
-                return  # the call was cancelled: its worker is told to stop instead
-            error = done.exception()
-            if error is None:
-                respond(("reply", key, True, done.result()))
-            else:  # the tool sees the caller's refusal as its own error
-                respond(("reply", key, False, type(error).__name__, str(error)))
-
-        asking.add_done_callback(answered)
-
-    def _report(self, current: float, total: float | None, message: str | None) -> None:
-        assert self.ctx is not None
-        report = asyncio.ensure_future(_settle(self.ctx.progress(current, total, message)))
-        self._reports.add(report)  # kept until done: the loop holds tasks only weakly
-        report.add_done_callback(self._reports.discard)
-
-    def stop(self) -> None:
-        """The call was cancelled: stop waiting for the client's answers."""
-        for asking in list(self._asking):
-            asking.cancel()
-
-
-class _Ticket:
-    """One request's claim on a worker. A request cancelled while it still waits for a free
-    worker never runs. One cancelled while running is asked to stop (SIGINT, see
-    :mod:`.worker`) and its worker is killed if it has not answered within ``grace``
-    seconds (at once for a timeout); a killed worker's pipe closes, so the waiting thread
-    returns at once. Either way the work really stops."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._worker: _Worker | None = None
-        self._cancelled = False
-        self._finished = False
-        self._deadline: threading.Timer | None = None
-
-    def assign(self, worker: _Worker) -> bool:
-        """Record ``worker`` as this request's; ``False`` if the request was cancelled."""
-        with self._lock:
-            if self._cancelled:
-                return False
-            self._worker = worker
-            return True
-
-    def finish(self) -> None:
-        """The worker answered (or ended): a cancel after this must not touch it, since it
-        may already run the next request."""
-        with self._lock:
-            self._finished = True
-            deadline, self._deadline = self._deadline, None
-        if deadline is not None:
-            deadline.cancel()
-
-    def cancel(self, grace: float = 0.0) -> None:
-        with self._lock:
-            self._cancelled = True
-            worker = self._worker
-            if worker is None or self._finished:
-                return
-            if grace > 0:
-                self._deadline = threading.Timer(grace, self._kill_unless_finished)
-                self._deadline.daemon = True
-                self._deadline.start()
-        if grace <= 0:
-            worker.kill()
-            return
-        try:
-            worker.proc.send_signal(signal.SIGINT)
-        except OSError:  # it has just ended
-            pass
-
-    def _kill_unless_finished(self) -> None:
-        with self._lock:
-            worker = None if self._finished else self._worker
-        if worker is not None:
-            worker.kill()
-
-
-async def _settle(awaitable: Any) -> None:
-    await awaitable
-
-
-class _WorkerSummaries:
-    """The summary function of a tool in a worker, as the registry sees it: the lines the
-    worker sent for recent calls, looked up by their arguments. A call refused before it
-    ran has none, and gets the default line (a summary function that raises does too)."""
-
-    _KEPT = 64
-
-    def __init__(self) -> None:
-        self._lines: dict[str, str] = {}
-
-    @staticmethod
-    def _key(arguments: Any) -> str:
-        return json.dumps(arguments, sort_keys=True, default=repr)
-
-    def note(self, arguments: Any, line: str) -> None:
-        lines = self._lines
-        lines[self._key(arguments)] = line
-        while len(lines) > self._KEPT:
-            del lines[next(iter(lines))]
-
-    def __call__(self, **arguments: Any) -> str:
-        return self._lines[self._key(arguments)]
+#: How long a fresh worker may take to load a file again before a call (when the source's
+#: own import limit is not known).
+RELOAD_TIMEOUT_S = 30.0
 
 
 class ProcessIsolation:
@@ -356,65 +56,26 @@ class ProcessIsolation:
 
     def __init__(self, source: str, *, workers: int = WORKERS) -> None:
         self.source = source
-        self._idle: list[_Worker] = []
-        self._slots = threading.BoundedSemaphore(workers)
-        self._lock = threading.Lock()
-        self._texts: dict[tuple[str, str], str] = {}  # (path, hash) -> text, for restarts
-        self._pool = WorkerPool(f"{source} (process workers)", max_running=workers * 4)
-        self.restarts = 0
-        self._closed = False
-        self._workers = workers
+        self._texts: dict[tuple[str, str], str] = {}  # (path, version) -> text, for restarts
+        self._texts_lock = threading.Lock()
         self._loads = itertools.count(1)
-        # Started now, so the first file or call does not wait for a Python to start and
-        # import the loader (a second or more on a loaded machine).
-        self._idle = [_Worker() for _ in range(workers)]
+        self._load_timeout: float | None = None
+        self.workers = WorkerSet(workers)
+        self.workers.prestart()
 
-    # -- workers --------------------------------------------------------------------------
-
-    def _take_idle(self) -> _Worker | None:
-        """An idle worker at once (its slot taken), or ``None``: then a pool thread waits
-        for one or starts a new one."""
-        if not self._slots.acquire(blocking=False):
-            return None
-        with self._lock:
-            while self._idle:
-                worker = self._idle.pop()
-                if worker.alive:
-                    return worker
-                worker.kill()
-        self._slots.release()
-        return None
-
-    def _take(self) -> _Worker:
-        self._slots.acquire()
-        with self._lock:
-            while self._idle:
-                worker = self._idle.pop()
-                if worker.alive:
-                    return worker
-                worker.kill()
-        try:
-            return _Worker()
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def _give_back(self, worker: _Worker) -> None:
-        with self._lock:
-            if worker.alive and not self._closed and len(self._idle) < self._workers:
-                self._idle.append(worker)
-            else:
-                self.restarts += 1
-                worker.kill()
-        self._slots.release()
+    @property
+    def restarts(self) -> int:
+        return self.workers.restarts
 
     def close(self) -> None:
         """Stop every idle worker (busy ones end with their call)."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for worker in idle:
-            worker.kill()
+        self.workers.close()
+
+    def forget(self, path: str | Path) -> None:
+        """``path`` left the folder: its texts are not kept for restarts any more."""
+        with self._texts_lock:
+            for key in [k for k in self._texts if k[0] == str(path)]:
+                del self._texts[key]
 
     # -- loading --------------------------------------------------------------------------
 
@@ -422,40 +83,52 @@ class ProcessIsolation:
         self, text: str, path: str | Path, *, source: str = "", timeout: float | None = None
     ) -> LoadResult:
         """Load ``text`` (file ``path``) in a worker; a :class:`LoadResult` of proxy tools.
-        An import that overruns ``timeout`` or ends the worker is an error, never a hang."""
+        It never waits for a call: with every worker busy, a new one is started for it. An
+        import that overruns ``timeout`` or ends its worker is an error, never a hang."""
         path = Path(path)
         digest = content_hash(text)
+        self._load_timeout = timeout
         # Each load is a version of its own: the same text with an edited helper beside it
         # is new code, and the other worker must not run the old one under the same key.
         version = f"{digest}.{next(self._loads)}"
-        worker = self._take()
-        timer = threading.Timer(timeout, worker.kill) if timeout else None
+        worker = self.workers.take_for_load()
+        counted = worker is not None
+        timer: threading.Timer | None = None
         try:
-            if timer is not None:
+            if worker is None:
+                worker = WorkerProcess.start()
+            if timeout:
+                timer = threading.Timer(timeout, worker.kill)
                 timer.daemon = True
                 timer.start()
             answer = worker.request(("load", str(path), text, source or self.source, version))
         finally:
             if timer is not None:
                 timer.cancel()
-            self._give_back(worker)
-        if answer is None:
-            code = worker.proc.returncode
+            if worker is None:
+                self.workers.release(None)
+            elif counted:
+                self.workers.release(worker)
+            else:
+                self.workers.adopt(worker)
+        if answer[0] == "ended":
+            assert worker is not None
+            code = worker.proc.poll()
             error = (
                 f"importing it did not finish within {timeout:g} s; its worker was stopped"
-                if code is not None and code < 0 and timeout
+                if timeout and (code is None or code < 0)
                 else f"importing it ended its worker process (exit code {code})"
             )
             return LoadResult(path, text, digest, error=error)
         if answer[0] == "error":
             return LoadResult(path, text, digest, error=f"{answer[1]}: {answer[2]}")
-        _, specs, error, line, names, offers, helpers = answer
-        key = (str(path), version)
-        for older in [k for k in self._texts if k[0] == key[0]][: -(VERSIONS_KEPT - 1)]:
-            del self._texts[older]  # the last few versions stay callable (see .worker)
-        self._texts[key] = text
-        tools = tuple(self._proxy(str(path), version, described, text) for described in specs)
-        proxies = tuple(self._offer(str(path), version, kind, fields) for kind, fields in offers)
+        try:
+            _, specs, error, line, names, offers, helpers = answer
+            tools = tuple(self._proxy(str(path), version, d, text) for d in specs)
+            proxies = tuple(self._offer(str(path), version, kind, f) for kind, f in offers)
+        except (TypeError, ValueError, KeyError) as exc:  # not what a worker answers a load
+            return LoadResult(path, text, digest, error=f"its worker answered oddly: {exc}")
+        self._keep_text(str(path), version, text)
         return LoadResult(
             path,
             text,
@@ -468,6 +141,13 @@ class ProcessIsolation:
             helpers=tuple(Path(h) for h in helpers),  # an edit to one reloads this file
         )
 
+    def _keep_text(self, path: str, version: str, text: str) -> None:
+        """Keep the last few versions' texts: a restarted worker loads them again."""
+        with self._texts_lock:
+            for older in [k for k in self._texts if k[0] == path][: -(VERSIONS_KEPT - 1)]:
+                del self._texts[older]
+            self._texts[(path, version)] = text
+
     def _proxy(
         self,
         path: str,
@@ -479,18 +159,21 @@ class ProcessIsolation:
         options (a summary function stays in the worker, which sends each call's line),
         and the file's text as its source code (``%tool export``'s header included)."""
         fields, options = described
+        fields = dict(fields)
         name = fields.pop("name")
         description = fields.pop("description")
         schema = fields.pop("input_schema")
         fields["isolation"] = "process"
-        summaries = (
-            _WorkerSummaries() if options and options["summary"] == SUMMARY_IN_WORKER else None
-        )
-        if options is not None and summaries is not None:
+        summaries = None
+        if options is not None and options.get("summary") == SUMMARY_IN_WORKER:
+            summaries = WorkerSummaries()
             options = {**options, "summary": summaries}
+        defaults = schema_defaults(schema)
 
         async def handler(arguments: dict[str, Any], ctx: ToolContext | None = None) -> Any:
-            note = partial(summaries.note, arguments) if summaries is not None else None
+            note = None
+            if summaries is not None:  # kept under the arguments the registry describes
+                note = partial(summaries.note, {**defaults, **arguments})
             return await self.call(path, version, name, arguments, ctx, on_summary=note)
 
         return Tool.from_schema(
@@ -521,7 +204,7 @@ class ProcessIsolation:
         async def render(
             arguments: dict[str, str], ctx: ToolContext | None = None
         ) -> list[dict[str, Any]]:
-            events = _CallEvents(asyncio.get_running_loop(), ctx)
+            events = CallEvents(asyncio.get_running_loop(), ctx)
             message = ("render", path, version, fields["name"], arguments, events.info())
             return await self._run(message, f"prompt {fields['name']!r}", events)
 
@@ -541,90 +224,130 @@ class ProcessIsolation:
     ) -> Any:
         """Run tool ``name`` of file ``path`` (its load ``version``) in a worker; its progress,
         log lines and questions to the client reach ``ctx``. Cancelling this stops the work
-        (see :class:`_Ticket`): a timeout kills the worker at once."""
-        events = _CallEvents(asyncio.get_running_loop(), ctx, on_summary)
+        (see :class:`~.worker_process.Ticket`): a timeout kills the worker at once."""
+        events = CallEvents(asyncio.get_running_loop(), ctx, on_summary)
         message = ("call", path, version, name, arguments, events.info())
         return await self._run(message, repr(name), events)
 
     async def _run(
-        self, message: tuple[Any, ...], what: str, events: _CallEvents | None = None
+        self, message: tuple[Any, ...], what: str, events: CallEvents | None = None
     ) -> Any:
-        ticket = _Ticket()
-        on_event = events.handle if events is not None else _no_caller
+        ticket = Ticket()
+        on_event = events.handle if events is not None else no_caller
         try:
             answer = await self._answer(message, on_event, ticket)
-        except asyncio.CancelledError as exc:
+        finally:
             if events is not None:
-                events.stop()
-            ticket.cancel(0.0 if TIMED_OUT in exc.args else CANCEL_GRACE_S)
-            raise
-        if events is not None:
-            events.stop()  # a question the tool stopped waiting for is withdrawn
+                events.stop()  # questions the tool no longer waits for are withdrawn
         kind = answer[0]
         if kind == "ok":
             return answer[1]
         if kind == "error":
-            raise remote_error(answer[1], answer[2])
+            raise remote_error(str(answer[1]), str(answer[2]))
         raise ToolUnavailable(
             f"the worker process running {what} ended during the call (a crash, os._exit, "
             "or it was stopped); a new one takes the next call"
         )
 
+    async def _checkout(self) -> WorkerProcess:
+        """A worker for one request: a free one, a new one in a free slot, or the next one
+        to free up (waiting holds no thread; given up on, the claim is withdrawn)."""
+        claim = self.workers.acquire()
+        try:
+            worker = await asyncio.wrap_future(claim)
+        except asyncio.CancelledError:
+            self.workers.withdraw(claim)
+            raise
+        if worker is not None:
+            return worker
+        if self.workers.closed:
+            self.workers.release(None)
+            raise ToolUnavailable(f"the tools of {self.source} are being stopped")
+        starting = asyncio.ensure_future(WorkerProcess.start_on_loop())
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:  # the process still comes: it joins the set
+            starting.add_done_callback(self._adopt_started)
+            raise
+        except BaseException:
+            self.workers.release(None)
+            raise
+
+    def _adopt_started(self, starting: asyncio.Future[WorkerProcess]) -> None:
+        if starting.cancelled() or starting.exception() is not None:
+            self.workers.release(None)
+        else:
+            self.workers.release(starting.result())
+
     async def _answer(
-        self, message: tuple[Any, ...], on_event: EventHandler, ticket: _Ticket
-    ) -> Any:
-        """The worker's answer to ``message``. With an idle worker at hand, the pipe is
-        read by the running loop (no thread hop each way); otherwise, or when the worker
-        must load the file first, a pool thread waits for a worker and the answer."""
-        worker = self._take_idle()
-        if worker is None:
-            return await asyncio.shield(self._pool.run(self._request, message, on_event, ticket))
+        self, message: tuple[Any, ...], on_event: EventHandler, ticket: Ticket
+    ) -> tuple[Any, ...]:
+        """The worker's answer to ``message``, its pipe read by the running loop. A worker
+        that has not loaded that version of the file (a fresh one) loads it first."""
+        worker = await self._checkout()
         ticket.assign(worker)
         try:
             answer = await worker.request_on_loop(message, on_event)
-        except asyncio.CancelledError:  # the answer is still to come: a thread waits for it
-            self._pool.run(self._settle, worker, ticket)
+            if answer == ("missing",):
+                answer = await self._reload(worker, message, on_event)
+        except asyncio.CancelledError as exc:
+            ticket.cancel(0.0 if TIMED_OUT in exc.args else CANCEL_GRACE_S)
+            self._drain(worker, ticket)
             raise
-        if answer != ("missing",):
-            ticket.finish()
-            self._give_back(worker)
-            return answer if answer is not None else ("ended",)
-        future = self._pool.run(self._request, message, on_event, ticket, worker)
-        return await asyncio.shield(future)
+        except BaseException:
+            ticket.cancel(0.0)
+            self._drain(worker, ticket)
+            raise
+        ticket.finish()
+        self.workers.release(worker)
+        return answer
 
-    def _settle(self, worker: _Worker, ticket: _Ticket) -> None:
-        """Wait for the answer of a cancelled call (the worker stops it, or is killed),
-        then give the worker back: the next request must not read that answer."""
-        try:
-            worker.answer()
-        finally:
-            ticket.finish()
-            self._give_back(worker)
-
-    def _request(
-        self,
-        message: tuple[Any, ...],
-        on_event: EventHandler,
-        ticket: _Ticket,
-        worker: _Worker | None = None,
-    ) -> Any:
-        """:meth:`_answer` in a pool thread (``worker``: one that answered "missing")."""
+    async def _reload(
+        self, worker: WorkerProcess, message: tuple[Any, ...], on_event: EventHandler
+    ) -> tuple[Any, ...]:
+        """Load the file of ``message`` into a fresh ``worker``, then send ``message`` again;
+        a load that fails or overruns is the call's error, saying so."""
         path, version = message[1], message[2]
-        missing = worker is not None
-        if worker is None:
-            worker = self._take()
-            if not ticket.assign(worker):  # given up on while it waited for a worker
-                self._give_back(worker)
-                return ("ended",)
+        with self._texts_lock:
+            text = self._texts.get((path, version))
+        if text is None:
+            return ("error", "ToolUnavailable", "this version of the file is gone; save it again")
+        limit = self._load_timeout or RELOAD_TIMEOUT_S
+        load = worker.request_on_loop(("load", path, text, self.source, version))
         try:
-            answer = ("missing",) if missing else worker.request(message, on_event)
-            if answer == ("missing",):  # a fresh worker: give it the file first
-                text = self._texts.get((path, version))
-                if text is None:
-                    return ("error", "ToolUnavailable", "this version of the file is gone")
-                worker.request(("load", path, text, self.source, version))
-                answer = worker.request(message, on_event)
-            return answer if answer is not None else ("ended",)
-        finally:
+            loaded = await asyncio.wait_for(load, limit)
+        except TimeoutError:
+            worker.kill()
+            return (
+                "error",
+                "ToolUnavailable",
+                f"loading {Path(path).name} again in a new worker process did not finish "
+                f"within {limit:g} s; it was stopped",
+            )
+        if loaded[0] != "loaded" or loaded[2]:
+            why = loaded[2] if loaded[0] == "loaded" else f"{loaded[1:]!r}"
+            return (
+                "error",
+                "ToolUnavailable",
+                f"loading {Path(path).name} again in a new worker process failed: {why}; fix "
+                "the file or its helpers and save it",
+            )
+        return await worker.request_on_loop(message, on_event)
+
+    def _drain(self, worker: WorkerProcess, ticket: Ticket) -> None:
+        """After a cancel: the worker's answer is still to come (it stops the tool, or is
+        killed), so the loop takes it before the worker serves anyone else."""
+        if not worker.awaiting:
             ticket.finish()
-            self._give_back(worker)
+            self.workers.release(worker)
+            return
+        loop = asyncio.get_running_loop()
+
+        def readable() -> None:
+            answer = worker.take_messages(worker.read_some(), no_caller)
+            if answer is not None:
+                loop.remove_reader(worker.fd)
+                ticket.finish()
+                self.workers.release(worker)
+
+        loop.add_reader(worker.fd, readable)

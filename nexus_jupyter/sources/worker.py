@@ -45,109 +45,26 @@ import itertools
 import os
 import pickle
 import signal
-import struct
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = [
-    "SUMMARY_IN_WORKER",
-    "VERSIONS_KEPT",
-    "CallInfo",
-    "MessageBuffer",
-    "main",
-    "read_message",
-    "remote_error",
-    "write_message",
-]
+from .worker_protocol import (
+    SUMMARY_IN_WORKER,
+    VERSIONS_KEPT,
+    CallInfo,
+    MessageBuffer,
+    portable,
+    remote_error,
+    write_message,
+)
 
-_HEADER = struct.Struct(">I")
-#: Versions of one file a worker (and its parent) keep loaded.
-VERSIONS_KEPT = 3
-
-
-def read_message(stream: IO[bytes]) -> Any:
-    """The next message, or ``None`` at end of stream."""
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    body = stream.read(size)
-    if len(body) < size:
-        return None
-    return pickle.loads(body)
-
-
-class MessageBuffer:
-    """Bytes read from a pipe (``os.read``, whole or in pieces), cut into messages: what
-    either side uses when it must not block on a partial read (an event loop's reader)."""
-
-    def __init__(self) -> None:
-        self._data = bytearray()
-
-    def feed(self, data: bytes) -> None:
-        self._data += data
-
-    def pop(self) -> Any:
-        """The next whole message, or ``None`` until more bytes come."""
-        data = self._data
-        if len(data) < _HEADER.size:
-            return None
-        (size,) = _HEADER.unpack_from(data)
-        end = _HEADER.size + size
-        if len(data) < end:
-            return None
-        message = pickle.loads(bytes(data[_HEADER.size : end]))
-        del data[:end]
-        return message
-
-
-def write_message(stream: IO[bytes], message: Any) -> None:
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(body)) + body)
-    stream.flush()
-
-
-@dataclass(frozen=True)
-class CallInfo:
-    """What the worker needs to know of a call besides its arguments: who made it (the
-    fields of its :class:`~nexus_jupyter.core.tools.context.RequestInfo`), whether its
-    caller can be reached (an MCP client) and whether it reports progress."""
-
-    request: tuple[Any, ...] | None = None  # request_id, principal, session_id, client, caller
-    channel: bool = False
-    progress: bool = False
-
-
-_REMOTE_KINDS: dict[str, type[Exception]] = {}
-
-
-def remote_error(kind: str, message: str) -> Exception:
-    """The exception a message from the other side of the pipe stands for: the project's
-    own kinds that callers act on (an input-required round, a caller that cannot answer)
-    as themselves, any other as a class named like the original (``ValueError``...), so
-    results and the audit log show the kind that was raised."""
-    from ..core.tools.channel import CallerUnavailable, InputRequired
-
-    known: dict[str, type[Exception]] = {
-        "InputRequired": InputRequired,
-        "CallerUnavailable": CallerUnavailable,
-    }
-    cls = known.get(kind) or _REMOTE_KINDS.get(kind)
-    if cls is None:
-        cls = _REMOTE_KINDS.setdefault(kind, type(kind, (Exception,), {"__module__": __name__}))
-    return cls(message)
+__all__ = ["main"]
 
 
 def _spec_fields(tool: Any) -> dict[str, Any]:
     return {f.name: getattr(tool.spec, f.name) for f in dataclasses.fields(tool.spec)}
-
-
-#: What ``meta["summary"]`` says when the tool's summary is a function: it stays here, and
-#: the worker sends the line of each call (a ``("summary", line)`` event).
-SUMMARY_IN_WORKER = "<function in the worker>"
 
 
 def _meta_fields(tool: Any) -> dict[str, Any] | None:
@@ -171,7 +88,7 @@ def _offer_fields(offer: Any) -> dict[str, Any]:
     }
 
 
-class _Parent:
+class ParentPipe:
     """The pipes to the parent. The main thread reads the next request itself (no thread
     hop per call); while an async call runs, its event loop watches the pipe too and takes
     the replies to the questions the call asked (several may be open at once, such as an
@@ -186,7 +103,6 @@ class _Parent:
         self._write = threading.Lock()
         self._asks: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
         self._keys = itertools.count(1)
-        self.stdin: Any = None
 
     def _fill(self) -> None:
         data = os.read(self.fd_in, 1 << 16)
@@ -257,7 +173,7 @@ class _PipeChannel:
     """The calling client (a :class:`~nexus_jupyter.core.tools.channel.ClientChannel`), as a
     tool in this worker reaches it: through the parent, which holds the real one."""
 
-    def __init__(self, parent: _Parent) -> None:
+    def __init__(self, parent: ParentPipe) -> None:
         self.parent = parent
 
     def log(self, level: str, message: str, logger: str) -> None:
@@ -286,8 +202,11 @@ class _PipeChannel:
         await self.parent.ask("start_task")
 
 
-class _Worker:
-    def __init__(self, parent: _Parent) -> None:
+class RequestHandler:
+    """Runs the requests of the parent: loads files, calls their tools, reads their
+    resources and renders their prompts, keeping the last few versions of each file."""
+
+    def __init__(self, parent: ParentPipe) -> None:
         self.parent = parent
         self.files: dict[tuple[str, str], dict[str, Any]] = {}
         self.offers: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -328,9 +247,11 @@ class _Worker:
         tool = tools[name]
         summary = tool.meta.summary if tool.meta is not None else None
         if callable(summary):
-            from ..core.tools.summary import describe_call
+            from ..core.tools.summary import describe_call, schema_defaults
 
-            self.parent.send(("summary", describe_call(name, summary, arguments)))
+            defaults = schema_defaults(tool.spec.input_schema)
+            line = describe_call(name, summary, arguments, defaults=defaults)
+            self.parent.send(("summary", line))
         kwargs = tool.validate(arguments)
         ctx = self._context(name, call) if tool.wants_context else None
         running = _Running(ctx, self.parent)
@@ -341,7 +262,7 @@ class _Worker:
                 value = running.run(value)
         finally:
             self.running = None
-        return ("ok", value)
+        return ("ok", portable(value))
 
     def read(self, path: str, version: str, uri: str) -> tuple[Any, ...]:
         from ..core.tools.offers import ResourceDef
@@ -396,7 +317,7 @@ class _Worker:
 class _Running:
     """The call in progress: how a cancel (SIGINT) reaches it."""
 
-    def __init__(self, ctx: Any, parent: _Parent) -> None:
+    def __init__(self, ctx: Any, parent: ParentPipe) -> None:
         self.ctx = ctx
         self.parent = parent
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -451,6 +372,23 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(0)
 
 
+def _own_pipes() -> tuple[int, IO[bytes]]:
+    """The pipes to the parent, moved off fds 0 and 1 to descriptors that processes the
+    tools start do not inherit: fd 0 becomes /dev/null (``input()`` and a child that reads
+    its stdin get nothing, never the parent's messages) and fd 1 the stderr (what a child
+    prints cannot corrupt the channel). A child then does not keep the pipe open either,
+    so the parent sees this worker end when it is killed."""
+    channel_in, channel_out = os.dup(0), os.dup(1)  # non-inheritable (PEP 446)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as fd 0
+    return channel_in, os.fdopen(
+        channel_out, "wb"
+    )  # buffered: a write interrupted by a signal is resumed
+
+
 def main() -> None:
     from ..core.policy.credentials import CredentialStore
     from ..core.policy.masking import MaskingStream
@@ -458,11 +396,8 @@ def main() -> None:
 
     if len(sys.argv) > 1:
         _die_with_parent(int(sys.argv[1]))
-    parent = _Parent(sys.stdin.fileno(), sys.stdout.buffer)
-    # A tool that reads stdin (input()) must not take the parent's messages: it gets an
-    # empty one. The original object stays referenced, or collecting it would close fd 0.
-    parent.stdin, sys.stdin = sys.stdin, open(os.devnull, encoding="utf-8")  # noqa: SIM115
-    worker = _Worker(parent)
+    parent = ParentPipe(*_own_pipes())
+    worker = RequestHandler(parent)
     worker.credentials = CredentialStore()  # also masks this process's log records
     signal.signal(signal.SIGINT, worker.interrupt)
     # prints of tools must not reach the channel, nor show stored secrets

@@ -34,7 +34,7 @@ from ..telemetry import tracing as _tracing
 from ..telemetry.stats import CallStats
 from ..tools.context import CancellationToken, ProgressCallback, RequestInfo, ToolContext
 from ..tools.result import ToolResult
-from ..tools.summary import describe_call
+from ..tools.summary import describe_call, schema_defaults
 from .running import ToolRunner, cancelled_result
 
 if TYPE_CHECKING:
@@ -394,6 +394,5 @@ def _describe(tool: Tool, arguments: Any) -> str:
     args = arguments if isinstance(arguments, Mapping) else {}
     if summary is None:
         return describe_call(tool.spec.name, None, args)
-    properties = tool.spec.input_schema.get("properties") or {}
-    defaults = {k: p["default"] for k, p in properties.items() if "default" in p}
+    defaults = schema_defaults(tool.spec.input_schema)
     return describe_call(tool.spec.name, summary, args, defaults=defaults)

@@ -17,7 +17,13 @@ import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["SummarySpec", "check_summary", "default_summary", "describe_call"]
+__all__ = [
+    "SummarySpec",
+    "check_summary",
+    "default_summary",
+    "describe_call",
+    "schema_defaults",
+]
 
 #: what ``@tool(summary=...)`` takes
 SummarySpec = str | Callable[..., str]
@@ -73,6 +79,15 @@ def _keywords(fn: Callable[..., str]) -> frozenset[str] | None:
     return frozenset(
         p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     )
+
+
+def schema_defaults(input_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters' defaults an input schema declares: what a call that leaves them out
+    gets, and so what its summary shows."""
+    properties = input_schema.get("properties") or {}
+    return {
+        k: p["default"] for k, p in properties.items() if isinstance(p, Mapping) and "default" in p
+    }
 
 
 def describe_call(
