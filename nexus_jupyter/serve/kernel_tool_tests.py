@@ -15,6 +15,7 @@ So here the source
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Mapping
 from typing import Any
 
@@ -105,7 +106,15 @@ class KernelToolTests:
         async def call() -> Any:
             return await client.call_tool(KERNEL_TESTS_TOOL, arguments)
 
-        result = asyncio.run_coroutine_threadsafe(call(), loop).result(_ANSWER_S)
+        pending = asyncio.run_coroutine_threadsafe(call(), loop)
+        try:
+            result = pending.result(_ANSWER_S)
+        except concurrent.futures.TimeoutError:
+            pending.cancel()  # the kernel call stops too
+            raise ToolUnavailable(
+                f"The kernel of {self.notebook or self.name} did not answer within "
+                f"{_ANSWER_S:g} s (is a cell running?); try again when it is idle."
+            ) from None
         if result.is_error:
             text = " ".join(getattr(b, "text", "") for b in result.content).strip()
             raise TestCaseError(text or "the kernel refused the test case")

@@ -124,6 +124,14 @@ def test_a_check_sees_the_result_and_a_few_builtins() -> None:
     assert evaluate_check("len(result['days']) == arguments['n']", names) is True
     assert evaluate_check("all(d > 0 for d in result['days'])", names) is True
     assert evaluate_check("math.isclose(sum(result['days']) / 3, 2)", names) is True
+    assert evaluate_check("re.search('ay', arguments.get('day', 'Monday')) is not None", names)
+
+
+def test_math_and_re_in_a_check_do_not_lead_to_other_modules() -> None:
+    # a module's attributes lead on: re.enum.sys.modules['os'] reached os
+    for source in ("re.enum.sys.modules['os'].getpid() > 0", "math.sys is None"):
+        with pytest.raises(AttributeError):
+            evaluate_check(source, {})
 
 
 @pytest.mark.parametrize(

@@ -357,21 +357,22 @@ class ToolTests:
     async def _run_live(self, name: str) -> None:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(LIVE_CONCURRENCY)
-        try:
-            while True:
+        while True:
+            try:
                 async with self._semaphore:
                     await self._run_once(name)
-                with self._lock:
-                    if name not in self._again:
-                        break
-                    self._again.discard(name)
-        except Exception:
-            log.exception("running the test cases of %s failed", name)
-        finally:
+            except Exception as exc:  # shown as the tool's test status, never "running"
+                log.exception("running the test cases of %s failed", name)
+                problem = f"running its cases failed: {type(exc).__name__}: {exc}"
+                self._set(name, TestStatus(name, "error", problem=problem))
+            # A change that came while this run ran asks for another one; checked and
+            # cleared under the lock that schedule() takes, so none is lost in between.
             with self._idle:
-                self._busy.discard(name)
+                if name not in self._again:
+                    self._busy.discard(name)
+                    self._idle.notify_all()
+                    return
                 self._again.discard(name)
-                self._idle.notify_all()
 
     async def _run_once(self, name: str) -> None:
         entry = self.registry.snapshot.entries.get(name)

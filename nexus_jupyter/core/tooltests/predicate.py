@@ -9,7 +9,8 @@ What an expression sees (nothing else):
   content blocks), ``error`` / ``error_type`` (``None`` unless it failed) and ``arguments``
   (the case's arguments);
 - the builtins ``abs all any bool dict enumerate float int isinstance len list max min range
-  reversed round set sorted str sum tuple zip`` and the modules ``math`` and ``re``.
+  reversed round set sorted str sum tuple zip``, ``math`` (``pi e inf ceil floor fabs
+  isclose isfinite isinf isnan log sqrt``) and ``re`` (``search match fullmatch findall``).
 
 The expression is checked before it ever runs: one expression (no statements), at most
 :data:`MAX_LENGTH` characters, only the names above (plus its own comprehension variables),
@@ -30,7 +31,7 @@ import builtins
 import math
 import re
 from collections.abc import Mapping
-from types import CodeType
+from types import CodeType, SimpleNamespace
 from typing import Any
 
 from ..errors import TestCaseError
@@ -65,8 +66,20 @@ _BUILTIN_NAMES = [
     "zip",
 ]
 ALLOWED_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
-ALLOWED_BUILTINS.update(math=math, re=re)
+# The functions of math and re a check uses, not the modules: a module's attributes lead on
+# to other modules (re.enum.sys.modules['os']).
+_MATH = ("ceil", "floor", "fabs", "isclose", "isfinite", "isinf", "isnan", "log", "sqrt")
+ALLOWED_BUILTINS.update(
+    math=SimpleNamespace(
+        pi=math.pi, e=math.e, inf=math.inf, **{f: getattr(math, f) for f in _MATH}
+    ),
+    re=SimpleNamespace(
+        search=re.search, match=re.match, fullmatch=re.fullmatch, findall=re.findall
+    ),
+)
 _CACHE: dict[str, CodeType] = {}
+#: Attributes of a match or a pattern that lead on to modules and frames.
+_REACHING = frozenset({"gi_frame", "cr_frame", "f_globals", "f_builtins", "tb_frame"})
 
 
 def compile_check(source: Any, *, where: str = "") -> CodeType:
@@ -116,6 +129,8 @@ def _refused(node: ast.AST, known: set[str]) -> str | None:
             return f"uses the unknown name {node.id!r}"
     elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
         return f"reads the attribute {node.attr!r}: attributes starting with '_' are not allowed"
+    elif isinstance(node, ast.Attribute) and node.attr in _REACHING:
+        return f"reads the attribute {node.attr!r}, which reaches past a check's namespace"
     elif isinstance(node, ast.Await | ast.Yield | ast.YieldFrom):
         return "awaits or yields, which an expression on a result never needs"
     return None
