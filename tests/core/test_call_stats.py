@@ -92,3 +92,21 @@ def test_the_same_figures_from_audit_lines() -> None:
     assert (stats["add"].calls, stats["add"].errors, stats["add"].refused) == (2, 1, 1)
     assert (stats["add"].p50, stats["add"].p95) == (0.002, 0.004)
     assert stats["ls"].calls == 0 and stats["ls"].refused == 1 and stats["ls"].p50 is None
+
+
+async def test_a_call_its_caller_cancels_counts_as_a_failed_call() -> None:
+    import asyncio
+
+    @tool
+    async def nap() -> None:
+        """Sleeps."""
+        await asyncio.sleep(30)
+
+    reg = Registry()
+    reg.add(nap)
+    call = asyncio.ensure_future(reg.call("nap"))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    await asyncio.gather(call, return_exceptions=True)
+    figures = reg.stats()["nap"]
+    assert (figures.calls, figures.errors, figures.refused) == (1, 1, 0)

@@ -112,7 +112,7 @@ class CallPipeline:
                 result = await self.runner.threaded(tool, kwargs, ctx, limit)
             result = self._finish(result, tool, arguments, request, start)
         except BaseException as exc:
-            self._refused(name, exc, span, token)
+            self._refused(name, exc, span, token, start)
             raise
         if span is not None:
             _tracing.end_call(span, token, result)
@@ -172,7 +172,7 @@ class CallPipeline:
             result = self.runner.inline(tool, kwargs, ctx)
             result = self._finish(result, tool, arguments, request, start)
         except BaseException as exc:
-            self._refused(name, exc, span, token)
+            self._refused(name, exc, span, token, start)
             raise
         if span is not None:
             _tracing.end_call(span, token, result)
@@ -336,11 +336,13 @@ class CallPipeline:
             self._audit(tool, request, "allow", result.duration, result.error, result.summary)
         return result
 
-    def _refused(self, name: str, exc: BaseException, span: Any, token: Any) -> None:
-        """A call that raised instead of answering (a refusal before the tool ran, or the
-        caller cancelled it): count it and end its span."""
+    def _refused(self, name: str, exc: BaseException, span: Any, token: Any, start: float) -> None:
+        """A call that raised instead of answering: a refusal before the tool ran (counted
+        as refused), or one its caller cancelled (counted as a call that failed)."""
         if isinstance(exc, NexusError):
             self.stats.refuse(name)
+        elif isinstance(exc, asyncio.CancelledError) and name in self.registry._snapshot.entries:
+            self.stats.record(name, _perf() - start, failed=True)
         if span is not None:
             _tracing.end_refused(span, token, exc)
 
