@@ -53,6 +53,7 @@ class KernelSource(KernelToolTests, NexusUpstream):
         self.notebook = notebook
         self.kernel_id = kernel_id
         self.pid = pid
+        self.reported_tests: dict[str, Any] = {}  # tool -> the test status its kernel reports
 
     def _tool(self, remote: Any) -> Any:
         self._note_tests(remote)

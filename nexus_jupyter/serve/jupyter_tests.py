@@ -36,15 +36,8 @@ def test_row(registry: Any, name: str) -> dict[str, Any] | None:
         return None
     except Exception as exc:  # a store that failed must not hide the row
         return {"state": "error", "summary": str(exc), "cases": 0}
-    if status.state == "none":
-        return None
-    return {
-        "state": status.state,
-        "summary": status.summary(),
-        "cases": status.cases,
-        "counts": status.counts,
-        "broke": status.broke.describe() if status.broke is not None else None,
-    }
+    row: dict[str, Any] | None = status.row()
+    return row
 
 
 class TestsHandler(NexusHandler):

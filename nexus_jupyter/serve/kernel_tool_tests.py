@@ -37,10 +37,11 @@ class KernelToolTests:
     notebook: str
     _client: Any
     _loop: asyncio.AbstractEventLoop | None
+    reported_tests: dict[str, Any]
 
     def _note_tests(self, remote: Any) -> None:
         """Remember the test status a ``tools/list`` entry carries."""
-        reported = self.__dict__.setdefault("_reported_tests", {})
+        reported = self.reported_tests
         data = dict(remote.meta or {}).get(META_KEY)
         if isinstance(data, Mapping):
             reported[remote.name] = dict(data)
@@ -50,13 +51,13 @@ class KernelToolTests:
     def _report(self, spec: ToolSpec) -> Mapping[str, Any] | None:
         if spec.source != self.name:
             return None
-        reported: dict[str, Any] = self.__dict__.get("_reported_tests", {})
+        reported = self.reported_tests
         return reported.get(spec.name) or {}
 
     def tests_digest(self) -> dict[str, str]:
         """Tool -> its reported state and summary (in the source's status, so a change of
         one shows as a change of the source)."""
-        reported: dict[str, Any] = self.__dict__.get("_reported_tests", {})
+        reported = self.reported_tests
         return {
             name: f"{data.get('status', {}).get('state')}: {data.get('status', {}).get('summary')}"
             for name, data in reported.items()

@@ -145,6 +145,19 @@ class TestStatus:
     def with_state(self, state: TestState, cases: int | None = None) -> TestStatus:
         return replace(self, state=state, cases=self.cases if cases is None else cases)
 
+    def row(self) -> dict[str, Any] | None:
+        """What a catalog row shows of it (state, summary, counts, the case that broke);
+        ``None`` for a tool without cases."""
+        if self.state == "none":
+            return None
+        return {
+            "state": self.state,
+            "summary": self.summary(),
+            "cases": self.cases,
+            "counts": self.counts,
+            "broke": self.broke.describe() if self.broke is not None else None,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         first = self.first_problem
         return {
