@@ -12,6 +12,12 @@ _SANDBOX = tempfile.mkdtemp(prefix="nexus-tests-")
 os.environ["NEXUS_HOME"] = os.path.join(_SANDBOX, "home")
 os.environ.setdefault("NEXUS_CACHE_DIR", os.path.join(_SANDBOX, "cache"))
 os.environ["HF_HUB_OFFLINE"] = "1"
+# Servers and kernels the tests start get a HOME of their own: the model files stay where
+# `make setup` put them (the Hugging Face cache of the real home), named explicitly.
+if "HF_HUB_CACHE" not in os.environ and "HF_HOME" not in os.environ:
+    os.environ["HF_HUB_CACHE"] = os.path.join(
+        os.path.expanduser("~"), ".cache", "huggingface", "hub"
+    )
 os.environ.pop("NEXUS_TOOLS_DIR", None)
 
 

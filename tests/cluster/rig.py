@@ -26,10 +26,13 @@ from pathlib import Path
 from serving import ServeProcess, serve_http  # tests/ is on sys.path (rootdir conftest)
 
 #: Replicas may create and run tools through MCP without a person to ask (test setup only).
+# Keyword search: three replicas embedding their tools on 2 cores at start would measure
+# the model, not publication (the cluster tests do not search).
 NEX_YAML = """\
 grant: danger_full_access
 approvals:
   create_dynamic_tool: pre_approved
+search: {mode: keyword}
 """
 
 

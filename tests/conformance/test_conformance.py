@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,8 @@ def test_required_scenarios(
 
 
 CLIENT = Path(__file__).resolve().parent / "nexus_client.py"
+#: Client scenarios run at once (each starts the suite, its mock servers and the client).
+CLIENT_SCENARIOS_AT_ONCE = 4
 
 
 @pytest.mark.timeout(900)  # ~7 s a scenario, 18 and 32 scenarios, one after the other
@@ -107,10 +110,14 @@ def test_client_scenarios(
     applicable = list(required)
     known = KNOWN_CLIENT_FAILURES[revision]
     command = f"{sys.executable} {CLIENT}"
-    outcomes = {
-        s: run_client_scenario(command, s, revision, tmp_path / s.replace("/", "_"))
-        for s in applicable
-    }
+    # Each scenario is its own suite process with its own mock servers on free ports, and
+    # spends most of its time starting processes: a few at once keep the suite short.
+    with ThreadPoolExecutor(CLIENT_SCENARIOS_AT_ONCE) as pool:
+        ran = pool.map(
+            lambda s: run_client_scenario(command, s, revision, tmp_path / s.replace("/", "_")),
+            applicable,
+        )
+        outcomes = dict(zip(applicable, ran, strict=True))
     passed = sum(o.passed for o in outcomes.values())
     rows = [f"MCP conformance {revision}, client: {passed}/{len(applicable)} applicable pass"]
     for scenario, outcome in outcomes.items():

@@ -89,18 +89,21 @@ class Hub:
             method, f"{self.url}hub/api/{path}", headers=headers, timeout=30, **kwargs
         )
 
-    def start_server(self, user: str) -> None:
-        """Create ``user``, spawn their server, and wait until the proxy routes to it."""
-        assert self.api("POST", f"users/{user}").status_code in (201, 409)
-        started = self.api("POST", f"users/{user}/server")
-        assert started.status_code in (201, 202), started.text
+    def start_servers(self, *users: str) -> None:
+        """Create ``users``, spawn their servers (at once), and wait until the proxy routes
+        to each."""
+        for user in users:
+            assert self.api("POST", f"users/{user}").status_code in (201, 409)
+            started = self.api("POST", f"users/{user}/server")
+            assert started.status_code in (201, 202), started.text
         deadline = time.monotonic() + DEADLINE_S
-        while True:  # a spawning process, not a registry event: poll the hub, bounded
-            model = self.api("GET", f"users/{user}").json()
-            server = model.get("servers", {}).get("", {})
-            if server.get("ready"):
-                return
-            assert time.monotonic() < deadline, f"{user}'s server never got ready: {model}"
+        waiting = list(users)
+        while waiting:  # spawning processes, not registry events: poll the hub, bounded
+            model = self.api("GET", f"users/{waiting[0]}").json()
+            if model.get("servers", {}).get("", {}).get("ready"):
+                waiting.pop(0)
+                continue
+            assert time.monotonic() < deadline, f"{waiting[0]}'s server never got ready: {model}"
             time.sleep(0.25)
 
     def token_for(self, user: str) -> str:
@@ -188,6 +191,9 @@ c.Spawner.args = ["--allow-root", "--ServerApp.jpserver_extensions={{'nexus_jupy
 c.Spawner.env_keep = ["PATH", "PYTHONPATH", "LANG", "LC_ALL"]
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
+# a user's server that has not ended 3 s after SIGINT gets SIGTERM (the teardown's wait)
+c.LocalProcessSpawner.interrupt_timeout = 3
+c.LocalProcessSpawner.term_timeout = 3
 c.JupyterHub.services = [{{"name": "admin-bot", "api_token": os.environ["ADMIN_TOKEN"]}}]
 c.JupyterHub.load_roles = [{{
     "name": "admin-bot",
@@ -222,8 +228,7 @@ c.JupyterHub.load_roles = [{{
                 f"the hub never answered:\n{log.read_text()[-4000:]}"
             )
             time.sleep(0.25)
-        for user in ("alice", "bob"):
-            hub.start_server(user)
+        hub.start_servers("alice", "bob")
         yield hub
     finally:
         for user in ("alice", "bob"):
