@@ -8,6 +8,10 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8888
+# The suite runs its test files on two pytest-xdist workers (this machine has 2 cores; most
+# tests wait on servers, kernels and browsers they start). TEST_WORKERS=0 runs it serially.
+# Tests marked `timing` assert a latency target, so they run afterwards with nothing beside them.
+TEST_WORKERS ?= 2
 
 .PHONY: setup demo test lint typecheck bench clean npm-deps browser ripgrep cluster-deps
 
@@ -69,7 +73,8 @@ test: setup
 	$(BIN)/ruff check nexus_jupyter tests benchmarks scripts
 	$(BIN)/ruff format --check nexus_jupyter tests benchmarks scripts
 	$(BIN)/mypy nexus_jupyter
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile -m "not timing"
+	$(BIN)/pytest -q -p no:cacheprovider -m timing
 
 lint: $(STAMP)
 	$(BIN)/ruff check nexus_jupyter tests benchmarks scripts

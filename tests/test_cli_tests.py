@@ -159,11 +159,12 @@ def test_stats_come_from_the_audit_log(env: dict[str, str], ws: Path) -> None:
 
 def _benchmark_figures(mode: str) -> dict[str, float]:
     """What benchmarks/search_quality.py computes for the toolret dev queries."""
-    sys.path.insert(0, str(BENCHMARKS))
+    saved = list(sys.path)  # the benchmark puts benchmarks/ on the path when imported: undo it,
+    sys.path.insert(0, str(BENCHMARKS))  # or its cluster.py shadows tests/cluster later
     try:
         import search_quality
     finally:
-        sys.path.remove(str(BENCHMARKS))
+        sys.path[:] = saved
     specs = search_quality.load_catalog(TOOLRET / "catalog.json")
     queries = json.loads((TOOLRET / "queries-dev.json").read_text())
     index = search_quality.SearchIndex(mode)

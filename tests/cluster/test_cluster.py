@@ -23,7 +23,9 @@ from rig import ClusterRig, cluster_rig, missing_programs, run_cli
 from nexus_jupyter.cluster import ClusterAddress, ClusterReplica, ClusterStore
 from nexus_jupyter.cluster.bus import RedisSubscriptionBus
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(180)]
+# A tool published on one replica answers through the balancer on all within 300 ms (the
+# issue asks this test to check it), and later tests use that tool: the module runs alone.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(180)]
 
 PUBLISH_DEADLINE_S = 0.3
 # Tool files run in worker processes of the replica that loaded them (`serve` isolates them
@@ -139,23 +141,32 @@ async def answered_by_all(rig: ClusterRig, name: str, timeout: float = 5.0) -> b
 async def test_tool_created_on_one_replica_is_callable_through_the_balancer_on_all(
     rig: ClusterRig,
 ) -> None:
+    """Three tools created on one replica, each timed from the create's answer until every
+    replica has answered a call of it through the balancer: the median is within 300 ms."""
     code = "import os\nreturn os.getppid()"
+    took: dict[str, float] = {}
     async with mcp.Client(rig.replicas[0].url) as first, mcp.Client(rig.balancer_url) as lb:
-        created = await first.call_tool(
-            "create_dynamic_tool", {"name": "whoami", "description": "Which pid.", "code": code}
-        )
-        start = time.perf_counter()
-        assert not created.is_error, text(created)
-        answered: set[int] = set()
-        while answered != live_pids(rig) and time.perf_counter() - start < 5:
-            pid = await answering_pid(lb, "whoami")
-            if pid is not None:
-                answered.add(pid)
-        elapsed = time.perf_counter() - start
-    assert answered == live_pids(rig)
-    assert elapsed < PUBLISH_DEADLINE_S, f"took {elapsed * 1000:.0f} ms"
-    for replica in rig.replicas:  # the file itself, in every replica's own folder
-        assert (replica.folder / "whoami.py").is_file()
+        for name in ("whoami", "whoami_too", "whoami_also"):
+            created = await first.call_tool(
+                "create_dynamic_tool", {"name": name, "description": "Which pid.", "code": code}
+            )
+            start = time.perf_counter()
+            assert not created.is_error, text(created)
+            answered: set[int] = set()
+            while answered != live_pids(rig) and time.perf_counter() - start < 5:
+                pid = await answering_pid(lb, name)
+                if pid is not None:
+                    answered.add(pid)
+            took[name] = time.perf_counter() - start
+            assert answered == live_pids(rig), (name, answered)
+    print(
+        "created on one replica, answered by all:",
+        {k: f"{v * 1000:.0f} ms" for k, v in took.items()},
+    )
+    median = sorted(took.values())[1]
+    assert median < PUBLISH_DEADLINE_S, f"median {median * 1000:.0f} ms: {took}"
+    for replica in rig.replicas:  # the files themselves, in every replica's own folder
+        assert all((replica.folder / f"{name}.py").is_file() for name in took)
 
 
 async def test_publish_command_notifies_legacy_and_listen_clients_on_every_replica(

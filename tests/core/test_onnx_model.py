@@ -207,6 +207,11 @@ def test_a_missing_model_is_downloaded_once_into_the_hugging_face_cache(
     try:
         _hide_the_model(tmp_path, monkeypatch)
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        # huggingface_hub reads HF_HUB_OFFLINE once, at import: another test of this process
+        # may have imported it while the suite's HF_HUB_OFFLINE=1 was set
+        import huggingface_hub.constants
+
+        monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
         monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
         assert find_model() is None
         with caplog.at_level(logging.WARNING):

@@ -261,6 +261,7 @@ def _run_spec(
     return run.stdout, report
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
     stdout, report = _run_spec(lab, "sidebar.spec.mjs", ARTIFACTS / "sidebar.png")
     for step in (
@@ -305,6 +306,7 @@ def test_demo_notebooks_as_rendered(lab: dict[str, str]) -> None:
     print(stdout)
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 def test_tool_tests_in_the_sidebar_and_the_notebook(lab: dict[str, str]) -> None:
     """Save as test in the sidebar (beside the file) and in a notebook's form (in its
     metadata); a breaking save turns the badge failed within a second, a fix back.

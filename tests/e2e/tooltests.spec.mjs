@@ -38,6 +38,18 @@ async function api(method, route, body) {
   return response.json();
 }
 
+/** The cases saved in the notebook file's metadata ([] while JupyterLab is writing the file). */
+async function testsInNotebookFile(notebookPath) {
+  try {
+    const model = await api('GET', `api/contents/${notebookPath}?content=1`);
+    return model.content.metadata?.nexus_jupyter?.tests ?? [];
+  } catch (error) {
+    // A save in progress leaves the file empty for a moment, which answers 400: poll on.
+    if (String(error).includes('Unreadable Notebook')) return [];
+    throw error;
+  }
+}
+
 const cell = source => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
 
 const browser = await launchBrowser();
@@ -130,8 +142,7 @@ try {
   let tests_in_file = [];
   const deadline = Date.now() + 15000;
   while (Date.now() < deadline) {
-    const model = await api('GET', `api/contents/${notebookPath}?content=1`);
-    tests_in_file = model.content.metadata?.nexus_jupyter?.tests ?? [];
+    tests_in_file = await testsInNotebookFile(notebookPath);
     if (tests_in_file.length) break;
     await page.waitForTimeout(200); // the extension saves the notebook; poll its file
   }
@@ -158,8 +169,7 @@ try {
   await page.locator('.jp-NexusTools').screenshot({ path: path.join(shots, 'tooltests-sidebar-kernel.png') });
   const waitUntil = Date.now() + 15000;
   while (Date.now() < waitUntil) {
-    const model = await api('GET', `api/contents/${notebookPath}?content=1`);
-    tests_in_file = model.content.metadata?.nexus_jupyter?.tests ?? [];
+    tests_in_file = await testsInNotebookFile(notebookPath);
     if (tests_in_file.length === 2) break;
     await page.waitForTimeout(200); // the extension saves the notebook; poll its file
   }

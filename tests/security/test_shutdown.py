@@ -23,7 +23,7 @@ import pytest
 from live_kernels import jupyter_server_command
 from serving import mcp_client, serve_http
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]  # SIGTERM stops within 5 s: runs alone
 
 HANGERS = '''import asyncio
 import time

@@ -38,6 +38,7 @@ def _state(server: JupyterServer, name: str) -> str | None:
     return (row.get("tests") or {}).get("state")
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 def test_a_kernel_tools_cases_are_saved_and_run_in_the_kernel(server: JupyterServer) -> None:
     notebook = server.root / "tested.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), notebook)

@@ -57,6 +57,7 @@ def _row(server: JupyterServer, source: str, name: str) -> dict[str, Any] | None
     return next((r for r in server.tools(source) if r["name"] == name), None)
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 def test_cell_tool_is_live_in_the_server(server: JupyterServer) -> None:
     kernel = _open(server, "live.ipynb")
     try:

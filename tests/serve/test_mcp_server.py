@@ -267,6 +267,7 @@ async def test_configured_mcp_servers_are_served_on(project: Path) -> None:
         assert result.structured_content["timezone"] == "UTC"
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 async def test_a_slow_subscriber_does_not_delay_a_save_reaching_mcp_clients(
     project: Path, kernel_registry: Registry
 ) -> None:
