@@ -111,6 +111,38 @@ def test_the_catalog_filters_by_toolset(shell: InteractiveShell, registry: Regis
         catalog.close()
 
 
+def test_a_redraw_begun_before_grouping_cannot_land_after_it(registry: Registry) -> None:
+    """A registry change redraws the catalog from the subscriber's thread; if that redraw
+    read the controls before "group by" changed, it must not replace the grouped rows."""
+    import threading
+
+    from nexus_jupyter.notebook.widgets.catalog import Catalog
+
+    catalog = Catalog(registry)
+    drawing, release = threading.Event(), threading.Event()
+    draw_row = catalog._row
+
+    def slow_row(entry: object) -> object:  # the subscriber's redraw, held mid-way
+        if threading.current_thread() is not threading.main_thread() and not drawing.is_set():
+            drawing.set()
+            release.wait(5)
+        return draw_row(entry)
+
+    catalog._row = slow_row  # type: ignore[method-assign]
+    background = threading.Thread(target=catalog.refresh)
+    try:
+        background.start()
+        assert drawing.wait(5)
+        threading.Timer(0.3, release.set).start()
+        catalog.group_by.value = "toolset"  # the kernel's redraw, after the other began
+        background.join(5)
+        assert catalog.groups[:1] == ["Toolset · files"], catalog.groups
+        assert getattr(catalog.rows.children[0], "value", "").startswith("<b>Toolset")
+    finally:
+        release.set()
+        catalog.close()
+
+
 def test_the_catalog_groups_by_toolset_or_source(
     shell: InteractiveShell, registry: Registry
 ) -> None:

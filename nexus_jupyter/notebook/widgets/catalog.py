@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import threading
 from typing import Any
 
 import ipywidgets as W
@@ -54,6 +55,14 @@ def _heading(title: str, count: int) -> W.HTML:
     return heading
 
 
+#: ipywidgets wraps an HTML widget's text in a flex item that grows to fit it, so a row's
+#: summary was cut at the column's edge mid-word; letting that item shrink makes it end in "…".
+_ROW_STYLE = (
+    "<style>.nexus-catalog-row .widget-html-content{min-width:0;overflow:hidden;"
+    "flex:1 1 auto}</style>"
+)
+
+
 class Catalog(W.VBox):
     """Every tool of ``registry``: ``search`` box, filter dropdowns, ``rows``, ``details``."""
 
@@ -96,6 +105,10 @@ class Catalog(W.VBox):
         self.stale: dict[str, str] = {}  # tool name -> why its file failed to reload
         self.groups: list[str] = []  # the group headings shown, in order
         self.form: Any = None
+        # Registry changes redraw from the subscriber's thread while a control's change
+        # redraws from the kernel's: one at a time, each reading the controls when it starts
+        # (an ungrouped redraw begun before "group by" was chosen could otherwise land last).
+        self._drawing = threading.RLock()
         for control in (
             self.search,
             self.source_filter,
@@ -119,7 +132,13 @@ class Catalog(W.VBox):
         )
         right = W.VBox([self.details, self.try_button], layout=W.Layout(width="50%"))
         super().__init__(
-            [W.HBox([self.search, self.count]), filters, W.HBox([self.rows, right]), self.form_area]
+            [
+                W.HTML(_ROW_STYLE),
+                W.HBox([self.search, self.count]),
+                filters,
+                W.HBox([self.rows, right]),
+                self.form_area,
+            ]
         )
         self.add_class("nexus-catalog")
         self._unsubscribe = registry.subscribe(self._on_change)
@@ -176,6 +195,10 @@ class Catalog(W.VBox):
 
     def refresh(self) -> None:
         """Redraw the rows (and the details of the selected tool)."""
+        with self._drawing:
+            self._redraw()
+
+    def _redraw(self) -> None:
         self._update_filter_options()
         entries = self.matches()
         broken = broken_files(self.registry)
