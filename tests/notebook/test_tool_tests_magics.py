@@ -106,6 +106,7 @@ def test_running_tests_from_a_cell_shows_the_difference(
     assert "'other' has no test cases yet" in str(untested.error_in_exec)
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 def test_rerunning_a_cell_that_breaks_the_tool_fails_its_tests_within_a_second(
     shell: InteractiveShell, registry: Registry, notebook: Path
 ) -> None:

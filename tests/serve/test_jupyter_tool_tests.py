@@ -93,6 +93,7 @@ async def test_save_a_case_over_rest_and_see_it_beside_the_file(jp_fetch, tools_
     assert info.value.code == 404
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 @on_server_loop
 async def test_a_breaking_save_turns_the_row_failed_within_a_second_and_a_fix_back(
     jp_fetch, jp_ws_fetch, tools_dir

@@ -169,6 +169,7 @@ async def test_handle_serves_a_live_registry_with_progress_and_cancellation(
 ) -> None:
     reg = kernel_registry
     cancelled = threading.Event()
+    waiting = threading.Event()  # set once wait_forever runs
 
     @tool
     async def steps(n: int, *, ctx: ToolContext) -> list[int]:
@@ -181,6 +182,7 @@ async def test_handle_serves_a_live_registry_with_progress_and_cancellation(
     def wait_forever(*, ctx: ToolContext) -> str:
         """Block until cancelled."""
         ctx.cancellation.on_cancel(cancelled.set)
+        waiting.set()
         cancelled.wait(30)
         return "stopped"
 
@@ -200,7 +202,7 @@ async def test_handle_serves_a_live_registry_with_progress_and_cancellation(
             assert result.structured_content == {"result": [1, 2, 3]}
             assert [s[0] for s in seen] == [1, 2, 3] and seen[-1][2] == "step 3"
             call = asyncio.ensure_future(client.call_tool("wait_forever", {}))
-            await asyncio.sleep(0.3)
+            assert await asyncio.to_thread(waiting.wait, 10)  # the call runs: now cancel it
             call.cancel()  # the SDK sends notifications/cancelled
             await asyncio.to_thread(cancelled.wait, 10)
             assert cancelled.is_set()

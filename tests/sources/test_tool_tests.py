@@ -96,6 +96,7 @@ def test_an_unreadable_case_file_is_the_tools_test_error(folder: Path) -> None:
         assert not report.ok and "add" in report.problems
 
 
+@pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 def test_a_save_that_breaks_a_tool_fails_its_tests_within_a_second_and_a_fix_passes(
     folder: Path,
 ) -> None:
