@@ -60,6 +60,11 @@ def test_merge_replaces_plain_lists() -> None:
     }
 
 
+def test_merge_adds_up_skills_folders() -> None:
+    merged = merge_levels({"skills": ["/u/a", "/u/b"]}, {"skills": ["/p/c", "/u/a"]})
+    assert merged == {"skills": ["/u/a", "/u/b", "/p/c"]}
+
+
 def test_bad_yaml_names_file_and_line(levels: tuple[Path, Path]) -> None:
     _, project = levels
     (project / "nex.yaml").write_text("tools_dir: x\napprovals:\n  read: [unclosed\n")

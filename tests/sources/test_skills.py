@@ -126,3 +126,20 @@ def test_skills_folders_resolve_against_the_nex_yaml_naming_them(
         assert "standup" in reg.names()
     finally:
         reg.close()
+
+
+def test_skills_folders_of_the_user_and_the_project_add_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    _skill(home / "team-skills" / "standup", NOTES.replace("release-notes", "standup"))
+    (home / "nex.yaml").write_text("skills: [team-skills]\n")
+    monkeypatch.setenv("NEXUS_HOME", str(home))
+    project = tmp_path / "project"
+    _skill(project / "more-skills" / "retro", NOTES.replace("release-notes", "retro"))
+    (project / "nex.yaml").write_text("search: {mode: keyword}\nskills: [more-skills]\n")
+    reg = Registry.default(root=project, watch=False, builtins=False)
+    try:
+        assert {"standup", "retro"} <= set(reg.names())  # the project's list adds a folder
+    finally:
+        reg.close()

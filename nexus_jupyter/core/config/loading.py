@@ -76,13 +76,20 @@ def read_level(path: Path) -> dict[str, Any]:
     return data
 
 
+#: Lists whose items each level adds to (folders to look in), rather than replaces.
+_ADDED_UP = frozenset({"skills"})
+
+
 def merge_levels(low: Mapping[str, Any], high: Mapping[str, Any]) -> dict[str, Any]:
-    """``high`` over ``low``: mappings merge, named lists merge by name, the rest is replaced."""
+    """``high`` over ``low``: mappings merge, named lists merge by name, the folder lists of
+    :data:`_ADDED_UP` add up (each level's paths are absolute by then), the rest is replaced."""
     out = dict(low)
     for key, value in high.items():
         before = out.get(key)
         if isinstance(before, Mapping) and isinstance(value, Mapping):
             out[key] = merge_levels(before, value)
+        elif key in _ADDED_UP and isinstance(before, list) and isinstance(value, list):
+            out[key] = [*before, *(v for v in value if v not in before)]
         elif isinstance(before, list) and (ident := _list_key(before, value)):
             merged = {item[ident]: item for item in before}
             for item in value:
