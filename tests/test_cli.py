@@ -282,3 +282,19 @@ def test_toolsets_command_lists_builtin_and_configured_toolsets(
             "error": None,
         }
     ]
+
+
+def test_an_mcp_server_whose_command_is_missing_says_what_to_change(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "ws" / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        "mcp:\n  servers:\n    - {name: ghost, command: /no/such/mcp-server}\n"
+    )
+    listed = run(env, tmp_path, "list", "--source", "mcp:ghost")
+    assert listed.returncode == 1  # the source asked for is broken
+    assert (
+        "source mcp:ghost: the server's command '/no/such/mcp-server' was not found: install it,"
+        " or correct this server's command in nex.yaml (mcp.servers)"
+    ) in listed.stderr
+    assert "Errno" not in listed.stderr

@@ -252,6 +252,13 @@ def describe(exc: BaseException, connect_timeout: float = 60.0) -> str:
         return "; ".join(describe(e, connect_timeout) for e in exc.exceptions)
     if isinstance(exc, TimeoutError):
         return f"no answer within {connect_timeout:g} s"
+    if isinstance(exc, FileNotFoundError | PermissionError) and exc.filename:
+        # starting a stdio server's command failed: say which and what to change
+        problem = "was not found" if isinstance(exc, FileNotFoundError) else "cannot be run"
+        return (
+            f"the server's command {exc.filename!r} {problem}: install it, or correct this "
+            "server's command in nex.yaml (mcp.servers)"
+        )
     if isinstance(exc, KeyError | IndexError):  # their str() is just the bare key
         return f"{type(exc).__name__}: {exc!r}"
     text = str(exc) or type(exc).__name__
