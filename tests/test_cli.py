@@ -297,4 +297,8 @@ def test_an_mcp_server_whose_command_is_missing_says_what_to_change(
         "source mcp:ghost: the server's command '/no/such/mcp-server' was not found: install it,"
         " or correct this server's command in nex.yaml (mcp.servers)"
     ) in listed.stderr
-    assert "Errno" not in listed.stderr
+    assert "Errno" not in listed.stderr and "reconnecting" not in listed.stderr  # it exits
+    checked = run(env, tmp_path, "check")
+    assert checked.returncode == 1
+    assert "'/no/such/mcp-server' was not found" in checked.stdout
+    assert "reconnecting" not in checked.stdout

@@ -8,6 +8,7 @@ import contextlib
 import getpass
 import importlib.util
 import json
+import re
 import sys
 import threading
 import time
@@ -158,6 +159,15 @@ def cmd_list(reg: Any, args: argparse.Namespace) -> int:
     return _report_broken_sources(reg, args.source)
 
 
+#: A source's error ends in when it tries again; this command exits before it would.
+_RETRY_NOTE = re.compile(r"; reconnecting in [0-9.]+ s$")
+
+
+def _source_error(error: str | None) -> str | None:
+    """A source's error as a one-shot command shows it (no "reconnecting in 0.25 s")."""
+    return _RETRY_NOTE.sub("", error) if error else error
+
+
 def _report_broken_sources(reg: Any, wanted: str | None) -> int:
     """Every broken source on stderr (a listing must not look complete when it is not);
     1 when the listing was asked for a source that is broken (its tools are missing)."""
@@ -165,7 +175,10 @@ def _report_broken_sources(reg: Any, wanted: str | None) -> int:
     for state in reg.sources():
         if state.error is None:
             continue
-        print(f"nexus-tools: warning: source {state.name}: {state.error}", file=sys.stderr)
+        print(
+            f"nexus-tools: warning: source {state.name}: {_source_error(state.error)}",
+            file=sys.stderr,
+        )
         if wanted in (state.name, state.kind, state.name.split(":", 1)[0]):
             code = 1
     return code
@@ -297,7 +310,7 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
             "name": s.name,
             "kind": s.kind,
             "status": s.status,
-            "error": s.error,
+            "error": _source_error(s.error),
             "tools": len(s.tools),
             "details": s.details,
         }
