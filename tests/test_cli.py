@@ -294,8 +294,8 @@ def test_an_mcp_server_whose_command_is_missing_says_what_to_change(
     listed = run(env, tmp_path, "list", "--source", "mcp:ghost")
     assert listed.returncode == 1  # the source asked for is broken
     assert (
-        "source mcp:ghost: the server's command '/no/such/mcp-server' was not found: install it,"
-        " or correct this server's command in nex.yaml (mcp.servers)"
+        "source mcp:ghost: '/no/such/mcp-server' was not found when starting the server: install"
+        " it, or correct this server's command (or cwd) in nex.yaml (mcp.servers)"
     ) in listed.stderr
     assert "Errno" not in listed.stderr and "reconnecting" not in listed.stderr  # it exits
     checked = run(env, tmp_path, "check")

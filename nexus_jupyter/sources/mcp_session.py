@@ -253,11 +253,11 @@ def describe(exc: BaseException, connect_timeout: float = 60.0) -> str:
     if isinstance(exc, TimeoutError):
         return f"no answer within {connect_timeout:g} s"
     if isinstance(exc, FileNotFoundError | PermissionError) and exc.filename:
-        # starting a stdio server's command failed: say which and what to change
+        # starting a stdio server failed (its command, or the folder it runs in): say which
         problem = "was not found" if isinstance(exc, FileNotFoundError) else "cannot be run"
         return (
-            f"the server's command {exc.filename!r} {problem}: install it, or correct this "
-            "server's command in nex.yaml (mcp.servers)"
+            f"{exc.filename!r} {problem} when starting the server: install it, or correct this "
+            "server's command (or cwd) in nex.yaml (mcp.servers)"
         )
     if isinstance(exc, KeyError | IndexError):  # their str() is just the bare key
         return f"{type(exc).__name__}: {exc!r}"
