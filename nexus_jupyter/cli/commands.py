@@ -160,7 +160,7 @@ def cmd_list(reg: Any, args: argparse.Namespace) -> int:
 
 
 #: A source's error ends in when it tries again; this command exits before it would.
-_RETRY_NOTE = re.compile(r"; reconnecting in [0-9.]+ s$")
+_RETRY_NOTE = re.compile(r"; reconnecting( in [0-9.]+ s)?$")
 
 
 def _source_error(error: str | None) -> str | None:

@@ -21,6 +21,9 @@ from ..render.tables import left_aligned
 from .options import parse_options
 from .subcommands import MagicContext, subcommand
 
+#: The states of a server that failed: its last error, or trying again after it.
+_BROKEN = ("error", "reconnecting")
+
 __all__ = [
     "McpServerList",
     "add_mcp_server",
@@ -152,7 +155,7 @@ class McpServerList:
             lines.append(
                 f"{r['name']}: {r['state']}{reason}; {len(r['tools'])} tools; {r['target']}"
             )
-            lines += [f"    stderr| {line}" for line in r["stderr"][-5:] if r["state"] == "error"]
+            lines += [f"    stderr| {line}" for line in r["stderr"][-5:] if r["state"] in _BROKEN]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -160,9 +163,15 @@ class McpServerList:
             return f"<p>{html.escape(repr(self))}</p>"
         body = ""
         for r in self.rows:
-            color = {"ready": "#1a7f37", "error": "#cf222e"}.get(r["state"], "#9a6700")
+            color = (
+                "#1a7f37"
+                if r["state"] == "ready"
+                else "#cf222e"
+                if r["state"] in _BROKEN
+                else "#9a6700"
+            )
             detail = html.escape(r["reason"] or "")
-            if r["state"] == "error" and r["stderr"]:
+            if r["state"] in _BROKEN and r["stderr"]:
                 detail += "<pre>" + html.escape("\n".join(r["stderr"][-5:])) + "</pre>"
             body += (
                 f"<tr><td><code>{html.escape(r['name'])}</code></td>"

@@ -222,8 +222,14 @@ class McpSource:
 
     async def _run(self) -> None:
         failures = 0
+        last_failure: str | None = None
         while True:
-            self._set_state("connecting", None)
+            if last_failure is None:
+                self._set_state("connecting", None)
+            else:
+                # Still broken while it tries again: a status read during a retry must not
+                # look healthy (``check`` reported a dead server "ok" between attempts).
+                self._set_state("reconnecting", f"{last_failure}; reconnecting")
             try:
                 await self._session()
                 reason = "the server closed the connection"
@@ -243,6 +249,7 @@ class McpSource:
             failures = 1 if stable else failures + 1
             delay = min(_BACKOFF_MAX_S, _BACKOFF_START_S * 2 ** (failures - 1))
             self._set_state("error", f"{reason}; reconnecting in {delay:g} s")
+            last_failure = reason
             await asyncio.sleep(delay)
 
     async def _session(self) -> None:

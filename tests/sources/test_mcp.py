@@ -138,6 +138,27 @@ def test_status_shows_error_reason_and_stderr(reg: Registry) -> None:
     assert "nonexistent" in (missing.reason or "") or "No such file" in (missing.reason or "")
 
 
+def test_a_server_that_failed_stays_broken_while_it_tries_again(reg: Registry) -> None:
+    """Every status published between the first failure and the next success carries the
+    error: a check that reads it during a retry must not see a healthy source."""
+    seen: list[tuple[str, str | None]] = []
+
+    def record(_change: object) -> None:
+        state = next((s for s in reg.sources() if s.name == "mcp:missing"), None)
+        if state is not None:
+            seen.append((state.details.get("state", ""), state.error))
+
+    reg.subscribe(record)
+    source = reg.add_source(McpSource("missing", command="/nonexistent/mcp-server"))
+    wait_until(reg, lambda: sum(phase == "reconnecting" for phase, _ in seen) >= 2)
+    assert source.connects == 0
+    first_failure = next(i for i, (phase, _) in enumerate(seen) if phase == "error")
+    after = seen[first_failure:]
+    assert all(error for _, error in after), after
+    retrying = [error for phase, error in after if phase == "reconnecting"]
+    assert all(e and e.endswith("; reconnecting") and "nonexistent" in e for e in retrying)
+
+
 def test_list_changed_refreshes_the_tools(reg: Registry) -> None:
     source = reg.add_source(McpSource("peer", command=sys.executable, args=[str(PEER_SERVER)]))
     wait_until(reg, ready(reg, source))
