@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
@@ -127,11 +128,18 @@ def test_killed_server_is_reconnected(reg: Registry) -> None:
 
 def test_status_shows_error_reason_and_stderr(reg: Registry) -> None:
     script = "import sys; sys.stderr.write('fatal: NEED_API_KEY is not set\\n'); sys.exit(3)"
-    source = reg.add_source(McpSource("broken", command=sys.executable, args=["-c", script]))
-    wait_until(reg, lambda: source.state == "error" and bool(source.status["stderr"]))
-    state = next(s for s in reg.sources() if s.name == "mcp:broken")
+    reg.add_source(McpSource("broken", command=sys.executable, args=["-c", script]))
+    failed: list[Any] = []  # the published status that showed the failure (not a later retry)
+
+    def published_failure() -> bool:
+        state = next(s for s in reg.sources() if s.name == "mcp:broken")
+        if state.details.get("state") == "error" and state.details.get("stderr"):
+            failed.append(state)
+        return bool(failed)
+
+    wait_until(reg, published_failure)
+    state = failed[0]
     assert state.error and "reconnecting" in state.error
-    assert state.details["state"] == "error"
     assert any("NEED_API_KEY" in line for line in state.details["stderr"])
     missing = reg.add_source(McpSource("missing", command="/nonexistent/mcp-server"))
     wait_until(reg, lambda: missing.state == "error")
