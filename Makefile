@@ -73,6 +73,7 @@ test: setup
 	$(BIN)/ruff check nexus_jupyter tests benchmarks scripts
 	$(BIN)/ruff format --check nexus_jupyter tests benchmarks scripts
 	$(BIN)/mypy nexus_jupyter
+	cd labextension && npm run --silent build:lib:prod && npm test --silent
 	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile -m "not timing"
 	$(BIN)/pytest -q -p no:cacheprovider -m timing
 
