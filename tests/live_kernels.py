@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,10 +20,22 @@ from typing import Any
 TOKEN = "kernel-tools-test-token"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def server_url(
+    runtime: Path, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0
+) -> str:
+    """The URL of a Jupyter server started with ``--port=0`` (it binds a port of its own, so
+    no other process can take the port between a pick and the bind): read from the
+    ``jpserver-PID.json`` it writes to ``runtime`` once it listens."""
+    info = runtime / f"jpserver-{process.pid}.json"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the Jupyter server exited early:\n{log.read_text()[-4000:]}")
+        try:
+            return str(json.loads(info.read_text())["url"])
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.1)  # polling a starting process's file, bounded by the deadline
+    raise AssertionError(f"{info} did not appear within {timeout} s:\n{log.read_text()[-4000:]}")
 
 
 @dataclass
@@ -78,7 +89,8 @@ class JupyterServer:
 
 
 def jupyter_server_command(port: int, token: str, root: Path) -> list[str]:
-    """The command line of a Jupyter server on ``127.0.0.1:port`` with the extension."""
+    """The command line of a Jupyter server on ``127.0.0.1:port`` with the extension (port 0:
+    one the server picks, see :func:`server_url`)."""
     return [
         sys.executable,
         "-m",
@@ -106,13 +118,12 @@ def jupyter_server(tmp_path: Path) -> Iterator[JupyterServer]:
         "HOME": str(tmp_path / "home"),
     }
     env.pop("NEXUS_TOOLS_DIR", None)
-    port = _free_port()
     log = tmp_path / "jupyter.log"
-    command = jupyter_server_command(port, TOKEN, root)
+    command = jupyter_server_command(0, TOKEN, root)
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-    server = JupyterServer(f"http://127.0.0.1:{port}/", root, runtime, log, process)
     try:
+        server = JupyterServer(server_url(runtime, process, log), root, runtime, log, process)
         server.wait_for(
             lambda: _answers(server), timeout=60, what="the Jupyter server to answer /api/status"
         )

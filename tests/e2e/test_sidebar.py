@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from live_kernels import server_url  # tests/ is on sys.path (rootdir conftest)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -116,13 +116,6 @@ def _ensure_playwright() -> None:
     subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True, timeout=300)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _get(url: str) -> tuple[int, bytes]:
     request = urllib.request.Request(url, headers={"Authorization": f"token {TOKEN}"})
     try:
@@ -185,7 +178,6 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     news = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
     news.mkdir(parents=True)
     (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    port = _free_port()
     log = tmp_path / "jupyterlab.log"
     command = [
         sys.executable,
@@ -194,7 +186,7 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
         "--no-browser",
         "--allow-root",
         "--ip=127.0.0.1",
-        f"--port={port}",
+        "--port=0",  # its own pick: no other process can take it before the bind
         f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}",
         "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
@@ -203,8 +195,8 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     ]
     with log.open("wb") as out:
         server = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
     try:
+        base = server_url(tmp_path / "runtime", server, log, SERVER_DEADLINE_S)
         _wait_for_tool(base, "multiply", server, log)
         yield {"url": base, "tools_dir": str(tools_dir), "log": str(log)}
     finally:
