@@ -87,8 +87,13 @@ def test_the_same_figures_from_audit_lines() -> None:
         },
         {"tool": "add", "decision": "deny", "duration": 0.0, "error": "no"},
         {"tool": "ls", "decision": "invalid", "duration": 0.0, "error": "bad"},
+        # a tool-test run's calls and refusals are audited but are not use
+        {"tool": "add", "client": "test", "decision": "allow", "duration": 9.0, "error": "x"},
+        {"tool": "add", "client": "test", "decision": "deny", "duration": 0.0, "error": "no"},
+        {"tool": "only_tested", "client": "test", "decision": "allow", "duration": 0.1},
     ]
     stats = stats_from_calls(lines)
+    assert "only_tested" not in stats
     assert (stats["add"].calls, stats["add"].errors, stats["add"].refused) == (2, 1, 1)
     assert (stats["add"].p50, stats["add"].p95) == (0.002, 0.004)
     assert stats["ls"].calls == 0 and stats["ls"].refused == 1 and stats["ls"].p50 is None
@@ -110,3 +115,20 @@ async def test_a_call_its_caller_cancels_counts_as_a_failed_call() -> None:
     await asyncio.gather(call, return_exceptions=True)
     figures = reg.stats()["nap"]
     assert (figures.calls, figures.errors, figures.refused) == (1, 1, 0)
+
+
+def test_a_test_runs_calls_and_refusals_count_in_no_statistics() -> None:
+    from nexus_jupyter.core.tooltests.runner import request_for_tests
+
+    with Registry(search="keyword") as reg:
+        reg.add_many([add, explode])
+        tests = request_for_tests()
+        reg.call_sync("add", {"a": 1, "b": 2}, request=tests)
+        reg.call_sync("explode", {}, request=tests)
+        try:
+            reg.call_sync("add", {"a": "one"}, request=tests)
+        except ToolValidationError:
+            pass
+        assert reg.stats() == {}
+        reg.call_sync("add", {"a": 1, "b": 2})
+        assert reg.stats()["add"].calls == 1 and reg.stats()["add"].refused == 0

@@ -250,6 +250,8 @@ async def test_the_async_runner_calls_through_the_registry(reg: Registry) -> Non
     outcome = await run_case(reg, TestCase("add", {"a": 2, "b": 2}, Expectation("equals", 4)))
     assert outcome.state == "passed"
     assert outcome.version == reg.get("add").spec.version
+    assert "add" not in reg.stats()  # a test run is not use: it counts in no statistics
+    await reg.call("add", {"a": 1, "b": 1})
     assert reg.stats()["add"].calls == 1
 
 

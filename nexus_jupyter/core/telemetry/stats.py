@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..tools.context import TEST_CLIENT
+
 __all__ = ["WINDOW", "CallStats", "ToolStats", "parse_time", "stats_from_calls"]
 
 #: Calls per tool whose durations the percentiles are computed over.
@@ -154,13 +156,14 @@ def _copy(values: deque[float]) -> list[float]:
 def stats_from_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, ToolStats]:
     """Figures from recorded calls (audit-log lines: ``tool``, ``decision``, ``duration``,
     ``error``, ``time``), exact over all of them: a call is a line whose decision is
-    ``allow``; any other decision is a refusal."""
+    ``allow``; any other decision is a refusal. Lines of test runs (client ``test``) are left
+    out, as :class:`CallStats` leaves them out."""
     # tool -> [calls, errors, refused, durations, last time]
     found: dict[str, list[Any]] = {}
     for line in calls:
         tool = line.get("tool")
-        if not isinstance(tool, str):
-            continue
+        if not isinstance(tool, str) or line.get("client") == TEST_CLIENT:
+            continue  # a test run's calls are audited but are not use
         row = found.setdefault(tool, [0, 0, 0, [], None])
         if line.get("decision") == "allow":
             row[0] += 1

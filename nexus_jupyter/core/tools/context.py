@@ -42,6 +42,7 @@ __all__ = [
     "MCP_CALLER",
     "NOTEBOOK_CALLER",
     "REST_CALLER",
+    "TEST_CLIENT",
     "Caller",
     "CancellationToken",
     "CredentialsView",
@@ -61,6 +62,10 @@ GrantKey = Literal["default", "notebook", "cli", "mcp", "rest"]
 #: ``after_fast_streak`` (a local loop), ``after_long_fast_streak`` (a server loop that
 #: serves other sessions too) or ``never`` (a loop whose stall would freeze a UI).
 InlineRule = Literal["after_fast_streak", "after_long_fast_streak", "never"]
+
+#: The client name of a tool-test run's calls: they are audited, but they are not use, so
+#: they count in no call statistics (a test run on every save would swamp a tool's figures).
+TEST_CLIENT = "test"
 
 _request_counter = itertools.count(1)
 

@@ -31,7 +31,7 @@ from ..errors import (
     ToolUnavailable,
     ToolValidationError,
 )
-from ..tools.context import Caller, RequestInfo
+from ..tools.context import TEST_CLIENT, Caller, RequestInfo
 from .cases import TestCase
 from .compare import first_difference, show, subset_difference
 from .outcomes import CaseOutcome, CaseState
@@ -63,7 +63,7 @@ _UNFINISHED = frozenset({"TimeoutError", "CancelledError", "ToolUnavailable"})
 def request_for_tests(caller: Caller = TEST_CALLER, principal: str | None = None) -> RequestInfo:
     """A request for one test call (client ``test`` in the audit log), on behalf of
     ``principal`` when a person asked for the run (the sidebar's user)."""
-    return RequestInfo(client="test", caller=caller, principal=principal)
+    return RequestInfo(client=TEST_CLIENT, caller=caller, principal=principal)
 
 
 def result_value(result: ToolResult) -> Any:
