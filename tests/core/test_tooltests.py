@@ -134,6 +134,26 @@ def test_math_and_re_in_a_check_do_not_lead_to_other_modules() -> None:
             evaluate_check(source, {})
 
 
+def test_the_accidents_that_run_for_ever_are_bounded_in_a_check() -> None:
+    """A catastrophic pattern answers at once (RE2, linear time); a huge range is refused
+    with the limit; what RE2 cannot run, and flags, say how to write the check instead."""
+    import time
+
+    text = {"text": "a" * 40 + "!"}
+    start = time.perf_counter()
+    assert evaluate_check("re.search(r'(a+)+$', text) is None", text) is True
+    assert time.perf_counter() - start < 1.0  # Python's re takes hours on this
+    assert evaluate_check("re.findall(r'(?i)A', text) == ['a'] * 40", text) is True
+    assert evaluate_check("re.fullmatch('a+!', text).group() == text", text) is True
+    assert evaluate_check("sum(range(10)) == 45", {}) is True
+    with pytest.raises(TestCaseError, match="counts 1,000,000,000,000 numbers; a check counts at"):
+        evaluate_check("max(range(10**12)) > 0", {})
+    with pytest.raises(TestCaseError, match="lookarounds or backreferences"):
+        evaluate_check(r"re.search(r'(a)\1', text)", text)
+    with pytest.raises(TestCaseError, match=r"put them in the pattern, as in '\(\?i\)error'"):
+        evaluate_check("re.search('A', text, 2)", text)
+
+
 @pytest.mark.parametrize(
     ("source", "words"),
     [

@@ -10,7 +10,8 @@ What an expression sees (nothing else):
   (the case's arguments);
 - the builtins ``abs all any bool dict enumerate float int isinstance len list max min range
   reversed round set sorted str sum tuple zip``, ``math`` (``pi e inf ceil floor fabs
-  isclose isfinite isinf isnan log sqrt``) and ``re`` (``search match fullmatch findall``).
+  isclose isfinite isinf isnan log sqrt``) and ``re`` (``search match fullmatch findall``,
+  on RE2: see below).
 
 The expression is checked before it ever runs: one expression (no statements), at most
 :data:`MAX_LENGTH` characters, only the names above (plus its own comprehension variables),
@@ -20,25 +21,43 @@ no ``eval``.
 
 This is a guard against accidents, not a sandbox for hostile code: a case file lives next to
 the tool file it tests, written by the same person, and the tool itself runs with full rights
-anyway. A check that loops for ever (``max(range(10**12))``) is not stopped early; the case's
-timeout does not cover it.
+anyway. A check runs in the test run's thread, where nothing can stop it (the case's timeout
+covers the call, not the check, and a loop inside a builtin never lets go of the
+interpreter), so the two accidents that run for ever are bounded where they happen:
+
+- ``re`` runs patterns on RE2 (google-re2, which grep uses too), in time linear in the text:
+  ``re.search(r'(a+)+$', text)`` answers at once where Python's ``re`` backtracks for hours.
+  RE2 has no lookarounds and no backreferences; such a pattern is an error that says so.
+  Flags go in the pattern (``(?i)``, ``(?s)``).
+- ``range`` counts at most :data:`MAX_RANGE` numbers.
+
+Arithmetic that explodes (``10**10**10``) is not bounded.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import math
-import re
 from collections.abc import Mapping
 from types import CodeType, SimpleNamespace
 from typing import Any
 
 from ..errors import TestCaseError
 
-__all__ = ["ALLOWED_BUILTINS", "MAX_LENGTH", "NAMES", "compile_check", "evaluate_check"]
+__all__ = [
+    "ALLOWED_BUILTINS",
+    "MAX_LENGTH",
+    "MAX_RANGE",
+    "NAMES",
+    "compile_check",
+    "evaluate_check",
+]
 
 MAX_LENGTH = 500
+#: The most numbers a check's ``range`` counts.
+MAX_RANGE = 10_000_000
 #: What a check may read about the call (see the module docstring).
 NAMES = ("result", "text", "content", "error", "error_type", "arguments")
 _BUILTIN_NAMES = [
@@ -65,7 +84,49 @@ _BUILTIN_NAMES = [
     "tuple",
     "zip",
 ]
+
+
+def _bounded_range(*args: int) -> range:
+    numbers = range(*args)
+    if len(numbers) > MAX_RANGE:
+        raise TestCaseError(
+            f"range{args} counts {len(numbers):,} numbers; a check counts at most {MAX_RANGE:,}."
+        )
+    return numbers
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(pattern: str) -> Any:
+    """``pattern`` compiled by RE2; :class:`TestCaseError` saying why RE2 refuses it."""
+    import re2  # type: ignore[import-not-found,unused-ignore]
+
+    options = re2.Options()
+    options.log_errors = False  # the error is raised with its reason instead
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise TestCaseError(
+            f"the pattern {pattern!r} is not one RE2 runs ({reason}): a check's patterns run in "
+            "linear time, without lookarounds or backreferences."
+        ) from None
+
+
+def _linear(method: str) -> Any:
+    def run(pattern: str, string: str, flags: int = 0) -> Any:
+        if flags:
+            raise TestCaseError(
+                f"re.{method} takes no flags in a check: put them in the pattern, as in "
+                "'(?i)error'."
+            )
+        return getattr(_pattern(pattern), method)(string)
+
+    run.__name__ = method
+    return run
+
+
 ALLOWED_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
+ALLOWED_BUILTINS["range"] = _bounded_range
 # The functions of math and re a check uses, not the modules: a module's attributes lead on
 # to other modules (re.enum.sys.modules['os']).
 _MATH = ("ceil", "floor", "fabs", "isclose", "isfinite", "isinf", "isnan", "log", "sqrt")
@@ -73,9 +134,7 @@ ALLOWED_BUILTINS.update(
     math=SimpleNamespace(
         pi=math.pi, e=math.e, inf=math.inf, **{f: getattr(math, f) for f in _MATH}
     ),
-    re=SimpleNamespace(
-        search=re.search, match=re.match, fullmatch=re.fullmatch, findall=re.findall
-    ),
+    re=SimpleNamespace(**{m: _linear(m) for m in ("search", "match", "fullmatch", "findall")}),
 )
 _CACHE: dict[str, CodeType] = {}
 #: Attributes of a match or a pattern that lead on to modules and frames.
