@@ -198,6 +198,24 @@ def test_check_and_call_through_a_real_mcp_server(env: dict[str, str], tmp_path:
     assert json.loads(called.stdout)["structured"]["timezone"] == "UTC"
 
 
+def test_check_counts_a_server_that_never_answers_as_broken(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A stdio server that starts but never answers ``initialize`` is still connecting when
+    ``--wait`` runs out: ``check`` must not call it healthy."""
+    (tmp_path / "ws" / "nex.yaml").write_text(
+        "search: {mode: keyword}\nmcp:\n  servers:\n"
+        f"    - {{name: mute, command: '{sys.executable}', args: ['-c', 'import time; "
+        "time.sleep(120)']}\n"
+    )
+    report = run(env, tmp_path, "--wait", "1", "--json", "check")
+    assert report.returncode == 1, report.stdout
+    mute = next(s for s in json.loads(report.stdout)["sources"] if s["name"] == "mcp:mute")
+    assert mute["status"] == "error"
+    assert "did not answer within 1 s (still connecting)" in mute["error"]
+    assert "--wait" in mute["error"]
+
+
 def test_global_flags_go_before_or_after_the_command(env: dict[str, str], tmp_path: Path) -> None:
     after = run(env, tmp_path, "list", "--json")
     assert after.returncode == 0, after.stderr

@@ -85,6 +85,17 @@ def _settled(state: Any) -> bool:
     return True
 
 
+def _unsettled(state: Any, wait: float) -> str:
+    """Why ``check`` counts a source that is still on its first attempt as broken: it may
+    never answer (a server that hangs while starting is not an error of its own)."""
+    if state.kind == "mcp":
+        return (
+            f"the server did not answer within {wait:g} s (still connecting): check that it "
+            "starts, or give it longer with --wait"
+        )
+    return f"its checks did not finish within {wait:g} s: give them longer with --wait"
+
+
 def _wait_for_sources(reg: Any, limit: float) -> None:
     """Wait (on change events, with a deadline) until every MCP server answered or failed
     and every CLI check finished."""
@@ -309,8 +320,8 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         {
             "name": s.name,
             "kind": s.kind,
-            "status": s.status,
-            "error": _source_error(s.error),
+            "status": s.status if _settled(s) else "error",
+            "error": _source_error(s.error) if _settled(s) else _unsettled(s, args.wait),
             "tools": len(s.tools),
             "details": s.details,
         }

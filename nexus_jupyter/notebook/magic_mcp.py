@@ -21,9 +21,6 @@ from ..render.tables import left_aligned
 from .options import parse_options
 from .subcommands import MagicContext, subcommand
 
-#: The states of a server that failed: its last error, or trying again after it.
-_BROKEN = ("error", "reconnecting")
-
 __all__ = [
     "McpServerList",
     "add_mcp_server",
@@ -33,6 +30,10 @@ __all__ = [
     "serve",
     "stop_serving",
 ]
+
+#: The states of a server that failed: its last error, or trying again after it.
+_BROKEN = ("error", "reconnecting")
+_STATE_COLOURS = {"ready": "#1a7f37", "error": "#cf222e", "reconnecting": "#cf222e"}
 
 _ADD_USAGE = (
     "%tool mcp add NAME [--env K=V ...] [--cwd DIR] [--wait] -- COMMAND ARGS...  |  "
@@ -58,7 +59,7 @@ def _wait(reg: Any, source: Any, timeout: float) -> None:
     unsubscribe = reg.subscribe(lambda _change: changed.set())
     deadline = time.monotonic() + timeout
     try:
-        while source.state not in ("ready", "error") and time.monotonic() < deadline:
+        while source.state not in ("ready", *_BROKEN) and time.monotonic() < deadline:
             changed.wait(max(0.0, deadline - time.monotonic()))
             changed.clear()
     finally:
@@ -163,13 +164,7 @@ class McpServerList:
             return f"<p>{html.escape(repr(self))}</p>"
         body = ""
         for r in self.rows:
-            color = (
-                "#1a7f37"
-                if r["state"] == "ready"
-                else "#cf222e"
-                if r["state"] in _BROKEN
-                else "#9a6700"
-            )
+            color = _STATE_COLOURS.get(r["state"], "#9a6700")  # amber: on its way
             detail = html.escape(r["reason"] or "")
             if r["state"] in _BROKEN and r["stderr"]:
                 detail += "<pre>" + html.escape("\n".join(r["stderr"][-5:])) + "</pre>"

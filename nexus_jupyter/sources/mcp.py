@@ -6,9 +6,11 @@
 
 The connection lives on the registry's background loop. ``load()`` never blocks: it returns
 the last tools the server listed (none before the first connect). The source's status
-(``registry.sources()`` details) says ``connecting``, ``ready`` or ``error`` with the reason
-and the last lines of a stdio server's stderr. A server that exits or drops is reconnected
-with backoff; meanwhile its tools stay listed as unavailable. ``tools/list_changed`` (or a
+(``registry.sources()`` details) says ``connecting`` (the first attempt), ``ready``,
+``signing in``, ``error`` or ``reconnecting`` (trying again after a failure: still an error,
+with the last failure as the reason), and the last lines of a stdio server's stderr. A
+server that exits or drops is reconnected with backoff; meanwhile its tools stay listed as
+unavailable. ``tools/list_changed`` (or a
 ``subscriptions/listen`` event on 2026-07-28 connections) refreshes the tools.
 """
 
@@ -229,7 +231,7 @@ class McpSource:
             else:
                 # Still broken while it tries again: a status read during a retry must not
                 # look healthy (``check`` reported a dead server "ok" between attempts).
-                self._set_state("reconnecting", f"{last_failure}; reconnecting")
+                self._set_state("reconnecting", last_failure)
             try:
                 await self._session()
                 reason = "the server closed the connection"
@@ -560,6 +562,8 @@ class McpSource:
         if self._publisher is None:
             return
         error = None if self.state in ("ready", "connecting") else self.reason
+        if self.state == "reconnecting":
+            error = f"{self.reason}; reconnecting"  # the source's error says it is retrying
         unavailable = {}
         if self.state != "ready":
             why = f"MCP server {self.server!r} is {self.state}" + (

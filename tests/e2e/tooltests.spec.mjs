@@ -88,7 +88,7 @@ try {
 
   await tests.locator('.jp-NexusTools-test-passed').first().waitFor({ timeout: 10000 });
   await page.locator('.jp-NexusTools-calls', { hasText: 'Calls on this server:' }).waitFor();
-  step('the Tests section shows the case passed; the calls line counts the run');
+  step('the Tests section shows the case passed; the calls line counts the Try run (test runs count in no statistics)');
   await page.locator('.jp-NexusTools').screenshot({ path: path.join(shots, 'tooltests-sidebar-passed.png') });
 
   const broke = Date.now();

@@ -156,9 +156,10 @@ def test_a_server_that_failed_stays_broken_while_it_tries_again(reg: Registry) -
         if state is not None:
             seen.append((state.details.get("state", ""), state.error))
 
-    reg.subscribe(record)
+    unsubscribe = reg.subscribe(record)
     source = reg.add_source(McpSource("missing", command="/nonexistent/mcp-server"))
     wait_until(reg, lambda: sum(phase == "reconnecting" for phase, _ in seen) >= 2)
+    unsubscribe()
     assert source.connects == 0
     first_failure = next(i for i, (phase, _) in enumerate(seen) if phase == "error")
     after = seen[first_failure:]

@@ -1,4 +1,4 @@
-"""``check:`` predicates: one short Python expression that must be true of a result.
+r"""``check:`` predicates: one short Python expression that must be true of a result.
 
     check: "result['temperature'] > -60 and result['units'] == 'celsius'"
 
@@ -27,8 +27,11 @@ interpreter), so the two accidents that run for ever are bounded where they happ
 
 - ``re`` runs patterns on RE2 (google-re2, which grep uses too), in time linear in the text:
   ``re.search(r'(a+)+$', text)`` answers at once where Python's ``re`` backtracks for hours.
-  RE2 has no lookarounds and no backreferences; such a pattern is an error that says so.
-  Flags go in the pattern (``(?i)``, ``(?s)``).
+  RE2 has no lookarounds, backreferences or ``(?x)``; such a pattern is an error that says
+  so (a pattern Python cannot compile gets Python's reason). Flags go in the pattern
+  (``(?i)``, ``(?s)``, ``(?m)``). Where RE2 reads a pattern differently: ``\w \d \s \b``
+  are ASCII only (``\pL`` is any letter), and ``$`` without ``(?m)`` is the very end of the
+  text, not also the place before a final newline (write ``\n?$``). ``\Z`` is translated.
 - ``range`` counts at most :data:`MAX_RANGE` numbers.
 
 Arithmetic that explodes (``10**10**10``) is not bounded.
@@ -40,6 +43,7 @@ import ast
 import builtins
 import functools
 import math
+import re as stdlib_re
 from collections.abc import Mapping
 from types import CodeType, SimpleNamespace
 from typing import Any
@@ -88,32 +92,54 @@ _BUILTIN_NAMES = [
 
 def _bounded_range(*args: int) -> range:
     numbers = range(*args)
-    if len(numbers) > MAX_RANGE:
+    try:
+        count = len(numbers)
+    except OverflowError:  # more than sys.maxsize numbers
+        count = MAX_RANGE + 1
+    if count > MAX_RANGE:
+        shown = ", ".join(map(str, args))
         raise TestCaseError(
-            f"range{args} counts {len(numbers):,} numbers; a check counts at most {MAX_RANGE:,}."
+            f"range({shown}) counts more than {MAX_RANGE:,} numbers, the most a check counts."
         )
     return numbers
 
 
+#: ``\Z`` (end of text in Python) is spelled ``\z`` in RE2; ``\\Z`` (an escaped backslash,
+#: then Z) is left alone.
+_END_OF_TEXT = stdlib_re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
+
+
 @functools.lru_cache(maxsize=256)
 def _pattern(pattern: str) -> Any:
-    """``pattern`` compiled by RE2; :class:`TestCaseError` saying why RE2 refuses it."""
+    """``pattern`` compiled by RE2; :class:`TestCaseError` saying why it cannot run."""
     import re2  # type: ignore[import-not-found,unused-ignore]
 
+    try:
+        stdlib_re.compile(pattern)  # compiling is safe; only matching can backtrack for ever
+    except stdlib_re.error as exc:
+        raise TestCaseError(
+            f"the pattern {pattern!r} is not a regular expression: {exc}."
+        ) from None
     options = re2.Options()
     options.log_errors = False  # the error is raised with its reason instead
     try:
-        return re2.compile(pattern, options)
+        return re2.compile(_END_OF_TEXT.sub(r"\1\\z", pattern), options)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise TestCaseError(
-            f"the pattern {pattern!r} is not one RE2 runs ({reason}): a check's patterns run in "
-            "linear time, without lookarounds or backreferences."
+            f"the pattern {pattern!r} uses what RE2 lacks ({reason}): a check's patterns run "
+            "in linear time, so without lookarounds, backreferences or (?x)."
         ) from None
 
 
 def _linear(method: str) -> Any:
     def run(pattern: str, string: str, flags: int = 0) -> Any:
+        for what, value in (("pattern", pattern), ("text", string)):
+            if not isinstance(value, str):
+                raise TypeError(
+                    f"re.{method} takes the {what} as a string, got {type(value).__name__} "
+                    "(search `text`, or str(result))"
+                )
         if flags:
             raise TestCaseError(
                 f"re.{method} takes no flags in a check: put them in the pattern, as in "
