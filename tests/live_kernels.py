@@ -23,9 +23,12 @@ TOKEN = "kernel-tools-test-token"
 def server_url(
     runtime: Path, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0
 ) -> str:
-    """The URL of a Jupyter server started with ``--port=0`` (it binds a port of its own, so
-    no other process can take the port between a pick and the bind): read from the
-    ``jpserver-PID.json`` it writes to ``runtime`` once it listens."""
+    """The URL of a Jupyter server started with ``--port=0``, read from the
+    ``jpserver-PID.json`` it writes to ``runtime`` as it starts. The server picks the port
+    itself, a moment before it listens: the window in which another process could take it is
+    inside the server's start, not the seconds between a pick in the test and that start (and
+    a server that lost it exits, which this reports, instead of moving to a port the test
+    does not know)."""
     info = runtime / f"jpserver-{process.pid}.json"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -186,7 +186,7 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
         "--no-browser",
         "--allow-root",
         "--ip=127.0.0.1",
-        "--port=0",  # its own pick: no other process can take it before the bind
+        "--port=0",  # its own pick, a moment before it listens (see server_url)
         f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}",
         "--ServerApp.jpserver_extensions={'nexus_jupyter': True}",
