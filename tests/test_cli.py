@@ -214,6 +214,9 @@ def test_check_counts_a_server_that_never_answers_as_broken(
     assert mute["status"] == "error"
     assert "did not answer within 1 s (still connecting)" in mute["error"]
     assert "--wait" in mute["error"]
+    listed = run(env, tmp_path, "--wait", "1", "list", "--source", "mcp:mute")
+    assert listed.returncode == 1  # the listing asked for its tools, and they are missing
+    assert "source mcp:mute: the server did not answer within 1 s" in listed.stderr
 
 
 def test_global_flags_go_before_or_after_the_command(env: dict[str, str], tmp_path: Path) -> None:

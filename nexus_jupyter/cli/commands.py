@@ -167,7 +167,7 @@ def cmd_list(reg: Any, args: argparse.Namespace) -> int:
             if r["status"] != "ok":
                 r["summary"] = f"[{r['status']}: {r['reason']}] {r['summary']}"
         _table(rows, ["name", "permission", "source", "summary"])
-    return _report_broken_sources(reg, args.source)
+    return _report_broken_sources(reg, args.source, args.wait)
 
 
 #: A source's error ends in when it tries again; this command exits before it would.
@@ -179,17 +179,19 @@ def _source_error(error: str | None) -> str | None:
     return _RETRY_NOTE.sub("", error) if error else error
 
 
-def _report_broken_sources(reg: Any, wanted: str | None) -> int:
-    """Every broken source on stderr (a listing must not look complete when it is not);
-    1 when the listing was asked for a source that is broken (its tools are missing)."""
+def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
+    """Every broken source, and every one still on its first attempt after ``wait`` s, on
+    stderr (a listing must not look complete when it is not); 1 when the listing was asked
+    for such a source (its tools are missing)."""
     code = 0
     for state in reg.sources():
-        if state.error is None:
+        if state.error is not None:
+            why = _source_error(state.error)
+        elif not _settled(state):
+            why = _unsettled(state, wait)
+        else:
             continue
-        print(
-            f"nexus-tools: warning: source {state.name}: {_source_error(state.error)}",
-            file=sys.stderr,
-        )
+        print(f"nexus-tools: warning: source {state.name}: {why}", file=sys.stderr)
         if wanted in (state.name, state.kind, state.name.split(":", 1)[0]):
             code = 1
     return code
