@@ -10,8 +10,8 @@ the last tools the server listed (none before the first connect). The source's s
 ``signing in``, ``error`` or ``reconnecting`` (trying again after a failure: still an error,
 with the last failure as the reason), and the last lines of a stdio server's stderr. A
 server that exits or drops is reconnected with backoff; meanwhile its tools stay listed as
-unavailable. ``tools/list_changed`` (or a
-``subscriptions/listen`` event on 2026-07-28 connections) refreshes the tools.
+unavailable. ``tools/list_changed`` (or a ``subscriptions/listen`` event on 2026-07-28
+connections) refreshes the tools.
 """
 
 from __future__ import annotations
