@@ -423,7 +423,8 @@ class DirectorySource:
         loaded (the lock is held, for as long as its import runs) the last map is returned
         rather than making ``Registry.status()`` wait for a slow import."""
         if not self._lock.acquire(blocking=False):
-            return {**self._last_details, "reloading": True}
+            last = self._last_details or self._shape()  # the same keys before the first map
+            return {**last, "reloading": True}
         try:
             self._last_details = self._details(self._book.current()[1])
             return self._last_details
@@ -431,12 +432,16 @@ class DirectorySource:
             self._lock.release()
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
-        files = self._book.per_file()
+        return self._shape(self._book.per_file(), conflicts)
+
+    def _shape(
+        self, files: dict[str, Any] | None = None, conflicts: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         watcher = self._watcher
         return {
             "path": str(self.root),
-            "files": files,
-            "conflicts": conflicts,
+            "files": files or {},
+            "conflicts": conflicts or {},
             "watching": bool(watcher and watcher.ready.is_set()),
             "exists": self.root.is_dir(),
         }

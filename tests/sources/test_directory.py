@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
@@ -48,6 +51,46 @@ def watched(reg: Registry, folder: Path, **options: object) -> DirectorySource:
 
 def result_of(reg: Registry, name: str, args: dict) -> object:
     return reg.call_sync(name, args).structured
+
+
+def published_state(reg: Registry, source: DirectorySource) -> Any:
+    """The folder's published state once no reload is running: the watcher may be reloading
+    the file the test just saved, and meanwhile the details are the last map, marked
+    ``reloading``. Polls a status (bounded), since a reload that changes nothing publishes
+    no event."""
+    deadline = time.monotonic() + 10
+    while True:
+        state = next(s for s in reg.sources() if s.name == source.name)
+        if not state.details.get("reloading") or time.monotonic() > deadline:
+            return state
+        time.sleep(0.02)
+
+
+def test_details_read_during_a_reload_keep_their_shape(reg: Registry, folder: Path) -> None:
+    """A status read while a file loads returns the last map marked ``reloading`` instead of
+    waiting for the import; before any map was built, that is an empty map of the same
+    keys, not ``{"reloading": True}`` alone (a reader of ``details["files"]`` failed)."""
+    (folder / "add.py").write_text(tool_text())
+    source = reg.add_source(DirectorySource(folder))
+    held, release = threading.Event(), threading.Event()
+
+    def reload_elsewhere() -> None:  # as a reload on the watcher's thread holds the lock
+        with source._lock:
+            held.set()
+            release.wait(10)
+
+    other = threading.Thread(target=reload_elsewhere)
+    other.start()
+    try:
+        assert held.wait(10)
+        details = next(s for s in reg.sources() if s.name == source.name).details
+    finally:
+        release.set()
+        other.join(10)
+    assert details["reloading"] is True and details["files"] == {}
+    assert {"path", "conflicts", "watching", "exists"} <= set(details)
+    details = next(s for s in reg.sources() if s.name == source.name).details
+    assert "reloading" not in details and details["files"]["add.py"]["status"] == "ok"
 
 
 def test_initial_scan_loads_every_tool_file(reg: Registry, folder: Path) -> None:
@@ -106,7 +149,7 @@ def test_a_broken_save_keeps_the_last_good_tools(
     assert status["status"] == "error"
     assert message in status["message"] and status["line"] == line
     assert result_of(reg, "add", {"a": 1}) == 3  # the last good version still answers
-    state = next(s for s in reg.sources() if s.name == source.name)
+    state = published_state(reg, source)
     assert state.error and "add.py" in state.error
     assert state.details["files"]["add.py"]["status"] == "error"
     path.write_text(tool_text(expr="a * b"))
