@@ -71,7 +71,7 @@ def test_details_read_during_a_reload_keep_their_shape(reg: Registry, folder: Pa
     waiting for the import; before any map was built, that is an empty map of the same
     keys, not ``{"reloading": True}`` alone (a reader of ``details["files"]`` failed)."""
     (folder / "add.py").write_text(tool_text())
-    source = reg.add_source(DirectorySource(folder))
+    source = reg.add_source(DirectorySource(folder), start=False)  # no watcher to take the lock
     held, release = threading.Event(), threading.Event()
 
     def reload_elsewhere() -> None:  # as a reload on the watcher's thread holds the lock
