@@ -3,7 +3,7 @@ each with the reason, per protocol revision (``{"scenario": "why it fails"}``). 
 to look: ``test_conformance.py`` fails on any other failing required scenario, and also when
 one listed here starts passing (then delete it here).
 
-Every required server scenario passes today, so those lists are empty.
+Every required scenario passes today, server and client, so these lists are empty.
 """
 
 from __future__ import annotations
@@ -11,10 +11,7 @@ from __future__ import annotations
 #: Client scenarios (the nexus MCP client, ``McpSource``) that fail today, with the reason.
 KNOWN_CLIENT_FAILURES: dict[str, dict[str, str]] = {
     "2025-11-25": {},
-    "2026-07-28": {
-        "http-custom-headers": "its second call sends null for a boolean parameter; nexus "
-        "checks arguments against the tool's schema and refuses it before it is sent",
-    },
+    "2026-07-28": {},
 }
 
 #: revision -> scenario -> why it fails today

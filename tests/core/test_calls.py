@@ -239,6 +239,47 @@ def test_from_schema_validates_against_raw_schema(reg: Registry) -> None:
     assert paths == ["$.path", "$.tags[0]"]
 
 
+def test_null_for_an_optional_argument_means_not_given(reg: Registry) -> None:
+    """Agents send null for arguments they leave out: for an optional parameter that does not
+    take null, the default applies (the key is left out for a raw schema); a required one, a
+    parameter that takes null, and a wrong non-null value are unchanged."""
+    calls: list[dict[str, Any]] = []
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string"},
+            "verbose": {"type": "boolean"},
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "cursor": {"type": ["string", "null"]},
+        },
+        "required": ["region"],
+    }
+    reg.add(Tool.from_schema("remote", "", schema, calls.append))
+    reg.call_sync("remote", {"region": "eu", "verbose": None, "limit": None, "cursor": None})
+    assert calls == [{"region": "eu", "cursor": None}]
+    for bad, path in (
+        ({"region": None}, "$.region"),
+        ({"region": "eu", "verbose": 1}, "$.verbose"),
+    ):
+        with pytest.raises(ToolValidationError) as info:
+            reg.call_sync("remote", bad)
+        assert [e.path for e in info.value.errors] == [path]
+
+    @tool
+    def report(
+        title: str, verbose: bool = False, size: int | str = 3, note: str | None = "n"
+    ) -> str:
+        """Write a report."""
+        return f"{title} {verbose} {size} {note}"
+
+    reg.add(report)
+    result = reg.call_sync("report", {"title": "t", "verbose": None, "size": None, "note": None})
+    assert result.value == "t False 3 None"
+    with pytest.raises(ToolValidationError) as info:
+        reg.call_sync("report", {"title": None, "verbose": None})
+    assert [e.path for e in info.value.errors] == ["$.title"]
+
+
 def test_from_schema_handler_gets_context(reg: Registry) -> None:
     async def handler(arguments: dict[str, Any], ctx: ToolContext) -> str:
         return f"{ctx.tool_name}:{arguments['q']}"

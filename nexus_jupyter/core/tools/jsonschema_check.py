@@ -43,7 +43,9 @@ def check_is_object(tool: str, arguments: Mapping[str, Any] | None) -> dict[str,
 
 class JsonSchemaValidator:
     """Checks arguments against ``schema``; JSON strings sent for array/object properties
-    are parsed first, as LLM clients often send them that way."""
+    are parsed first, as LLM clients often send them that way. A ``null`` given for an
+    optional property whose schema does not accept null means "not given" (agents send
+    null for arguments they leave out): it is dropped, not refused."""
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.schema = dict(schema)
@@ -73,15 +75,35 @@ class JsonSchemaValidator:
                     data[name] = json.loads(value)
                 except ValueError:
                     pass
+        errors = self._errors(tool, data)
+        unset = _refused_nulls(data, errors, self.schema.get("required") or ())
+        if unset:
+            data = {key: value for key, value in data.items() if key not in unset}
+            errors = self._errors(tool, data)
+        if errors:
+            raise ToolValidationError(tool, [_field_error(e) for e in errors])
+        return data
+
+    def _errors(self, tool: str, data: dict[str, Any]) -> list[Any]:
         try:
-            errors = sorted(self._get().iter_errors(data), key=lambda e: list(e.absolute_path))
+            return sorted(self._get().iter_errors(data), key=lambda e: list(e.absolute_path))
         except Exception as exc:  # a schema the library cannot evaluate: say so, don't crash
             raise ToolValidationError(
                 tool, [FieldError((), f"the tool's schema cannot be evaluated: {exc}", None)]
             ) from None
-        if errors:
-            raise ToolValidationError(tool, [_field_error(e) for e in errors])
-        return data
+
+
+def _refused_nulls(data: Mapping[str, Any], errors: list[Any], required: Any) -> set[str]:
+    """The optional top-level arguments given as ``null`` that an error is about."""
+    if not errors:
+        return set()
+    required = set(required) if isinstance(required, list | tuple) else set()
+    about = {e.absolute_path[0] for e in errors if len(e.absolute_path) == 1 and e.instance is None}
+    return {
+        key
+        for key in about
+        if isinstance(key, str) and key in data and data[key] is None and key not in required
+    }
 
 
 def _container_only(schema: Mapping[str, Any]) -> bool:

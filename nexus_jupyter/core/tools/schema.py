@@ -118,9 +118,20 @@ class FunctionSchema:
         try:
             validated = self.model.__pydantic_validator__.validate_python(data)
         except ValidationError as exc:
-            raise ToolValidationError(
-                tool_name, pydantic_errors_to_fields(exc, self.param_names)
-            ) from None
+            unset = self._refused_nulls(data, exc)
+            if not unset:
+                raise ToolValidationError(
+                    tool_name, pydantic_errors_to_fields(exc, self.param_names)
+                ) from None
+            # null for an optional argument that does not take None means "not given"
+            # (agents send null for arguments they leave out): its default applies.
+            data = {key: value for key, value in data.items() if key not in unset}
+            try:
+                validated = self.model.__pydantic_validator__.validate_python(data)
+            except ValidationError as again:
+                raise ToolValidationError(
+                    tool_name, pydantic_errors_to_fields(again, self.param_names)
+                ) from None
         values: dict[str, Any] = validated.__dict__
         if not self.renames:
             return dict(values)
@@ -128,6 +139,22 @@ class FunctionSchema:
         for field_name, param in self.renames:
             out[param] = out.pop(field_name)
         return out
+
+    def _refused_nulls(self, data: Mapping[str, Any], exc: ValidationError) -> set[str]:
+        """Arguments given as ``None`` that an error is about and that have a default."""
+        optional = {
+            field.alias or name
+            for name, field in self.model.model_fields.items()
+            if not field.is_required()
+        }
+        return {
+            loc[0]
+            for err in exc.errors(include_url=False)
+            if (loc := err["loc"])
+            and isinstance(loc[0], str)
+            and loc[0] in optional
+            and data.get(loc[0], ...) is None
+        }
 
 
 def pydantic_errors_to_fields(
