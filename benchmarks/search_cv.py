@@ -1,6 +1,7 @@
 """Cross-validated search quality on the dev queries: how the shipped weights generalise.
 
     python benchmarks/search_cv.py [--modes keyword,hybrid] [--folds 5] [--repeats 10]
+                                   [--queries DEV.json ...]
 
 The index's ranking weights were chosen on the toolret dev queries, so its dev figures
 (``search_quality.py``) are in-sample. This re-chooses them inside each fold instead: for
@@ -113,12 +114,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (hybrid)")
+    ap.add_argument(
+        "--queries",
+        action="append",
+        type=Path,
+        default=[],
+        help="dev query files, pooled (default: toolret's queries-dev.json); never the held-out set",
+    )
     args = ap.parse_args(argv)
 
     specs = load_catalog(toolret_dir() / "catalog.json")
-    queries = json.loads((toolret_dir() / "queries-dev.json").read_text())
+    files = args.queries or [toolret_dir() / "queries-dev.json"]
+    if any("heldout" in f.name for f in files):
+        ap.error("the held-out queries are for reporting, not for choosing settings")
+    queries = [q for f in files for q in json.loads(f.read_text())]
     servable = np.array([bool(q["relevant"]) for q in queries])
-    print(f"toolret dev: {servable.sum()} servable + {(~servable).sum()} unservable queries")
+    print(
+        f"{' + '.join(f.name for f in files)}: {servable.sum()} servable + "
+        f"{(~servable).sum()} unservable queries"
+    )
     for mode in args.modes.split(","):
         index = SearchIndex(mode, cache_dir=args.cache_dir)
         index.update(specs)

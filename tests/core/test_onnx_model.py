@@ -55,7 +55,7 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
         " ".join(["a long text that is cut at 256 word pieces"] * 40),
     ]
     reference = MiniLM(_packaged()).encode(texts)
-    fp32 = onnx_model.OnnxMiniLM(_packaged(), quantized=False, cache_root=tmp_path)
+    fp32 = onnx_model.OnnxMiniLM(_packaged(), precision="fp32", cache_root=tmp_path)
     together = fp32.encode(texts)
     assert np.abs(together - reference).max() < 1e-4
     # fp32 texts share runs (a token budget per batch); a text's vector ignores its batch-mates.
@@ -65,29 +65,73 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
     assert 1 < len(batches) < 60 and all(
         ids.size <= onnx_model.TOKEN_BUDGET for _, ids, _ in batches
     )
+    # The default: int8 weight blocks run by MatMulNBits, close to fp32 and batch-independent.
+    block8 = onnx_model.OnnxMiniLM(_packaged(), cache_root=tmp_path)
+    together8 = block8.encode(texts)
+    assert (together8 * reference).sum(axis=1).min() > 0.998  # "x" is the furthest: 0.9989
+    alone8 = np.stack([block8.encode([text])[0] for text in texts])
+    assert np.abs(together8 - alone8).max() < 1e-5
     int8 = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
     cosines = (int8.encode(texts) * reference).sum(axis=1)
     assert cosines.min() > 0.97
-    assert int8.variant == "int8" and fp32.variant == "fp32"
-    # Both files are cached under the cache root and loaded, not rebuilt, next time.
+    assert (block8.variant, int8.variant, fp32.variant) == ("block8", "int8", "fp32")
+    # The files are cached under the cache root and loaded, not rebuilt, next time.
     files = sorted((tmp_path / "models").glob("*.onnx"))
-    assert [f.name.rsplit("-", 1)[-1] for f in files] == ["fp32.onnx", "int8.onnx"]
+    assert [f.name.rsplit("-", 1)[-1] for f in files] == ["block8.onnx", "fp32.onnx", "int8.onnx"]
     stamps = [f.stat().st_mtime_ns for f in files]
     again = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
     assert again.file == int8.file and [f.stat().st_mtime_ns for f in files] == stamps
     assert not list((tmp_path / "models").glob("*.tmp"))
 
 
+def test_block_quantize_round_trips_within_half_a_step(onnx_model: Any) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(0, 0.05, (6, 64)).astype(np.float32)
+    matrix[1, :32] = 0.0  # an all-zero block must not divide by zero
+    values, scales = onnx_model.block_quantize(matrix, block=32)
+    assert values.dtype == np.uint8 and values.shape == (6, 2, 32) and scales.shape == (12,)
+    restored = (values.astype(np.float32) - 128) * scales.reshape(6, 2, 1)
+    step = scales.reshape(6, 2, 1)
+    assert (np.abs(restored - matrix.reshape(6, 2, 32)) <= step / 2 + 1e-7).all()
+    assert values.min() >= 1 and values.max() <= 255  # symmetric: -127..127 around 128
+    with pytest.raises(ValueError, match="blocks of 32"):
+        onnx_model.block_quantize(matrix[:, :40], block=32)
+
+
+def test_a_runtime_without_the_int8_block_kernel_falls_back_to_fp32(
+    onnx_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    import onnxruntime as ort
+
+    real = ort.InferenceSession
+
+    def old_runtime(path: str, *args: Any, **kwargs: Any) -> Any:
+        if path.endswith("block8.onnx"):
+            raise RuntimeError("Could not find an implementation for MatMulNBits(1) node")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", old_runtime)
+    monkeypatch.setattr(onnx_model, "_fallback_said", False)
+    with caplog.at_level(logging.WARNING):
+        model = onnx_model.OnnxMiniLM(_packaged(), cache_root=tmp_path)
+    assert model.variant == "fp32" and model.file.name.endswith("fp32.onnx")
+    assert "upgrade onnxruntime" in caplog.text and "MatMulNBits" in caplog.text
+    assert model.encode(["a text"]).shape == (1, 384)
+
+
 @needs_model
 def test_int8_is_opt_in_and_its_vectors_are_cached_apart(onnx_model: Any, tmp_path: Path) -> None:
     from nexus_jupyter.core.search.embeddings import EmbeddingCache
 
-    assert EmbeddingCache(tmp_path, "int8").key("t") != EmbeddingCache(tmp_path, "fp32").key("t")
+    keys = {EmbeddingCache(tmp_path, v).key("t") for v in ("int8", "fp32", "block8")}
+    assert len(keys) == 3
     full = SearchIndex("hybrid", cache_dir=tmp_path / "a")
     small = SearchIndex({"mode": "hybrid", "quantized": True}, cache_dir=tmp_path / "b")
     assert full._dense is not None and small._dense is not None
-    assert (full._dense.cache.variant, small._dense.cache.variant) == ("fp32", "int8")
-    assert small._dense.model.variant == "int8"
+    assert (full._dense.cache.variant, small._dense.cache.variant) == ("block8", "int8")
+    assert small._dense.model.variant == "int8" and full._dense.model.variant == "block8"
     full.close()
     small.close()
 

@@ -251,6 +251,36 @@ def test_hybrid_finds_tools_described_in_other_words(tmp_path: Path) -> None:
 
 
 @needs_semantic
+def test_a_large_index_ranks_by_keyword_while_the_query_is_encoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From ``SPLIT_AT`` tools the keyword ranking runs on a side thread during the query's
+    encoding and the similarities in two halves; the hits are the same as on one thread."""
+    from nexus_jupyter.core.search import dense as dense_module
+
+    idx = SearchIndex("hybrid", cache_dir=tmp_path)
+    idx.update(CATALOG)
+    queries = ["what's inside the /data folder", "execute a terminal instruction", "rain?"]
+    alone = [[(h.name, h.score) for h in idx.search(q)] for q in queries]
+    threads: set[str] = set()
+    ranking = idx._keyword_ranking
+
+    def recorded(*args: object) -> object:
+        threads.add(threading.current_thread().name)
+        return ranking(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(idx, "_keyword_ranking", recorded)
+    monkeypatch.setattr(dense_module, "SPLIT_AT", 2)
+    idx._dense._queries = type(idx._dense._queries)()  # encode the queries again
+    split = [[(h.name, h.score) for h in idx.search(q)] for q in queries]
+    assert [[n for n, _ in hits] for hits in split] == [[n for n, _ in hits] for hits in alone]
+    scores = [v for hits in split for _, v in hits]
+    assert scores == pytest.approx([v for hits in alone for _, v in hits], abs=1e-3)
+    assert any(name.startswith("nexus-search-keyword") for name in threads)
+    idx.close()
+
+
+@needs_semantic
 def test_embedding_cache_is_reused_across_indexes(tmp_path: Path) -> None:
     first = SearchIndex("hybrid", cache_dir=tmp_path)
     first.update(CATALOG)

@@ -3,12 +3,12 @@
 The weights are read straight from the model folder's ``model.safetensors`` (found by
 :mod:`.model_files`); the ``tokenizers`` package does the WordPiece split. No torch, no
 network. :func:`shared_model` runs them on ONNX Runtime (:mod:`.onnx_model`, the
-``semantic`` extra's ``onnxruntime`` and ``onnx``), in full precision unless asked for int8
+``semantic`` extra's ``onnxruntime`` and ``onnx``), with the encoder layers' weights in int8
+blocks (``"block8"``, vectors within cosine 0.9993 of fp32) unless asked for dynamic int8
 (``search: {quantized: true}``, see :data:`INT8_NOTE`); without those packages it falls back
-to :class:`MiniLM`, the same plain BERT as a numpy forward pass (embeddings, 6 encoder
-layers, mean pooling over real tokens, L2 normalisation), 4-8x slower to embed a catalogue
-cold. Vectors of int8 and fp32 differ (cosine 0.995 on average), so the disk cache keys them
-apart.
+to :class:`MiniLM`, the same plain BERT as a numpy forward pass in fp32 (embeddings, 6
+encoder layers, mean pooling over real tokens, L2 normalisation), 4-8x slower to embed a
+catalogue cold. Each kind of vector is keyed apart in the disk cache (its ``variant``).
 
 Texts are cut at 256 word pieces, as sentence-transformers does for this model. Cutting at
 128 (its training length) doubled encoding speed on long tool texts (13 -> 27 texts/s) but
@@ -76,11 +76,13 @@ def model_dir(model_path: str | Path | None = None) -> Path:
 
 
 def default_variant(quantized: bool = False) -> str:
-    """The vectors :func:`shared_model` makes: ``"int8"`` on ONNX Runtime when asked to
-    quantise, else ``"fp32"`` (ONNX Runtime fp32 and numpy agree to 1e-6)."""
+    """The vectors :func:`shared_model` makes: on ONNX Runtime ``"int8"`` when asked to
+    quantise, else ``"block8"`` (see :mod:`.onnx_model`); ``"fp32"`` from the numpy pass."""
     from .onnx_model import onnx_missing
 
-    return "int8" if quantized and onnx_missing() is None else "fp32"
+    if onnx_missing() is not None:
+        return "fp32"
+    return "int8" if quantized else "block8"
 
 
 def model_cache_root() -> Path:
