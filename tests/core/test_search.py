@@ -281,6 +281,37 @@ def test_a_large_index_ranks_by_keyword_while_the_query_is_encoded(
 
 
 @needs_semantic
+def test_hybrid_confidence_also_reads_the_query_without_its_values(tmp_path: Path) -> None:
+    """Quoted text can outweigh the words that ask for a tool: the request part alone decides
+    the confidence when it is closer; the values still count in the ranking."""
+    idx = SearchIndex("hybrid", cache_dir=tmp_path)
+    idx.update(
+        [
+            ToolSpec("create_issue", "Create an issue in a repository's issue tracker."),
+            ToolSpec("resize_window", "Resize the browser window to a width and height."),
+            ToolSpec("get_weather", "Current weather for a city."),
+        ]
+    )
+    dense = idx._dense
+    assert dense is not None
+    query = (
+        'open an issue: "the login button is misaligned when the browser window is narrow on '
+        'Safari"'
+    )
+    raw = dense.cosines(query, ["create_issue"])["create_issue"]
+    bare = dense.cosines("open an issue:", ["create_issue"])["create_issue"]
+    assert raw < idx.threshold < bare  # by the whole query alone it would not be a hit
+    hits = {h.name: h.score for h in idx.search(query)}
+    assert hits["create_issue"] == pytest.approx(bare, abs=1e-3)
+    plain = idx.search("open an issue")  # no values: the query's own cosine
+    assert plain[0].name == "create_issue"
+    assert plain[0].score == pytest.approx(
+        dense.cosines("open an issue", ["create_issue"])["create_issue"], abs=1e-3
+    )
+    idx.close()
+
+
+@needs_semantic
 def test_embedding_cache_is_reused_across_indexes(tmp_path: Path) -> None:
     first = SearchIndex("hybrid", cache_dir=tmp_path)
     first.update(CATALOG)

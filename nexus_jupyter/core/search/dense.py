@@ -186,6 +186,19 @@ class DenseIndex:
             self.slots[name] = slot
         self._matrix[:, slot] = vecs
 
+    def cosines(self, text: str, names: list[str]) -> dict[str, float]:
+        """Best cosine of ``text`` to the views of each of ``names`` (tools without vectors
+        are left out): a few columns, not the whole matrix."""
+        self.flush()
+        picked = [(name, self.slots[name]) for name in names if name in self.slots]
+        if not picked:
+            return {}
+        vec = self.embed_query(text)
+        columns = [slot for _, slot in picked]
+        with single_threaded_blas():
+            best = (self._matrix[:, columns] @ vec).max(axis=0)
+        return {name: float(value) for (name, _), value in zip(picked, best, strict=True)}
+
     def embed_query(self, text: str) -> np.ndarray:
         vec = self._queries.get(text)
         if vec is None:

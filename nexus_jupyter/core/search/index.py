@@ -33,8 +33,9 @@ The word lists the signals read are data files (:mod:`.vocabulary`).
 - every hit is confident on its own. Its ``score`` is a confidence in [0, 1] on one scale for
   every query of a mode: in keyword mode the share of the query's IDF mass (its rare words
   weigh most) that the tool's fields contain; in hybrid mode the cosine similarity of the
-  query to the tool's nearest embedded view (all-MiniLM-L6-v2: unrelated text sits near 0,
-  a paraphrase of the tool's purpose at 0.5 and above). A hit must reach ``threshold``
+  query (or of the query without its argument values, when that is higher) to the tool's
+  nearest embedded view (all-MiniLM-L6-v2: unrelated text sits near 0, a paraphrase of the
+  tool's purpose at 0.5 and above). A hit must reach ``threshold``
   (:data:`~.confidence.DEFAULT_THRESHOLDS`: 0.1 keyword, 0.2 hybrid) and rank within
   :data:`~.confidence.MARGINS` of the best candidate, so a query one tool fits gets that tool alone. Scores never rise
   down the list (each is capped by the one before), so a caller's own cut keeps a prefix;
@@ -428,7 +429,11 @@ class SearchIndex:
         self, query: str, limit: int, keep: Callable[[ToolSpec], bool] | None, threshold: float
     ) -> list[Candidate]:
         """Fused candidates best first; confidence = the cosine similarity of the query to
-        the tool's nearest view."""
+        the tool's nearest view, or of the query without its argument values when that is
+        higher (quoted text, a URL or a path can outweigh the words that ask for the tool:
+        "file an issue: 'Login button misaligned on Safari'" is about an issue, not a
+        browser; on the two dev query sets this found two more queries' tools in the top
+        five and changed nothing else)."""
         from .dense import SPLIT_AT, side_thread  # numpy: hybrid mode only
 
         assert self._dense is not None
@@ -445,7 +450,9 @@ class SearchIndex:
             finally:
                 keyword = job.result()
         dense = dense_ranking(sims, self._dense.names, pool, self._keep_name(keep))
-        if not dense or dense[0][1] < threshold:
+        bare = " ".join(without_values(query).split())
+        has_values = bool(bare) and bare != " ".join(query.split())
+        if not dense or (dense[0][1] < threshold and not has_values):
             return []  # no tool is that close, so none can be confident
         if keyword is None:
             keyword = self._keyword_ranking(q_terms, pool, keep)
@@ -462,13 +469,15 @@ class SearchIndex:
         fused = dict(self._with_fit(query, list(fused.items()), "hybrid"))
         best_names = sorted(fused, key=lambda n: (-fused[n], n))[: max(_POOL, limit)]
         coverage = self._coverage(best_names, self._keyword.idf(q_terms))
+        request = self._dense.cosines(bare, best_names) if has_values else {}
         in_dense = {name for name, _ in dense}
         out = []
         for name in best_names:
             matched = coverage[name][1] if name in coverage else ()
             if name in in_dense:
                 matched += ("semantic",)
-            out.append(Candidate(name, fused[name], cosine.get(name, 0.0), matched))
+            confidence = max(cosine.get(name, 0.0), request.get(name, 0.0))
+            out.append(Candidate(name, fused[name], confidence, matched))
         return out
 
     def _with_fit(
