@@ -251,6 +251,7 @@ def test_null_for_an_optional_argument_means_not_given(reg: Registry) -> None:
             "verbose": {"type": "boolean"},
             "limit": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
             "cursor": {"type": ["string", "null"]},
+            "note": {"type": "string", "nullable": True},  # OpenAPI: null may mean "clear"
         },
         "required": ["region"],
     }
@@ -260,6 +261,7 @@ def test_null_for_an_optional_argument_means_not_given(reg: Registry) -> None:
     for bad, path in (
         ({"region": None}, "$.region"),
         ({"region": "eu", "verbose": 1}, "$.verbose"),
+        ({"region": "eu", "note": None}, "$.note"),  # kept, so refused, not dropped
     ):
         with pytest.raises(ToolValidationError) as info:
             reg.call_sync("remote", bad)

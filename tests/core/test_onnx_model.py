@@ -105,20 +105,38 @@ def test_a_runtime_without_the_int8_block_kernel_falls_back_to_fp32(
 ) -> None:
     import onnxruntime as ort
 
+    from nexus_jupyter.core.search import embeddings
+    from nexus_jupyter.core.search.dense import DenseIndex
+
+    assert onnx_model.block8_missing() is None  # this machine's ONNX Runtime runs it
     real = ort.InferenceSession
 
-    def old_runtime(path: str, *args: Any, **kwargs: Any) -> Any:
-        if path.endswith("block8.onnx"):
+    def old_runtime(model: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(model, bytes):  # the one-node probe
             raise RuntimeError("Could not find an implementation for MatMulNBits(1) node")
-        return real(path, *args, **kwargs)
+        return real(model, *args, **kwargs)
 
     monkeypatch.setattr(ort, "InferenceSession", old_runtime)
+    monkeypatch.setattr(onnx_model, "_probe", [])
     monkeypatch.setattr(onnx_model, "_fallback_said", False)
+    monkeypatch.setattr(embeddings, "_shared", {})
+    assert "MatMulNBits" in (onnx_model.block8_missing() or "")
     with caplog.at_level(logging.WARNING):
         model = onnx_model.OnnxMiniLM(_packaged(), cache_root=tmp_path)
     assert model.variant == "fp32" and model.file.name.endswith("fp32.onnx")
     assert "upgrade onnxruntime" in caplog.text and "MatMulNBits" in caplog.text
-    assert model.encode(["a text"]).shape == (1, 384)
+    # An index keys its disk cache by the vectors it will really get, before the model loads:
+    # a second index finds every vector the first one embedded.
+    first = DenseIndex(tmp_path / "cache")
+    first.upsert("t", ("A tool that lists files.", "Lists files."))
+    first.flush()
+    assert first.variant == "fp32" and first.encoded == 2
+    second = DenseIndex(tmp_path / "cache")
+    second.upsert("t", ("A tool that lists files.", "Lists files."))
+    second.flush()
+    assert second.encoded == 0
+    first.close()
+    second.close()
 
 
 @needs_model
@@ -130,6 +148,7 @@ def test_int8_is_opt_in_and_its_vectors_are_cached_apart(onnx_model: Any, tmp_pa
     full = SearchIndex("hybrid", cache_dir=tmp_path / "a")
     small = SearchIndex({"mode": "hybrid", "quantized": True}, cache_dir=tmp_path / "b")
     assert full._dense is not None and small._dense is not None
+    assert (full._dense.variant, small._dense.variant) == ("block8", "int8")
     assert (full._dense.cache.variant, small._dense.cache.variant) == ("block8", "int8")
     assert small._dense.model.variant == "int8" and full._dense.model.variant == "block8"
     full.close()

@@ -271,17 +271,35 @@ def test_a_large_index_ranks_by_keyword_while_the_query_is_encoded(
 
     monkeypatch.setattr(idx, "_keyword_ranking", recorded)
     monkeypatch.setattr(dense_module, "SPLIT_AT", 2)
+    monkeypatch.setattr(dense_module.os, "cpu_count", lambda: 2)  # also on a one-core runner
     idx._dense._queries = type(idx._dense._queries)()  # encode the queries again
     split = [[(h.name, h.score) for h in idx.search(q)] for q in queries]
     assert [[n for n, _ in hits] for hits in split] == [[n for n, _ in hits] for hits in alone]
     scores = [v for hits in split for _, v in hits]
     assert scores == pytest.approx([v for hits in alone for _, v in hits], abs=1e-3)
     assert any(name.startswith("nexus-search-keyword") for name in threads)
+    # A filter is the caller's code and runs on the caller's thread: one that uses the index
+    # itself (the index lock is held) must not wait for a side thread forever.
+    threads.clear()
+    done: list[list[str]] = []
+
+    def keep(spec: ToolSpec) -> bool:
+        return bool(idx.select([spec.name]))
+
+    worker = threading.Thread(
+        target=lambda: done.append([h.name for h in idx.search(queries[0], filter=keep)])
+    )
+    worker.start()
+    worker.join(timeout=30)
+    assert done == [[n for n, _ in alone[0]]]
+    assert threads == {worker.name}
     idx.close()
 
 
 @needs_semantic
-def test_hybrid_confidence_also_reads_the_query_without_its_values(tmp_path: Path) -> None:
+def test_hybrid_confidence_also_reads_the_query_without_its_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Quoted text can outweigh the words that ask for a tool: the request part alone decides
     the confidence when it is closer; the values still count in the ranking."""
     idx = SearchIndex("hybrid", cache_dir=tmp_path)
@@ -301,8 +319,18 @@ def test_hybrid_confidence_also_reads_the_query_without_its_values(tmp_path: Pat
     raw = dense.cosines(query, ["create_issue"])["create_issue"]
     bare = dense.cosines("open an issue:", ["create_issue"])["create_issue"]
     assert raw < idx.threshold < bare  # by the whole query alone it would not be a hit
+    idx._dense._queries = type(idx._dense._queries)()
+    runs: list[list[str]] = []
+    encode = idx._dense.model.encode
+
+    def counted(texts: list[str], *args: Any) -> Any:
+        runs.append(list(texts))
+        return encode(texts, *args)
+
+    monkeypatch.setattr(idx._dense.model, "encode", counted)
     hits = {h.name: h.score for h in idx.search(query)}
     assert hits["create_issue"] == pytest.approx(bare, abs=1e-3)
+    assert runs == [[query, "open an issue:"]]  # the query and its bare request in one run
     plain = idx.search("open an issue")  # no values: the query's own cosine
     assert plain[0].name == "create_issue"
     assert plain[0].score == pytest.approx(

@@ -76,10 +76,10 @@ class DenseIndex:
         self._model = model
         self._model_path = model_path
         self._quantized = quantized
-        variant = (
-            getattr(model, "variant", None) if model is not None else default_variant(quantized)
-        )
-        self.cache = EmbeddingCache(cache_dir, variant or "fp32")
+        # The kind of vectors the model makes keys the disk cache; without a model it is
+        # settled on first use (:attr:`variant`), since finding it imports ONNX Runtime.
+        self._variant: str | None = getattr(model, "variant", None) if model is not None else None
+        self.cache = EmbeddingCache(cache_dir, self._variant or "fp32")
         self._queries = QueryCache()
         self.dim = 384
         self.names: list[str] = []
@@ -94,12 +94,21 @@ class DenseIndex:
         self.stopping = threading.Event()
 
     @property
+    def variant(self) -> str:
+        """The kind of vectors this index holds (``"block8"``, ``"fp32"``, ``"int8"``), the
+        same :func:`~.embeddings.default_variant` and the shared model settle on."""
+        return self._settle_variant()
+
+    def _settle_variant(self) -> str:
+        """Settle :attr:`variant` (and so the disk cache's keys) before any cache lookup."""
+        if self._variant is None:
+            self._variant = self.cache.variant = default_variant(self._quantized)
+        return self._variant
+
+    @property
     def model(self) -> Any:
         if self._model is None:
             self._model = shared_model(self._model_path, self._quantized)
-            # The vectors the model really makes (an ONNX Runtime without the int8-block
-            # kernel runs fp32), so the cache never mixes two kinds under one key.
-            self.cache.variant = getattr(self._model, "variant", self.cache.variant)
         return self._model
 
     def upsert(self, name: str, texts: str | tuple[str, ...]) -> None:
@@ -130,6 +139,7 @@ class DenseIndex:
 
     def uncached_texts(self) -> list[str]:
         """Texts of pending tools that the disk cache does not hold yet (under the index lock)."""
+        self._settle_variant()
         keys = {self.cache.key(t): t for views in self._pending.values() for t in views}
         cached = self.cache.get_many(keys)
         return sorted({t for k, t in keys.items() if k not in cached})
@@ -141,6 +151,7 @@ class DenseIndex:
         spreads them over the cores) let a query's embedding slip in between them, and
         :meth:`stop` end the work between two of them (a fraction of a second)."""
         texts = sorted(texts, key=len)
+        self._settle_variant()
         for start in range(0, len(texts), batch):
             if self.stopping.is_set():
                 return
@@ -158,6 +169,7 @@ class DenseIndex:
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
+        self._settle_variant()
         keys = {name: [self.cache.key(t) for t in views] for name, views in pending.items()}
         cached = self.cache.get_many({k for ks in keys.values() for k in ks})
         texts = {k: t for n, ks in keys.items() for k, t in zip(ks, pending[n], strict=True)}
@@ -198,6 +210,13 @@ class DenseIndex:
         with single_threaded_blas():
             best = (self._matrix[:, columns] @ vec).max(axis=0)
         return {name: float(value) for (name, _), value in zip(picked, best, strict=True)}
+
+    def embed_queries(self, texts: list[str]) -> None:
+        """Encode the ``texts`` not cached yet in one run of the model (into the query cache)."""
+        fresh = [t for t in dict.fromkeys(texts) if self._queries.get(t) is None]
+        if fresh:
+            for text, vec in zip(fresh, self.model.encode(fresh), strict=True):
+                self._queries.put(text, vec)
 
     def embed_query(self, text: str) -> np.ndarray:
         vec = self._queries.get(text)

@@ -4,7 +4,7 @@ The weights are read straight from the model folder's ``model.safetensors`` (fou
 :mod:`.model_files`); the ``tokenizers`` package does the WordPiece split. No torch, no
 network. :func:`shared_model` runs them on ONNX Runtime (:mod:`.onnx_model`, the
 ``semantic`` extra's ``onnxruntime`` and ``onnx``), with the encoder layers' weights in int8
-blocks (``"block8"``, vectors within cosine 0.9993 of fp32) unless asked for dynamic int8
+blocks (``"block8"``, vectors within cosine 0.9989 of fp32) unless asked for dynamic int8
 (``search: {quantized: true}``, see :data:`INT8_NOTE`); without those packages it falls back
 to :class:`MiniLM`, the same plain BERT as a numpy forward pass in fp32 (embeddings, 6
 encoder layers, mean pooling over real tokens, L2 normalisation), 4-8x slower to embed a
@@ -82,7 +82,11 @@ def default_variant(quantized: bool = False) -> str:
 
     if onnx_missing() is not None:
         return "fp32"
-    return "int8" if quantized else "block8"
+    if quantized:
+        return "int8"
+    from .onnx_model import block8_missing
+
+    return "block8" if block8_missing() is None else "fp32"
 
 
 def model_cache_root() -> Path:

@@ -61,6 +61,7 @@ import difflib
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -439,19 +440,26 @@ class SearchIndex:
         assert self._dense is not None
         pool = max(_FUSION_POOL, limit)
         q_terms = self._query_terms(query)
-        side = side_thread() if len(self._specs) >= SPLIT_AT else None
+        bare = " ".join(without_values(query).split())
+        has_values = bool(bare) and bare != " ".join(query.split())
+        if has_values:  # both in one run of the model (a text's vector ignores its batch-mates)
+            self._dense.embed_queries([query, bare])
+        # A large index ranks by keyword while the query is encoded, unless a filter must run:
+        # it is the caller's code, which may use this index or expect the caller's thread.
+        large = len(self._specs) >= SPLIT_AT and keep is None
+        side = side_thread() if large else None
         if side is None:
             sims = self._dense.similarities(query)
             keyword = None
-        else:  # a large index ranks by keyword while the query is encoded
+        else:
             job = side.submit(self._keyword_ranking, q_terms, pool, keep)
             try:
                 sims = self._dense.similarities(query)
-            finally:
-                keyword = job.result()
+            except BaseException:
+                wait([job])  # it reads the keyword index: done before the lock is let go
+                raise
+            keyword = job.result()
         dense = dense_ranking(sims, self._dense.names, pool, self._keep_name(keep))
-        bare = " ".join(without_values(query).split())
-        has_values = bool(bare) and bare != " ".join(query.split())
         if not dense or (dense[0][1] < threshold and not has_values):
             return []  # no tool is that close, so none can be confident
         if keyword is None:

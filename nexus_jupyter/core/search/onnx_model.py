@@ -18,12 +18,12 @@ toolret tool texts, 2026-11-27):
 
 - ``"block8"``, the default: each weight matrix of the encoder layers stored as int8 in blocks
   of 32 inputs with a scale per block, run by ONNX Runtime's ``MatMulNBits`` with int8
-  arithmetic on activations quantised per row and block. Vectors within cosine 0.9993 of
+  arithmetic on activations quantised per row and block. Vectors within cosine 0.9989 of
   fp32 (mean 0.9997); one query in 2.6-3.2 ms against fp32's 5.3-5.5 ms (a short query is
   bound by reading 42 MB of fp32 weights, a quarter of that here); cold embedding 1.2-1.3x
-  fp32. Dev retrieval: recall@1 one query lower on the toolret dev queries, one higher on the
-  second dev set, recall@5 unchanged on both. ONNX Runtime builds without the 8-bit kernel
-  fall back to fp32 (logged once).
+  fp32 on one thread, 1.0-1.15x on two. Dev retrieval: recall@1 one query lower on the
+  toolret dev queries, one higher on the second dev set, recall@5 unchanged on both. An ONNX Runtime that cannot run the 8-bit
+  kernel (:func:`block8_missing`, checked once) runs fp32 instead (logged once).
 - ``"fp32"``: the model as it ships; agrees with the numpy pass to 1e-6.
 - ``"int8"`` (``search: {quantized: true}``): dynamic quantisation of weights (per channel)
   and activations (per tensor): 2x fp32 cold, but the vectors move more (cosine mean 0.994)
@@ -52,6 +52,7 @@ __all__ = [
     "PRECISIONS",
     "TOKEN_BUDGET",
     "OnnxMiniLM",
+    "block8_missing",
     "block_quantize",
     "build_graph",
     "onnx_missing",
@@ -67,11 +68,72 @@ BUILDER_VERSION = "1"
 _OPSET = 17
 #: The graphs :class:`OnnxMiniLM` can run (see the module docstring); the first is the default.
 PRECISIONS: tuple[str, ...] = ("block8", "fp32", "int8")
-#: Inputs per int8 block of ``"block8"`` (16 gave the same dev figures and ran slower; 64 and
-#: 128 ran faster but moved the vectors more: cosine mean 0.9996 and 0.9993, and 128 lost
-#: three dev queries at rank 1).
+#: Inputs per int8 block of ``"block8"``. 16 gave the same dev figures and ran slower; 64 and
+#: 128 ran faster but moved the vectors more (cosine mean 0.9996 and 0.9993), and 128 lost
+#: three dev queries at rank 1. Changing it needs a new ``BUILDER_VERSION`` and a new variant
+#: name, since cached graphs and vectors are keyed by those.
 BLOCK = 32
+_probe_lock = threading.Lock()
+_probe: list[str | None] = []  # [why block8 cannot run, or None], once per process
 _fallback_said = False
+
+
+def block8_missing() -> str | None:
+    """Why this ONNX Runtime cannot run ``"block8"``, or ``None`` when it can. Checked once
+    per process by running one ``MatMulNBits`` node (8 bits, int8 arithmetic) against numpy:
+    the 8-bit kernel for x86 came with ONNX Runtime 1.22."""
+    with _probe_lock:
+        if not _probe:
+            _probe.append(_probe_block8())
+        return _probe[0]
+
+
+def _probe_block8() -> str | None:
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+
+        rng = np.random.default_rng(0)
+        weight = rng.normal(0, 1, (64, 64)).astype(np.float32)
+        values, scales = block_quantize(weight)
+        x = rng.normal(0, 1, (2, 64)).astype(np.float32)
+        node = helper.make_node(
+            "MatMulNBits",
+            ["x", "b", "s"],
+            ["y"],
+            domain="com.microsoft",
+            K=64,
+            N=64,
+            bits=8,
+            block_size=BLOCK,
+            accuracy_level=4,
+        )
+        graph = helper.make_graph(
+            [node],
+            "probe",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 64])],
+            initializer=[
+                numpy_helper.from_array(values, "b"),
+                numpy_helper.from_array(scales, "s"),
+            ],
+        )
+        opsets = [helper.make_opsetid("", _OPSET), helper.make_opsetid("com.microsoft", 1)]
+        model = helper.make_model(graph, opset_imports=opsets)
+        model.ir_version = 8
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        session = ort.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
+        got = session.run(None, {"x": x})[0]
+    except Exception as exc:  # any failure means: run fp32 instead
+        return f"ONNX Runtime cannot run MatMulNBits with 8 bits ({str(exc).splitlines()[0][:160]})"
+    restored = (values.astype(np.float32) - 128) * scales.reshape(64, 2, 1)
+    expected = x @ restored.reshape(64, 64).T
+    if not np.allclose(got, expected, atol=0.05 * float(np.abs(expected).max())):
+        return "ONNX Runtime's 8-bit MatMulNBits gave wrong results"
+    return None
 
 
 def block_quantize(matrix: np.ndarray, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
@@ -309,24 +371,18 @@ class OnnxMiniLM:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
 
-        self.file = model_file(path, precision, cache_root)
-        try:
-            self._session = session(self.file, 1)
-        except Exception as exc:  # an ONNX Runtime without the 8-bit MatMulNBits kernel
-            if precision != "block8":
-                raise
+        if precision == "block8" and block8_missing() is not None:
             global _fallback_said
             if not _fallback_said:
                 _fallback_said = True
                 log.warning(
-                    "ONNX Runtime %s cannot run the int8-block sentence model (%s); using "
-                    "fp32 (upgrade onnxruntime for faster queries).",
-                    ort.__version__,
-                    str(exc).splitlines()[0][:200],
+                    "%s; the sentence model runs in fp32 (upgrade onnxruntime to 1.22 or later "
+                    "for faster queries).",
+                    block8_missing(),
                 )
             precision = "fp32"
-            self.file = model_file(path, precision, cache_root)
-            self._session = session(self.file, 1)
+        self.file = model_file(path, precision, cache_root)
+        self._session = session(self.file, 1)
         self.precision = self.variant = precision
         self.quantized = precision == "int8"  # per-tensor activations: one text per run
         # One thread per session run, and batches spread over the cores by the caller's

@@ -76,7 +76,7 @@ class JsonSchemaValidator:
                 except ValueError:
                     pass
         errors = self._errors(tool, data)
-        unset = _refused_nulls(data, errors, self.schema.get("required") or ())
+        unset = _refused_nulls(data, errors, self.schema)
         if unset:
             data = {key: value for key, value in data.items() if key not in unset}
             errors = self._errors(tool, data)
@@ -93,16 +93,27 @@ class JsonSchemaValidator:
             ) from None
 
 
-def _refused_nulls(data: Mapping[str, Any], errors: list[Any], required: Any) -> set[str]:
-    """The optional top-level arguments given as ``null`` that an error is about."""
+def _refused_nulls(
+    data: Mapping[str, Any], errors: list[Any], schema: Mapping[str, Any]
+) -> set[str]:
+    """The optional top-level arguments given as ``null`` that an error is about. A property
+    marked ``nullable: true`` (OpenAPI's way to allow null, which JSON Schema ignores) keeps
+    its null: there it may mean "clear this", so it is refused, not dropped."""
     if not errors:
         return set()
+    required = schema.get("required")
     required = set(required) if isinstance(required, list | tuple) else set()
+    props = schema.get("properties")
+    props = props if isinstance(props, Mapping) else {}
     about = {e.absolute_path[0] for e in errors if len(e.absolute_path) == 1 and e.instance is None}
     return {
         key
         for key in about
-        if isinstance(key, str) and key in data and data[key] is None and key not in required
+        if isinstance(key, str)
+        and key in data
+        and data[key] is None
+        and key not in required
+        and not (isinstance(props.get(key), Mapping) and props[key].get("nullable") is True)
     }
 
 
