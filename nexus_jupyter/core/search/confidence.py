@@ -14,10 +14,11 @@ Thresholds, margins and penalties were chosen on the toolret dev queries only
 folds' servable queries without hits and costs them no recall@5 (a hit below the threshold is
 dropped). That is 0.2 in hybrid mode (60% of unservable dev queries empty, 1.1% of servable;
 0.25 empties 70% / 1.1% but drops relevant hits: dev recall@5 0.922 -> 0.889), and 0.1 or
-0.15 in keyword mode, which give the same figures (0.2 empties 7.8% of servable). The margins cut the mean page from 9
-hits to about 5 (keyword) and 7 (hybrid) with no other change; the penalty leaves 5 (keyword) and 6 (hybrid) of the 7
-dev queries that name such a service with no hits (the one left in hybrid asks to pay an
-invoice, which the catalogue's invoice tool does elsewhere).
+0.15 in keyword mode, which give the same figures (0.2 empties 7.8% of servable). The
+margins cut the mean page from 9 hits to about 5 (keyword) and 7 (hybrid) with no other
+change; the penalty leaves 5 (keyword) and 6 (hybrid) of the 7 dev queries that name such a
+service with no hits (the one left in hybrid asks to pay an invoice, which the catalogue's
+invoice tool does elsewhere).
 
 >>> [c.name for c in confident([Candidate("a", 2.0, 0.6), Candidate("b", 1.8, 0.3)], 0.2, 1.0)]
 ['a', 'b']

@@ -22,8 +22,9 @@ toolret tool texts, 2026-11-27):
   fp32 (mean 0.9997); one query in 2.6-3.2 ms against fp32's 5.3-5.5 ms (a short query is
   bound by reading 42 MB of fp32 weights, a quarter of that here); cold embedding 1.2-1.3x
   fp32 on one thread, 1.0-1.15x on two. Dev retrieval: recall@1 one query lower on the
-  toolret dev queries, one higher on the second dev set, recall@5 unchanged on both. An ONNX Runtime that cannot run the 8-bit
-  kernel (:func:`block8_missing`, checked once) runs fp32 instead (logged once).
+  toolret dev queries, one higher on the second dev set, recall@5 unchanged on both. An ONNX
+  Runtime that cannot run the 8-bit kernel (:func:`block8_missing`, checked once) runs fp32
+  instead (logged once).
 - ``"fp32"``: the model as it ships; agrees with the numpy pass to 1e-6.
 - ``"int8"`` (``search: {quantized: true}``): dynamic quantisation of weights (per channel)
   and activations (per tensor): 2x fp32 cold, but the vectors move more (cosine mean 0.994)
