@@ -312,10 +312,7 @@ def test_hybrid_confidence_also_reads_the_query_without_its_values(
     )
     dense = idx._dense
     assert dense is not None
-    query = (
-        'open an issue: "the login button is misaligned when the browser window is narrow on '
-        'Safari"'
-    )
+    query = 'open an issue: "resizing the browser window to 800 pixels wide hides the menu"'
     raw = dense.cosines(query, ["create_issue"])["create_issue"]
     bare = dense.cosines("open an issue:", ["create_issue"])["create_issue"]
     assert raw < idx.threshold < bare  # by the whole query alone it would not be a hit

@@ -431,8 +431,8 @@ class SearchIndex:
     ) -> list[Candidate]:
         """Fused candidates best first; confidence = the cosine similarity of the query to
         the tool's nearest view, or of the query without its argument values when that is
-        higher (quoted text, a URL or a path can outweigh the words that ask for the tool:
-        "file an issue: 'Login button misaligned on Safari'" is about an issue, not a
+        higher (quoted text, a URL or a path can outweigh the words that ask for the tool: a
+        request to open an issue that quotes a browser bug is about an issue, not the
         browser; on the two dev query sets this found two more queries' tools in the top
         five and changed nothing else)."""
         from .dense import SPLIT_AT, side_thread  # numpy: hybrid mode only

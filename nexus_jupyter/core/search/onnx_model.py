@@ -54,6 +54,7 @@ __all__ = [
     "TOKEN_BUDGET",
     "OnnxMiniLM",
     "block8_missing",
+    "block8_node",
     "block_quantize",
     "build_graph",
     "onnx_missing",
@@ -98,19 +99,8 @@ def _probe_block8() -> str | None:
         weight = rng.normal(0, 1, (64, 64)).astype(np.float32)
         values, scales = block_quantize(weight)
         x = rng.normal(0, 1, (2, 64)).astype(np.float32)
-        node = helper.make_node(
-            "MatMulNBits",
-            ["x", "b", "s"],
-            ["y"],
-            domain="com.microsoft",
-            K=64,
-            N=64,
-            bits=8,
-            block_size=BLOCK,
-            accuracy_level=4,
-        )
         graph = helper.make_graph(
-            [node],
+            [block8_node("x", "b", "s", "y", weight.shape)],
             "probe",
             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
             [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 64])],
@@ -135,6 +125,24 @@ def _probe_block8() -> str | None:
     if not np.allclose(got, expected, atol=0.05 * float(np.abs(expected).max())):
         return "ONNX Runtime's 8-bit MatMulNBits gave wrong results"
     return None
+
+
+def block8_node(x: str, values: str, scales: str, out: str, shape: tuple[int, ...]) -> Any:
+    """The ``MatMulNBits`` node that multiplies ``x`` by a ``[out, in]`` weight of ``shape``
+    stored by :func:`block_quantize` (8 bits, int8 arithmetic)."""
+    from onnx import helper
+
+    return helper.make_node(
+        "MatMulNBits",
+        [x, values, scales],
+        [out],
+        domain="com.microsoft",
+        K=shape[1],
+        N=shape[0],
+        bits=8,
+        block_size=BLOCK,
+        accuracy_level=4,  # int8 arithmetic on activations quantised per row and block
+    )
 
 
 def block_quantize(matrix: np.ndarray, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
@@ -199,23 +207,8 @@ def build_graph(
         values, scales = block_quantize(matrix)
         count[0] += 1
         product = f"matmulnbits_{count[0]}"
-        nodes.append(
-            helper.make_node(
-                "MatMulNBits",
-                [
-                    x,
-                    const(prefix + ".weight_q8", values, np.uint8),
-                    const(prefix + ".scales", scales),
-                ],
-                [product],
-                domain="com.microsoft",
-                K=matrix.shape[1],
-                N=matrix.shape[0],
-                bits=8,
-                block_size=BLOCK,
-                accuracy_level=4,  # int8 arithmetic
-            )
-        )
+        b = const(prefix + ".weight_q8", values, np.uint8)
+        nodes.append(block8_node(x, b, const(prefix + ".scales", scales), product, matrix.shape))
         return op("Add", [product, weight(prefix + ".bias")])
 
     def layer_norm(x: str, prefix: str) -> str:
