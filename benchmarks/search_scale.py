@@ -15,8 +15,8 @@ results shows up; not for hybrid, whose reused vectors described below make it m
 synthetic tool would take minutes on a laptop CPU, so tool vectors are real embeddings of
 the first 256 tools reused round-robin; query cost does not depend on which vectors are
 stored. It then measures cold embedding (no disk cache) of the same tools' texts, three views
-per tool as the index embeds them, with the shipped encoder (ONNX Runtime, int8 weight blocks)
-next to the same graph in fp32, the opt-in int8 graph and the numpy forward pass, in tools/s,
+per tool as the index embeds them, with the shipped encoder (ONNX Runtime, smoothed int8)
+next to the int8-block graph, fp32, the opt-in int8 graph and the numpy forward pass, in tools/s,
 in the same run: medians of paired
 rounds (``--cold-rounds``), each running every encoder once, and the median per-round ratio.
 """
@@ -355,7 +355,10 @@ def bench_cold_embedding(specs: list[ToolSpec], count: int, rounds: int) -> dict
 
     texts = sorted({t for spec in specs[:count] for t in embedding_texts(spec)}, key=len)
     encoders = {
-        "shipped (onnx block8)": shared_model(),
+        "shipped (onnx smooth8)": shared_model(),
+        "onnx block8": OnnxMiniLM(
+            model_dir(), precision="block8", cache_root=Path(tempfile.mkdtemp())
+        ),
         "onnx fp32": OnnxMiniLM(model_dir(), precision="fp32", cache_root=Path(tempfile.mkdtemp())),
         "onnx int8 (opt-in)": OnnxMiniLM(
             model_dir(), quantized=True, cache_root=Path(tempfile.mkdtemp())

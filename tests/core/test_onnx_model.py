@@ -65,23 +65,82 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
     assert 1 < len(batches) < 60 and all(
         ids.size <= onnx_model.TOKEN_BUDGET for _, ids, _ in batches
     )
-    # The default: int8 weight blocks run by MatMulNBits, close to fp32 and batch-independent.
-    block8 = onnx_model.OnnxMiniLM(_packaged(), cache_root=tmp_path)
+    # The default: int8 on smoothed activations, close to fp32; a text runs alone.
+    smooth8 = onnx_model.OnnxMiniLM(_packaged(), cache_root=tmp_path)
+    cosines = (smooth8.encode(texts) * reference).sum(axis=1)
+    assert cosines.min() > 0.998  # "x" is the furthest: 0.9984
+    assert smooth8.quantized and smooth8.variant == "smooth8"
+    # int8 weight blocks run by MatMulNBits: close to fp32 and batch-independent.
+    block8 = onnx_model.OnnxMiniLM(_packaged(), precision="block8", cache_root=tmp_path)
     together8 = block8.encode(texts)
     assert (together8 * reference).sum(axis=1).min() > 0.998  # "x" is the furthest: 0.9989
     alone8 = np.stack([block8.encode([text])[0] for text in texts])
     assert np.abs(together8 - alone8).max() < 1e-5
     int8 = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
-    cosines = (int8.encode(texts) * reference).sum(axis=1)
-    assert cosines.min() > 0.97
+    int8_cosines = (int8.encode(texts) * reference).sum(axis=1)
+    assert int8_cosines.min() > 0.97
+    # Smoothing is what keeps the default's int8 close: without it, every text moves more.
+    assert (int8_cosines < cosines).all()
     assert (block8.variant, int8.variant, fp32.variant) == ("block8", "int8", "fp32")
     # The files are cached under the cache root and loaded, not rebuilt, next time.
     files = sorted((tmp_path / "models").glob("*.onnx"))
-    assert [f.name.rsplit("-", 1)[-1] for f in files] == ["block8.onnx", "fp32.onnx", "int8.onnx"]
+    assert [f.name.rsplit("-", 1)[-1] for f in files] == [
+        "block8.onnx",
+        "fp32.onnx",
+        "int8.onnx",
+        "smooth8.onnx",
+    ]
     stamps = [f.stat().st_mtime_ns for f in files]
     again = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
     assert again.file == int8.file and [f.stat().st_mtime_ns for f in files] == stamps
     assert not list((tmp_path / "models").glob("*.tmp"))
+
+
+@needs_model
+def test_smoothing_narrows_the_activation_ranges_and_leaves_the_model_unchanged(
+    onnx_model: Any,
+) -> None:
+    import json
+
+    import numpy as np
+    import onnxruntime as ort
+
+    from nexus_jupyter.core.search.embeddings import MiniLM, load_safetensors
+
+    path = _packaged()
+    config = json.loads((path / "config.json").read_text())
+    weights = load_safetensors(path / "model.safetensors")
+    model = MiniLM(path)
+    maxima = model.input_maxima(onnx_model.calibration_texts())
+    layers = int(config["num_hidden_layers"])
+    assert len(maxima) == 6 * layers and all(
+        m.shape == (384,) or m.shape == (1536,) for m in maxima.values()
+    )
+    scales = onnx_model.smoothing_scales(weights, maxima, layers)
+    assert len(scales) == 3 * layers and all((s > 0).all() for s in scales.values())
+    # What smoothing is for: the widest channel of each smoothed input is much closer to the
+    # typical one afterwards (one int8 range then covers them all with finer steps).
+    for key, factors in scales.items():
+        seen = maxima[key + ".query" if key.endswith(".self") else key]
+        before = seen.max() / np.median(seen)
+        after = (seen / factors).max() / np.median(seen / factors)
+        assert after < before, key
+    # The fp32 graph with the smoothing folded in computes the same function.
+    texts = ["List the files in a directory.", "x", "Convert 20 euros to dollars."]
+    reference = model.encode(texts)
+    graph = onnx_model.build_graph(weights, config, "fp32", scales)
+    session = ort.InferenceSession(graph.SerializeToString(), providers=["CPUExecutionProvider"])
+    for text, expected in zip(texts, reference, strict=True):
+        ids = np.array([model.tokenizer.encode(text).ids], dtype=np.int64)
+        out = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+        assert np.abs(out - expected).max() < 1e-5
+    with pytest.raises(ValueError, match="smoothing factors"):
+        onnx_model.build_graph(weights, config, "smooth8")
+    # The calibration texts are prose written for it: no empty lines, no comments.
+    calibration = onnx_model.calibration_texts()
+    assert len(calibration) >= 40 and not any(
+        t.startswith("#") or not t.strip() for t in calibration
+    )
 
 
 def test_block_quantize_round_trips_within_half_a_step(onnx_model: Any) -> None:
@@ -143,14 +202,15 @@ def test_a_runtime_without_the_int8_block_kernel_falls_back_to_fp32(
 def test_int8_is_opt_in_and_its_vectors_are_cached_apart(onnx_model: Any, tmp_path: Path) -> None:
     from nexus_jupyter.core.search.embeddings import EmbeddingCache
 
-    keys = {EmbeddingCache(tmp_path, v).key("t") for v in ("int8", "fp32", "block8")}
-    assert len(keys) == 3
+    variants = ("int8", "fp32", "block8", "smooth8")
+    keys = {EmbeddingCache(tmp_path, v).key("t") for v in variants}
+    assert len(keys) == 4
     full = SearchIndex("hybrid", cache_dir=tmp_path / "a")
     small = SearchIndex({"mode": "hybrid", "quantized": True}, cache_dir=tmp_path / "b")
     assert full._dense is not None and small._dense is not None
-    assert (full._dense.variant, small._dense.variant) == ("block8", "int8")
-    assert (full._dense.cache.variant, small._dense.cache.variant) == ("block8", "int8")
-    assert small._dense.model.variant == "int8" and full._dense.model.variant == "block8"
+    assert (full._dense.variant, small._dense.variant) == ("smooth8", "int8")
+    assert (full._dense.cache.variant, small._dense.cache.variant) == ("smooth8", "int8")
+    assert small._dense.model.variant == "int8" and full._dense.model.variant == "smooth8"
     full.close()
     small.close()
 

@@ -95,7 +95,7 @@ class DenseIndex:
 
     @property
     def variant(self) -> str:
-        """The kind of vectors this index holds (``"block8"``, ``"fp32"``, ``"int8"``), the
+        """The kind of vectors this index holds (``"smooth8"``, ``"fp32"``, ``"int8"``), the
         same :func:`~.embeddings.default_variant` and the shared model settle on."""
         return self._settle_variant()
 

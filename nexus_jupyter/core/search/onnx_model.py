@@ -13,23 +13,34 @@ Graph: token, position (a ``Slice`` of the table by the input's length: a ``Rang
 embeddings, LayerNorm, six encoder layers (attention with a -1e9 bias on padding, exact
 GELU through ``Erf``), mean pooling over real tokens, L2 normalisation.
 
-Precisions (:data:`PRECISIONS`), measured on this project's 2-core machine (one thread, the
-toolret tool texts, 2026-11-27):
+Precisions (:data:`PRECISIONS`), measured on this project's 2-core machine (the toolret tool
+texts, 2026-11-27):
 
-- ``"block8"``, the default: each weight matrix of the encoder layers stored as int8 in blocks
-  of 32 inputs with a scale per block, run by ONNX Runtime's ``MatMulNBits`` with int8
-  arithmetic on activations quantised per row and block. Vectors within cosine 0.9989 of
-  fp32 (mean 0.9997); one query in 2.6-3.2 ms against fp32's 5.3-5.5 ms (a short query is
-  bound by reading 42 MB of fp32 weights, a quarter of that here); cold embedding 1.2-1.3x
-  fp32 on one thread, 1.0-1.15x on two. Dev retrieval: recall@1 one query lower on the
-  toolret dev queries, one higher on the second dev set, recall@5 unchanged on both. An ONNX
-  Runtime that cannot run the 8-bit kernel (:func:`block8_missing`, checked once) runs fp32
-  instead (logged once).
+- ``"smooth8"``, the default: int8 arithmetic with SmoothQuant (Xiao et al., 2022). BERT's
+  activations have a few channels far larger than the rest, so one int8 range per input
+  (dynamic quantisation) loses the small ones; here each such channel is divided by a factor
+  and the weight's matching input column multiplied by it (:func:`smoothing_scales`, from
+  the activation ranges of ``data/calibration.txt``), then the query, key, value, attention
+  output and first feed-forward MatMuls are quantised dynamically (weights per channel,
+  activations per tensor). The feed-forward's second MatMul, whose input (after GELU) stayed
+  too uneven for one range, keeps its weights in int8 blocks (as ``"block8"``). Vectors within
+  cosine 0.9989 of fp32 (mean 0.9995); cold embedding 1.6-2x fp32 (67-72 against 36-39
+  toolret tools/s, two threads); one query in 1.9 ms (fp32 4.4, block8 2.7). Dev retrieval
+  in hybrid mode equal to fp32's on the toolret dev queries (recall@1 0.800, recall@5
+  0.933), one query lower at rank 5 on the second dev set. A text runs alone, since its
+  activations' range would depend on its batch-mates.
+- ``"block8"``: each weight matrix of the encoder layers stored as int8 in blocks of 32 inputs
+  with a scale per block, run by ONNX Runtime's ``MatMulNBits`` with int8 arithmetic on
+  activations quantised per row and block. Vectors within cosine 0.9989 of fp32 (mean
+  0.9997); one query in 2.6-3.2 ms; cold embedding only 1.0-1.15x fp32 on two threads (the
+  8-bit kernel gains little on many rows). Dev recall@1 one query lower than fp32.
 - ``"fp32"``: the model as it ships; agrees with the numpy pass to 1e-6.
-- ``"int8"`` (``search: {quantized: true}``): dynamic quantisation of weights (per channel)
-  and activations (per tensor): 2x fp32 cold, but the vectors move more (cosine mean 0.994)
-  and dev recall@1 is 2 points lower; a text runs alone, since its activations' scale
-  would depend on its batch-mates.
+- ``"int8"`` (``search: {quantized: true}``): dynamic quantisation of every MatMul without
+  smoothing: 2x fp32 cold, but the vectors move more (cosine mean 0.994) and dev recall@1 is
+  2 points lower; one text per run, as ``"smooth8"``.
+
+``"smooth8"`` and ``"block8"`` need ONNX Runtime's 8-bit ``MatMulNBits`` (1.22 or later,
+:func:`block8_missing`, checked once); without it fp32 runs instead (logged once).
 """
 
 from __future__ import annotations
@@ -51,13 +62,16 @@ from .embeddings import load_safetensors, model_cache_root, padded_batches
 __all__ = [
     "BUILDER_VERSION",
     "PRECISIONS",
+    "SMOOTHING",
     "TOKEN_BUDGET",
     "OnnxMiniLM",
     "block8_missing",
     "block8_node",
     "block_quantize",
     "build_graph",
+    "calibration_texts",
     "onnx_missing",
+    "smoothing_scales",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,7 +83,12 @@ TOKEN_BUDGET = 512
 BUILDER_VERSION = "1"
 _OPSET = 17
 #: The graphs :class:`OnnxMiniLM` can run (see the module docstring); the first is the default.
-PRECISIONS: tuple[str, ...] = ("block8", "fp32", "int8")
+PRECISIONS: tuple[str, ...] = ("smooth8", "block8", "fp32", "int8")
+#: SmoothQuant's migration strength for ``"smooth8"``: how much of an input channel's range
+#: moves into the weight. 0.6-0.8 kept vectors equally close to fp32 on toolret tool texts
+#: (cosine mean 0.9995); 0.3 and 0.85 moved them more.
+SMOOTHING = 0.7
+_QKV = ("query", "key", "value")
 #: Inputs per int8 block of ``"block8"``. 16 gave the same dev figures and ran slower; 64 and
 #: 128 ran faster but moved the vectors more (cosine mean 0.9996 and 0.9993), and 128 lost
 #: three dev queries at rank 1. Changing it needs a new ``BUILDER_VERSION`` and a new variant
@@ -167,14 +186,59 @@ def onnx_missing() -> str | None:
     return ", ".join(missing) or None
 
 
+def calibration_texts() -> list[str]:
+    """The texts ``"smooth8"`` is calibrated on (``data/calibration.txt``, written for it)."""
+    raw = (Path(__file__).parent / "data" / "calibration.txt").read_text(encoding="utf-8")
+    return [line for line in raw.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def smoothing_scales(
+    weights: dict[str, np.ndarray], maxima: dict[str, np.ndarray], layers: int
+) -> dict[str, np.ndarray]:
+    """SmoothQuant's per-channel factors for ``"smooth8"``: per encoder layer, one vector for
+    the input the query, key and value projections share (``...attention.self``), one for
+    the attention output's input (``...attention.output.dense``) and one for the
+    feed-forward's first input (``...intermediate.dense``). Channel ``j``'s factor is
+    ``max|x_j| ** a / max|w_j| ** (1 - a)`` with :data:`SMOOTHING` as ``a``: dividing the
+    input by it and multiplying the weight's input column by it leaves the product unchanged
+    but moves the few very large activation channels into the weight, where they are
+    quantised per output channel, so the per-tensor activation range shrinks."""
+
+    def factor(inputs: np.ndarray, matrices: list[np.ndarray]) -> np.ndarray:
+        weight_max = np.max([np.abs(m).max(axis=0) for m in matrices], axis=0)
+        out = np.maximum(inputs, 1e-5) ** SMOOTHING / np.maximum(weight_max, 1e-5) ** (
+            1 - SMOOTHING
+        )
+        return out.astype(np.float32)
+
+    scales: dict[str, np.ndarray] = {}
+    for n in range(layers):
+        p = f"encoder.layer.{n}."
+        qkv = [np.asarray(weights[f"{p}attention.self.{k}.weight"]) for k in _QKV]
+        scales[p + "attention.self"] = factor(maxima[p + "attention.self.query"], qkv)
+        for key in ("attention.output.dense", "intermediate.dense"):
+            scales[p + key] = factor(maxima[p + key], [np.asarray(weights[p + key + ".weight"])])
+    return scales
+
+
 def build_graph(
-    weights: dict[str, np.ndarray], config: dict[str, Any], precision: str = "fp32"
+    weights: dict[str, np.ndarray],
+    config: dict[str, Any],
+    precision: str = "fp32",
+    smoothing: dict[str, np.ndarray] | None = None,
 ) -> Any:
     """The sentence encoder as an ``onnx.ModelProto`` (inputs ``input_ids`` and
     ``attention_mask``, int64 ``[batch, seq]``; output ``sentence_embedding``, ``[batch, dim]``).
     ``"block8"`` stores the encoder layers' weight matrices as int8 blocks
     (:func:`block_quantize`); ``"fp32"`` and ``"int8"`` build the fp32 graph (``"int8"`` is
-    quantised afterwards, by :func:`model_file`)."""
+    quantised afterwards, by :func:`model_file`). ``"smooth8"`` needs ``smoothing``
+    (:func:`smoothing_scales`): it divides each smoothed input by its factors (for the
+    attention output, inside the value projection's weights) and multiplies the weights by
+    them, and keeps the feed-forward's second MatMul in int8 blocks; :func:`model_file` then
+    quantises the other MatMuls dynamically."""
+    if precision == "smooth8" and smoothing is None:
+        raise ValueError("the smooth8 graph needs smoothing factors (smoothing_scales)")
+    smoothing = smoothing or {}
     from onnx import TensorProto, helper, numpy_helper
 
     dim, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
@@ -199,17 +263,32 @@ def build_graph(
         nodes.append(helper.make_node(kind, inputs, [out], **attrs))
         return out
 
-    def linear(x: str, prefix: str) -> str:
-        if precision != "block8":
-            product = op("MatMul", [x, weight(prefix + ".weight", True)])
-            return op("Add", [product, weight(prefix + ".bias")])
+    def linear(
+        x: str,
+        prefix: str,
+        columns: np.ndarray | None = None,
+        rows: np.ndarray | None = None,
+        blocks: bool = precision == "block8",
+    ) -> str:
+        """``x @ W.T + b``; ``columns`` multiplies W's input columns (smoothing its input),
+        ``rows`` divides its output rows and the bias (smoothing the next layer's input);
+        ``blocks`` stores W as int8 blocks run by ``MatMulNBits``."""
         matrix = np.asarray(weights[prefix + ".weight"], dtype=np.float32)
+        bias_value = np.asarray(weights[prefix + ".bias"], dtype=np.float32)
+        if columns is not None:
+            matrix = matrix * columns[None, :]
+        if rows is not None:
+            matrix, bias_value = matrix / rows[:, None], bias_value / rows
+        bias_name = const(prefix + ".bias", bias_value)
+        if not blocks:
+            product = op("MatMul", [x, const(prefix + ".weight", matrix.T)])
+            return op("Add", [product, bias_name])
         values, scales = block_quantize(matrix)
         count[0] += 1
         product = f"matmulnbits_{count[0]}"
         b = const(prefix + ".weight_q8", values, np.uint8)
         nodes.append(block8_node(x, b, const(prefix + ".scales", scales), product, matrix.shape))
-        return op("Add", [product, weight(prefix + ".bias")])
+        return op("Add", [product, bias_name])
 
     def layer_norm(x: str, prefix: str) -> str:
         gamma, beta = weight(prefix + ".weight"), weight(prefix + ".bias")
@@ -234,30 +313,36 @@ def build_graph(
     scale = const("scale", 1.0 / np.sqrt(head))
     half, root2 = const("half", 0.5), const("root2", np.sqrt(2.0))
 
+    def smoothed(x: str, key: str) -> tuple[str, np.ndarray | None]:
+        """``x`` divided by the smoothing factors ``key`` names, and those factors."""
+        if key not in smoothing:
+            return x, None
+        return op("Mul", [x, const(key + ".smooth", 1.0 / smoothing[key])]), smoothing[key]
+
     for n in range(layers):
         p = f"encoder.layer.{n}."
+        x_qkv, qkv_columns = smoothed(x, p + "attention.self")
+        out_columns = smoothing.get(p + "attention.output.dense")
 
-        q, k, v = (
-            op(
-                "Transpose",
-                [op("Reshape", [linear(x, p + f"attention.self.{name}"), split_shape])],
-                perm=perm,
-            )
-            for name, perm in (
-                ("query", [0, 2, 1, 3]),
-                ("key", [0, 2, 3, 1]),  # transposed for Q @ K
-                ("value", [0, 2, 1, 3]),
-            )
-        )
+        projected = {}
+        for name in _QKV:
+            rows = out_columns if name == "value" else None
+            vectors = linear(x_qkv, p + f"attention.self.{name}", qkv_columns, rows)
+            projected[name] = op("Reshape", [vectors, split_shape])
+        q = op("Transpose", [projected["query"]], perm=[0, 2, 1, 3])
+        k = op("Transpose", [projected["key"]], perm=[0, 2, 3, 1])  # transposed for Q @ K
+        v = op("Transpose", [projected["value"]], perm=[0, 2, 1, 3])
         scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), bias])
         context = op("MatMul", [op("Softmax", [scores], axis=-1), v])
         merged = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merge_shape])
-        attended = linear(merged, p + "attention.output.dense")
+        attended = linear(merged, p + "attention.output.dense", out_columns)
         x = layer_norm(op("Add", [x, attended]), p + "attention.output.LayerNorm")
-        inner = linear(x, p + "intermediate.dense")
+        x_up, up_columns = smoothed(x, p + "intermediate.dense")
+        inner = linear(x_up, p + "intermediate.dense", up_columns)
         erf = op("Erf", [op("Div", [inner, root2])])
         gelu = op("Mul", [op("Mul", [inner, half]), op("Add", [one, erf])])
-        x = layer_norm(op("Add", [x, linear(gelu, p + "output.dense")]), p + "output.LayerNorm")
+        down = linear(gelu, p + "output.dense", blocks=precision in ("block8", "smooth8"))
+        x = layer_norm(op("Add", [x, down]), p + "output.LayerNorm")
 
     mask3 = op("Unsqueeze", [mask, const("axes_2", [2], np.int64)])
     axis1 = const("axes_1", [1], np.int64)
@@ -272,7 +357,7 @@ def build_graph(
     out = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", dim])
     graph = helper.make_graph(nodes, "minilm", [ids, attention], [out], initializer=inits)
     opsets = [helper.make_opsetid("", _OPSET)]
-    if precision == "block8":
+    if precision in ("block8", "smooth8"):
         opsets.append(helper.make_opsetid("com.microsoft", 1))
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
@@ -301,10 +386,17 @@ def model_file(path: Path, precision: str, cache_root: Path | None = None) -> Pa
     import onnx
 
     config = json.loads((path / "config.json").read_text())
-    graph = build_graph(load_safetensors(path / "model.safetensors"), config, precision)
+    weights = load_safetensors(path / "model.safetensors")
+    smoothing = None
+    if precision == "smooth8":
+        from .embeddings import MiniLM
+
+        maxima = MiniLM(path).input_maxima(calibration_texts())
+        smoothing = smoothing_scales(weights, maxima, int(config["num_hidden_layers"]))
+    graph = build_graph(weights, config, precision, smoothing)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        if precision == "int8":
+        if precision in ("int8", "smooth8"):
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
             fp32 = tmp.with_suffix(".fp32")
@@ -318,6 +410,7 @@ def model_file(path: Path, precision: str, cache_root: Path | None = None) -> Pa
                     str(tmp),
                     weight_type=QuantType.QInt8,
                     per_channel=True,
+                    op_types_to_quantize=["MatMul"],
                 )
             finally:
                 quiet.setLevel(level)
@@ -334,7 +427,7 @@ def model_file(path: Path, precision: str, cache_root: Path | None = None) -> Pa
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 on ONNX Runtime; :meth:`encode` returns unit vectors (n, 384).
 
-    ``precision`` is one of :data:`PRECISIONS` (default ``"block8"``); ``quantized=True``
+    ``precision`` is one of :data:`PRECISIONS` (default ``"smooth8"``); ``quantized=True``
     is short for ``"int8"``. :attr:`variant` names the vectors the graph makes (the
     embedding cache keys on it): the precision that actually runs."""
 
@@ -365,7 +458,7 @@ class OnnxMiniLM:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
 
-        if precision == "block8" and block8_missing() is not None:
+        if precision in ("smooth8", "block8") and block8_missing() is not None:
             global _fallback_said
             if not _fallback_said:
                 _fallback_said = True
@@ -378,7 +471,8 @@ class OnnxMiniLM:
         self.file = model_file(path, precision, cache_root)
         self._session = session(self.file, 1)
         self.precision = self.variant = precision
-        self.quantized = precision == "int8"  # per-tensor activations: one text per run
+        # Activations quantised per tensor: one text per run (see encode).
+        self.quantized = precision in ("smooth8", "int8")
         # One thread per session run, and batches spread over the cores by the caller's
         # threads: ORT splitting each op across two threads makes every op wait for the
         # slower one, so a busy core halved throughput (on this shared 2-core machine: 42
@@ -396,9 +490,9 @@ class OnnxMiniLM:
         :data:`TOKEN_BUDGET` word pieces with padding (padding is masked out and block8
         quantises each row on its own, so a text's vector does not depend on its batch-mates,
         to 1e-6): many short texts share one run, whose fixed cost dominated them one at a
-        time, and a long one runs nearly alone. int8 texts run one at a time
-        (``batch_size`` 1): activations are quantised over the whole input, so in a batch a
-        text's vector moved with its batch-mates.
+        time, and a long one runs nearly alone. smooth8 and int8 texts run one at a time
+        (``batch_size`` 1): their activations are quantised over the whole input, so in a
+        batch a text's vector moved with its batch-mates.
         """
         budget = None if self.quantized else TOKEN_BUDGET
         if batch_size is None:
