@@ -212,7 +212,9 @@ class DenseIndex:
         return {name: float(value) for (name, _), value in zip(picked, best, strict=True)}
 
     def embed_queries(self, texts: list[str]) -> None:
-        """Encode the ``texts`` not cached yet in one run of the model (into the query cache)."""
+        """Encode the ``texts`` not cached yet in one call of the model (into the query cache):
+        one run for fp32 and block8, one run per text on the model's threads for smooth8 and
+        int8."""
         fresh = [t for t in dict.fromkeys(texts) if self._queries.get(t) is None]
         if fresh:
             for text, vec in zip(fresh, self.model.encode(fresh), strict=True):

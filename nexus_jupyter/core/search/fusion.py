@@ -28,7 +28,9 @@ read-only tools, by ``readOnlyHint``) matched against the query (0.755-0.780); z
 view before the max (0.762). Most remaining misses need reasoning a 6-layer model does not
 do (a verb that names the outcome of a review rather than the review tool's own words).
 A query-side server-name match (the query names a tool's server) added nothing (0.802 with
-slots; the embedding already weighs the name).
+slots; the embedding already weighs the name). Scaling the cosine z-scores down when the best
+cosine is low (a weak embedding race against a clear keyword winner; 2026-11-27, both dev
+sets) moved recall@1 up on one set and down on the other, pooled 0.716-0.721 against 0.726.
 """
 
 from __future__ import annotations

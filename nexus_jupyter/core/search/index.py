@@ -442,7 +442,7 @@ class SearchIndex:
         q_terms = self._query_terms(query)
         bare = " ".join(without_values(query).split())
         has_values = bool(bare) and bare != " ".join(query.split())
-        if has_values:  # both in one run of the model (a text's vector ignores its batch-mates)
+        if has_values:  # both in one call of the model (a text's vector ignores its batch-mates)
             self._dense.embed_queries([query, bare])
         # A large index ranks by keyword while the query is encoded, unless a filter must run:
         # it is the caller's code, which may use this index or expect the caller's thread.
