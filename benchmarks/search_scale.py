@@ -347,6 +347,7 @@ def bench_cold_embedding(specs: list[ToolSpec], count: int, rounds: int) -> dict
     """Median tools/s embedding the views of ``count`` tools from nothing, per encoder, over
     ``rounds`` rounds that run every encoder once each (so a load spike from other processes
     hits all of them alike), and the median per-round ratio to the numpy pass."""
+    import shutil
     import tempfile
 
     from nexus_jupyter.core.search.embeddings import MiniLM, model_dir, shared_model
@@ -354,15 +355,17 @@ def bench_cold_embedding(specs: list[ToolSpec], count: int, rounds: int) -> dict
     from nexus_jupyter.core.search.text import embedding_texts
 
     texts = sorted({t for spec in specs[:count] for t in embedding_texts(spec)}, key=len)
+    scratch = Path(tempfile.mkdtemp(prefix="nexus-models-"))  # graphs built for this run
+
+    def onnx(precision: str) -> OnnxMiniLM:
+        return OnnxMiniLM(model_dir(), precision=precision, cache_root=scratch)
+
+    shipped = shared_model()
     encoders = {
-        "shipped (onnx smooth8)": shared_model(),
-        "onnx block8": OnnxMiniLM(
-            model_dir(), precision="block8", cache_root=Path(tempfile.mkdtemp())
-        ),
-        "onnx fp32": OnnxMiniLM(model_dir(), precision="fp32", cache_root=Path(tempfile.mkdtemp())),
-        "onnx int8 (opt-in)": OnnxMiniLM(
-            model_dir(), quantized=True, cache_root=Path(tempfile.mkdtemp())
-        ),
+        f"shipped (onnx {shipped.variant})": shipped,
+        "onnx block8": onnx("block8"),
+        "onnx fp32": onnx("fp32"),
+        "onnx int8 (opt-in)": onnx("int8"),
         "numpy (previous)": MiniLM(model_dir()),
     }
     for encoder in encoders.values():
@@ -374,6 +377,7 @@ def bench_cold_embedding(specs: list[ToolSpec], count: int, rounds: int) -> dict
             for start in range(0, len(texts), 64):  # chunks by length, as the index embeds
                 encoder.encode(texts[start : start + 64])
             rates[label].append(count / (time.perf_counter() - t0))
+    shutil.rmtree(scratch, ignore_errors=True)
     out = {label: statistics.median(r) for label, r in rates.items()}
     numpy_rates = rates["numpy (previous)"]
     for label, r in rates.items():

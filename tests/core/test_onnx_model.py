@@ -67,9 +67,13 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
     )
     # The default: int8 on smoothed activations, close to fp32; a text runs alone.
     smooth8 = onnx_model.OnnxMiniLM(_packaged(), cache_root=tmp_path)
-    cosines = (smooth8.encode(texts) * reference).sum(axis=1)
+    together_s8 = smooth8.encode(texts)
+    cosines = (together_s8 * reference).sum(axis=1)
     assert cosines.min() > 0.998  # "x" is the furthest: 0.9984
-    assert smooth8.quantized and smooth8.variant == "smooth8"
+    assert smooth8.one_text_per_run and smooth8.variant == "smooth8"
+    # One activation range per run, so each text runs alone: its batch-mates never move it.
+    alone_s8 = np.stack([smooth8.encode([text])[0] for text in texts])
+    assert np.abs(together_s8 - alone_s8).max() < 1e-6
     # int8 weight blocks run by MatMulNBits: close to fp32 and batch-independent.
     block8 = onnx_model.OnnxMiniLM(_packaged(), precision="block8", cache_root=tmp_path)
     together8 = block8.encode(texts)
@@ -83,13 +87,36 @@ def test_the_graph_built_from_the_packaged_weights_matches_the_numpy_pass(
     assert (int8_cosines < cosines).all()
     assert (block8.variant, int8.variant, fp32.variant) == ("block8", "int8", "fp32")
     # The files are cached under the cache root and loaded, not rebuilt, next time.
-    files = sorted((tmp_path / "models").glob("*.onnx"))
+    files = sorted((tmp_path / "models").glob("*.onnx"), key=lambda f: f.name.rsplit("-", 1)[1])
     assert [f.name.rsplit("-", 1)[-1] for f in files] == [
         "block8.onnx",
         "fp32.onnx",
         "int8.onnx",
         "smooth8.onnx",
     ]
+    # Each graph holds the kernels its precision names: smooth8 runs five MatMuls per layer
+    # in int8 and the feed-forward's second in int8 blocks, and keeps the word-embedding
+    # table in fp32; plain int8 quantises every MatMul and the table.
+    import onnx
+
+    def kinds(file: Path) -> dict[str, int]:
+        graph = onnx.load(str(file)).graph
+        found: dict[str, int] = {}
+        for node in graph.node:
+            found[node.op_type] = found.get(node.op_type, 0) + 1
+        tables = [i.name for i in graph.initializer if "word_embeddings" in i.name]
+        found["quantised table"] = int(any("quantized" in name for name in tables))
+        return found
+
+    by_precision = {f.name.rsplit("-", 1)[1].removesuffix(".onnx"): kinds(f) for f in files}
+    layers = 6
+    assert by_precision["smooth8"].get("MatMulInteger") == 5 * layers
+    assert by_precision["smooth8"].get("MatMulNBits") == layers
+    assert by_precision["smooth8"]["quantised table"] == 0
+    assert by_precision["int8"].get("MatMulInteger") == 6 * layers
+    assert by_precision["int8"]["quantised table"] == 1
+    assert by_precision["block8"].get("MatMulNBits") == 6 * layers
+    assert "MatMulInteger" not in by_precision["fp32"] and "MatMulNBits" not in by_precision["fp32"]
     stamps = [f.stat().st_mtime_ns for f in files]
     again = onnx_model.OnnxMiniLM(_packaged(), quantized=True, cache_root=tmp_path)
     assert again.file == int8.file and [f.stat().st_mtime_ns for f in files] == stamps
@@ -136,11 +163,82 @@ def test_smoothing_narrows_the_activation_ranges_and_leaves_the_model_unchanged(
         assert np.abs(out - expected).max() < 1e-5
     with pytest.raises(ValueError, match="smoothing factors"):
         onnx_model.build_graph(weights, config, "smooth8")
-    # The calibration texts are prose written for it: no empty lines, no comments.
-    calibration = onnx_model.calibration_texts()
-    assert len(calibration) >= 40 and not any(
-        t.startswith("#") or not t.strip() for t in calibration
-    )
+
+
+def test_smoothing_factors_balance_the_input_against_its_weights(onnx_model: Any) -> None:
+    import numpy as np
+
+    # One layer, 4 input channels; channel 2 of the input is 100x the others.
+    inputs = np.array([1.0, 2.0, 100.0, 0.0], dtype=np.float32)
+    query = np.array([[0.5, 1.0, 0.2, 0.0], [0.1, 0.5, 0.1, 0.0]], dtype=np.float32)
+    key = np.array([[2.0, 0.1, 0.1, 0.0]], dtype=np.float32)
+    value = np.zeros((1, 4), dtype=np.float32)
+    other = np.array([[1.0, 1.0, 1.0, 1.0]], dtype=np.float32)
+    p = "encoder.layer.0."
+    weights = {
+        p + "attention.self.query.weight": query,
+        p + "attention.self.key.weight": key,
+        p + "attention.self.value.weight": value,
+        p + "attention.output.dense.weight": other,
+        p + "intermediate.dense.weight": other,
+    }
+    maxima = {
+        p + "attention.self.query": inputs,
+        p + "attention.output.dense": inputs,
+        p + "intermediate.dense": inputs,
+    }
+    scales = onnx_model.smoothing_scales(weights, maxima, 1)
+    a = onnx_model.SMOOTHING
+    # query, key and value share their input, so one factor per channel, from the largest
+    # weight of the three in that input column: 2.0, 1.0, 0.2; an all-zero column and an
+    # input channel that never fired are floored, not divided by zero.
+    shared = np.array([2.0, 1.0, 0.2, 1e-5])
+    expected = np.maximum(inputs, 1e-5) ** a / shared ** (1 - a)
+    assert np.allclose(scales[p + "attention.self"], expected, rtol=1e-5)
+    assert np.allclose(scales[p + "intermediate.dense"], np.maximum(inputs, 1e-5) ** a, rtol=1e-5)
+    assert set(scales) == {
+        p + "attention.self",
+        p + "attention.output.dense",
+        p + "intermediate.dense",
+    }
+    # After smoothing, the largest input channel is far closer to the typical one.
+    smoothed = inputs[:3] / scales[p + "intermediate.dense"][:3]
+    assert smoothed.max() / smoothed.min() < (inputs[:3].max() / inputs[:3].min()) ** 0.5
+
+
+def test_the_smooth8_recipe_keys_its_files_and_vectors(
+    onnx_model: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from nexus_jupyter.core.search.embeddings import EmbeddingCache
+
+    assert onnx_model.recipe("fp32") == "" and onnx_model.recipe("block8") == ""
+    before = onnx_model.recipe("smooth8")
+    key_before = EmbeddingCache(tmp_path, "smooth8").key("list files")
+    onnx_model.recipe.cache_clear()
+    monkeypatch.setattr(onnx_model, "SMOOTHING", 0.5)
+    try:
+        after = onnx_model.recipe("smooth8")
+        key_after = EmbeddingCache(tmp_path, "smooth8").key("list files")
+    finally:
+        onnx_model.recipe.cache_clear()
+    assert len(before) == 8 and after != before
+    assert key_after != key_before  # vectors of another calibration are not reused
+
+
+@needs_model
+def test_building_a_quantised_graph_quiets_only_the_quantiser(
+    onnx_model: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # ONNX Runtime's quantiser logs advice on the root logger while the graph is built; the
+    # build hides those records and nothing else, and leaves the root logger as it was.
+    root = logging.getLogger()
+    filters = list(root.filters)
+    with caplog.at_level(logging.INFO):
+        onnx_model.model_file(_packaged(), "int8", tmp_path)
+        logging.getLogger().warning("the application's own warning")
+    assert not [r for r in caplog.records if "quantization" in Path(r.pathname).parts]
+    assert "the application's own warning" in caplog.text
+    assert root.filters == filters
 
 
 def test_block_quantize_round_trips_within_half_a_step(onnx_model: Any) -> None:
@@ -183,7 +281,7 @@ def test_a_runtime_without_the_int8_block_kernel_falls_back_to_fp32(
     with caplog.at_level(logging.WARNING):
         model = onnx_model.OnnxMiniLM(_packaged(), cache_root=tmp_path)
     assert model.variant == "fp32" and model.file.name.endswith("fp32.onnx")
-    assert "upgrade onnxruntime" in caplog.text and "MatMulNBits" in caplog.text
+    assert "pip install -U onnxruntime" in caplog.text and "MatMulNBits" in caplog.text
     # An index keys its disk cache by the vectors it will really get, before the model loads:
     # a second index finds every vector the first one embedded.
     first = DenseIndex(tmp_path / "cache")

@@ -47,7 +47,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.2}
 #: units (keyword) and in standard deviations of cosine (hybrid). Chosen by cross-validation
 #: (``benchmarks/search_cv.py``, the narrowest that costs the training folds no recall@5): on
 #: the toolret dev queries alone hybrid chose 3 with the fp32 encoder and 4 with the int8-block
-#: one; on them pooled with the second dev set 4
+#: and the smoothed int8 ones; on them pooled with the second dev set 4
 #: (recall@5 0.900 -> 0.911 on the pooled 190 servable queries, 5.8 -> 7.1 hits per query).
 MARGINS: dict[str, float] = {"keyword": 0.5, "hybrid": 4.0}
 #: Confidence taken off every candidate of a query that names a service no tool mentions: a

@@ -4,8 +4,8 @@ The weights are read straight from the model folder's ``model.safetensors`` (fou
 :mod:`.model_files`); the ``tokenizers`` package does the WordPiece split. No torch, no
 network. :func:`shared_model` runs them on ONNX Runtime (:mod:`.onnx_model`, the
 ``semantic`` extra's ``onnxruntime`` and ``onnx``), in int8 with SmoothQuant (``"smooth8"``,
-vectors within cosine 0.9989 of fp32) unless asked for plain dynamic int8
-(``search: {quantized: true}``, see :data:`INT8_NOTE`); without those packages it falls back
+vectors within cosine 0.998 of fp32) unless asked for plain dynamic int8
+(``search: {quantized: true}``, see the note on int8 below); without those packages it falls back
 to :class:`MiniLM`, the same plain BERT as a numpy forward pass in fp32 (embeddings, 6
 encoder layers, mean pooling over real tokens, L2 normalisation), 4-8x slower to embed a
 catalogue cold. Each kind of vector is keyed apart in the disk cache (its ``variant``).
@@ -54,14 +54,14 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-#: Why int8 is opt-in: on the toolret dev queries in hybrid mode, fp32 gives recall@1 0.800,
-#: recall@5 0.922, MRR 0.849; int8 per channel (weights and activations of every MatMul)
-#: gave 0.778 / 0.911 / 0.836 with one text per run and 0.767 / 0.889 / 0.823 in batches of
-#: 32 (a batch shares one activation range), and int8 on the feed-forward MatMuls only
-#: 0.744 / 0.911 / 0.811: each more than a point below. It embeds about twice as fast as fp32
-#: (69-80 against 40 toolret tools/s, same run, load 4.5; numpy 9.5). The default
-#: ``"smooth8"`` keeps fp32's dev figures at 1.6-2x its speed by smoothing the activations first.
-INT8_NOTE = "int8 costs 1-6 points of dev recall@1 for about 2x cold embedding speed"
+# Why plain int8 is opt-in: on the toolret dev queries in hybrid mode, fp32 gives recall@1 0.800,
+# recall@5 0.922, MRR 0.849; int8 per channel (weights and activations of every MatMul)
+# gave 0.778 / 0.911 / 0.836 with one text per run and 0.767 / 0.889 / 0.823 in batches of
+# 32 (a batch shares one activation range), and int8 on the feed-forward MatMuls only
+# 0.744 / 0.911 / 0.811: each more than a point below. It embeds about twice as fast as fp32
+# (69-80 against 40 toolret tools/s, same run, load 4.5; numpy 9.5). The default
+# ``"smooth8"`` keeps fp32's dev figures at 1.6-2x its speed by smoothing the activations
+# first, which leaves plain int8 only 1.0-1.2x faster than the default.
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
@@ -327,7 +327,7 @@ _shared_lock = threading.Lock()
 
 def shared_model(model_path: str | Path | None = None, quantized: bool = False) -> Any:
     """One encoder per process and model folder, loaded on first use: ONNX Runtime when its
-    packages are installed (the first run ever builds the graph, about 2 s; later ones load
+    packages are installed (the first run ever builds the graph, 2-3 s; later ones load
     it in 0.1 s), else :class:`MiniLM`. Its ``encode(texts)`` returns unit vectors and its
     ``variant`` names the vectors (:func:`default_variant`)."""
     key = (str(model_path) if model_path else None, quantized)
@@ -348,6 +348,15 @@ def shared_model(model_path: str | Path | None = None, quantized: bool = False) 
                 model = MiniLM(path)
             _shared[key] = model
         return model
+
+
+def _vector_kind(variant: str) -> str:
+    """``variant`` plus whatever else makes its vectors (a calibration: see
+    :func:`.onnx_model.recipe`), so vectors of an older recipe are never reused."""
+    from .onnx_model import recipe
+
+    made = recipe(variant)
+    return f"{variant}\0{made}" if made else variant
 
 
 class EmbeddingCache:
@@ -377,7 +386,7 @@ class EmbeddingCache:
 
     def key(self, text: str) -> str:
         # fp32 keys are the ones earlier versions wrote, so their caches stay valid.
-        model = MODEL_ID if self.variant == "fp32" else f"{MODEL_ID}\0{self.variant}"
+        model = MODEL_ID if self.variant == "fp32" else f"{MODEL_ID}\0{_vector_kind(self.variant)}"
         return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:

@@ -1,12 +1,14 @@
 """all-MiniLM-L6-v2 on ONNX Runtime: the shipped weights as an ONNX graph, built at first use.
 
 :class:`OnnxMiniLM` encodes like :class:`~.embeddings.MiniLM` (same tokenizer, same
-forward pass, same unit vectors) about ten times faster: ONNX Runtime fuses and threads
-what the numpy pass does op by op. The graph is written here with ``onnx.helper`` from the
-``model.safetensors`` the model folder holds (no torch, no download, no exported file to
-trust) in one of three :data:`PRECISIONS`, and saved under the user cache dir
-(``$NEXUS_CACHE_DIR/models`` or ``~/.cache/nexus_jupyter/models``), keyed by the weights
-file and this builder's version, so later processes load it in a fraction of a second.
+forward pass, nearly the same unit vectors), 5-6.5x as fast cold as the numpy pass and a
+query in 1.9 ms: ONNX Runtime fuses and threads what the numpy pass does op by op, in int8.
+The graph is written here with ``onnx.helper`` from the ``model.safetensors`` the model
+folder holds (no torch, no download, no exported file to trust) in one of the four
+:data:`PRECISIONS`, and saved under the user cache dir (``$NEXUS_CACHE_DIR/models`` or
+``~/.cache/nexus_jupyter/models``), keyed by the weights file, this builder's version and
+the precision's recipe (:func:`recipe`), so later processes load it in a fraction of a
+second.
 
 Graph: token, position (a ``Slice`` of the table by the input's length: a ``Range`` +
 ``Gather`` passes the checker but ORT's optimiser then fails on it) and token-type
@@ -24,7 +26,7 @@ texts, 2026-11-27):
   output and first feed-forward MatMuls are quantised dynamically (weights per channel,
   activations per tensor). The feed-forward's second MatMul, whose input (after GELU) stayed
   too uneven for one range, keeps its weights in int8 blocks (as ``"block8"``). Vectors within
-  cosine 0.9989 of fp32 (mean 0.9995); cold embedding 1.6-2x fp32 (67-72 against 36-39
+  cosine 0.998 of fp32 (mean 0.9995); cold embedding 1.6-2x fp32 (67-72 against 36-40
   toolret tools/s, two threads); one query in 1.9 ms (fp32 4.4, block8 2.7). Dev retrieval
   in hybrid mode equal to fp32's on the toolret dev queries (recall@1 0.800, recall@5
   0.933), one query lower at rank 5 on the second dev set. A text runs alone, since its
@@ -36,15 +38,17 @@ texts, 2026-11-27):
   8-bit kernel gains little on many rows). Dev recall@1 one query lower than fp32.
 - ``"fp32"``: the model as it ships; agrees with the numpy pass to 1e-6.
 - ``"int8"`` (``search: {quantized: true}``): dynamic quantisation of every MatMul without
-  smoothing: 2x fp32 cold, but the vectors move more (cosine mean 0.994) and dev recall@1 is
-  2 points lower; one text per run, as ``"smooth8"``.
+  smoothing (the word-embedding table too): 2x fp32 cold, only 1.0-1.2x smooth8, and the
+  vectors move more (cosine mean 0.995): dev recall@1 2 points lower; one text per run, as
+  ``"smooth8"``.
 
-``"smooth8"`` and ``"block8"`` need ONNX Runtime's 8-bit ``MatMulNBits`` (1.22 or later,
-:func:`block8_missing`, checked once); without it fp32 runs instead (logged once).
+``"smooth8"`` and ``"block8"`` need ONNX Runtime's 8-bit ``MatMulNBits`` (1.22 or later on
+x86, :func:`block8_missing`, checked once); without it fp32 runs instead (logged once).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -57,7 +61,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
-from .embeddings import load_safetensors, model_cache_root, padded_batches
+from .embeddings import MiniLM, load_safetensors, model_cache_root, padded_batches
 
 __all__ = [
     "BUILDER_VERSION",
@@ -71,6 +75,7 @@ __all__ = [
     "build_graph",
     "calibration_texts",
     "onnx_missing",
+    "recipe",
     "smoothing_scales",
 ]
 
@@ -86,9 +91,16 @@ _OPSET = 17
 PRECISIONS: tuple[str, ...] = ("smooth8", "block8", "fp32", "int8")
 #: SmoothQuant's migration strength for ``"smooth8"``: how much of an input channel's range
 #: moves into the weight. 0.6-0.8 kept vectors equally close to fp32 on toolret tool texts
-#: (cosine mean 0.9995); 0.3 and 0.85 moved them more.
+#: (cosine mean 0.9995); 0.3 and 0.85 moved them more. Part of :func:`recipe`, as are the
+#: calibration texts, so changing either rebuilds the graph and re-embeds the tools.
 SMOOTHING = 0.7
 _QKV = ("query", "key", "value")
+#: Precisions whose feed-forward's second MatMul runs as int8 blocks (``MatMulNBits``).
+_BLOCK_KERNEL = frozenset({"block8", "smooth8"})
+#: Precisions quantised dynamically after the graph is built: activations per tensor, so a
+#: text runs alone (see :meth:`OnnxMiniLM.encode`).
+_DYNAMIC = frozenset({"int8", "smooth8"})
+_quantize_lock = threading.Lock()
 #: Inputs per int8 block of ``"block8"``. 16 gave the same dev figures and ran slower; 64 and
 #: 128 ran faster but moved the vectors more (cosine mean 0.9996 and 0.9993), and 128 lost
 #: three dev queries at rank 1. Changing it needs a new ``BUILDER_VERSION`` and a new variant
@@ -192,6 +204,17 @@ def calibration_texts() -> list[str]:
     return [line for line in raw.splitlines() if line.strip() and not line.startswith("#")]
 
 
+@functools.cache
+def recipe(precision: str) -> str:
+    """What else than the weights and :data:`BUILDER_VERSION` decides ``precision``'s numbers,
+    as a short hash (``""`` when nothing does): for ``"smooth8"`` the calibration texts,
+    :data:`SMOOTHING` and :data:`BLOCK`. Model files and cached vectors are keyed by it."""
+    if precision != "smooth8":
+        return ""
+    made_of = json.dumps([calibration_texts(), SMOOTHING, BLOCK])
+    return hashlib.sha256(made_of.encode()).hexdigest()[:8]
+
+
 def smoothing_scales(
     weights: dict[str, np.ndarray], maxima: dict[str, np.ndarray], layers: int
 ) -> dict[str, np.ndarray]:
@@ -251,9 +274,8 @@ def build_graph(
         inits.append(numpy_helper.from_array(np.ascontiguousarray(value, dtype=dtype), name))
         return name
 
-    def weight(key: str, transpose: bool = False) -> str:
-        value = np.asarray(weights[key], dtype=np.float32)
-        return const(key, value.T if transpose else value)
+    def weight(key: str) -> str:
+        return const(key, np.asarray(weights[key], dtype=np.float32))
 
     count = [0]
 
@@ -268,7 +290,7 @@ def build_graph(
         prefix: str,
         columns: np.ndarray | None = None,
         rows: np.ndarray | None = None,
-        blocks: bool = precision == "block8",
+        blocks: bool = False,
     ) -> str:
         """``x @ W.T + b``; ``columns`` multiplies W's input columns (smoothing its input),
         ``rows`` divides its output rows and the bias (smoothing the next layer's input);
@@ -313,6 +335,8 @@ def build_graph(
     scale = const("scale", 1.0 / np.sqrt(head))
     half, root2 = const("half", 0.5), const("root2", np.sqrt(2.0))
 
+    every_matmul_in_blocks = precision == "block8"
+
     def smoothed(x: str, key: str) -> tuple[str, np.ndarray | None]:
         """``x`` divided by the smoothing factors ``key`` names, and those factors."""
         if key not in smoothing:
@@ -322,12 +346,17 @@ def build_graph(
     for n in range(layers):
         p = f"encoder.layer.{n}."
         x_qkv, qkv_columns = smoothed(x, p + "attention.self")
-        out_columns = smoothing.get(p + "attention.output.dense")
+        # The attention output's input is the heads' mix of value vectors: attention mixes
+        # word pieces, never channels, so dividing the value projection's output channel j
+        # (its row j and bias j) divides that input's channel j.
+        context_factors = smoothing.get(p + "attention.output.dense")
 
         projected = {}
         for name in _QKV:
-            rows = out_columns if name == "value" else None
-            vectors = linear(x_qkv, p + f"attention.self.{name}", qkv_columns, rows)
+            rows = context_factors if name == "value" else None
+            vectors = linear(
+                x_qkv, p + f"attention.self.{name}", qkv_columns, rows, every_matmul_in_blocks
+            )
             projected[name] = op("Reshape", [vectors, split_shape])
         q = op("Transpose", [projected["query"]], perm=[0, 2, 1, 3])
         k = op("Transpose", [projected["key"]], perm=[0, 2, 3, 1])  # transposed for Q @ K
@@ -335,13 +364,15 @@ def build_graph(
         scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), bias])
         context = op("MatMul", [op("Softmax", [scores], axis=-1), v])
         merged = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merge_shape])
-        attended = linear(merged, p + "attention.output.dense", out_columns)
+        attended = linear(
+            merged, p + "attention.output.dense", context_factors, None, every_matmul_in_blocks
+        )
         x = layer_norm(op("Add", [x, attended]), p + "attention.output.LayerNorm")
         x_up, up_columns = smoothed(x, p + "intermediate.dense")
-        inner = linear(x_up, p + "intermediate.dense", up_columns)
+        inner = linear(x_up, p + "intermediate.dense", up_columns, None, every_matmul_in_blocks)
         erf = op("Erf", [op("Div", [inner, root2])])
         gelu = op("Mul", [op("Mul", [inner, half]), op("Add", [one, erf])])
-        down = linear(gelu, p + "output.dense", blocks=precision in ("block8", "smooth8"))
+        down = linear(gelu, p + "output.dense", blocks=precision in _BLOCK_KERNEL)
         x = layer_norm(op("Add", [x, down]), p + "output.LayerNorm")
 
     mask3 = op("Unsqueeze", [mask, const("axes_2", [2], np.int64)])
@@ -357,7 +388,7 @@ def build_graph(
     out = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", dim])
     graph = helper.make_graph(nodes, "minilm", [ids, attention], [out], initializer=inits)
     opsets = [helper.make_opsetid("", _OPSET)]
-    if precision in ("block8", "smooth8"):
+    if precision in _BLOCK_KERNEL:
         opsets.append(helper.make_opsetid("com.microsoft", 1))
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
@@ -375,11 +406,13 @@ def _weights_key(path: Path) -> str:
 
 def model_file(path: Path, precision: str, cache_root: Path | None = None) -> Path:
     """The ONNX file for the weights in ``path`` in ``precision`` (:data:`PRECISIONS`), built
-    (and quantised) on first use."""
+    (calibrated and quantised) on first use: about 0.2 s for fp32 and block8, 2-3 s for
+    smooth8 and int8."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
     root = (cache_root or model_cache_root()) / "models"
-    target = root / f"minilm-v{BUILDER_VERSION}-{_weights_key(path)}-{precision}.onnx"
+    made = "-".join(p for p in (_weights_key(path), recipe(precision), precision) if p)
+    target = root / f"minilm-v{BUILDER_VERSION}-{made}.onnx"
     if target.exists():
         return target
     root.mkdir(parents=True, exist_ok=True)
@@ -389,32 +422,13 @@ def model_file(path: Path, precision: str, cache_root: Path | None = None) -> Pa
     weights = load_safetensors(path / "model.safetensors")
     smoothing = None
     if precision == "smooth8":
-        from .embeddings import MiniLM
-
         maxima = MiniLM(path).input_maxima(calibration_texts())
         smoothing = smoothing_scales(weights, maxima, int(config["num_hidden_layers"]))
     graph = build_graph(weights, config, precision, smoothing)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        if precision in ("int8", "smooth8"):
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            fp32 = tmp.with_suffix(".fp32")
-            onnx.save(graph, str(fp32))
-            quiet = logging.getLogger()  # quantize_dynamic logs advice on the root logger
-            level = quiet.level
-            quiet.setLevel(logging.ERROR)
-            try:
-                quantize_dynamic(
-                    str(fp32),
-                    str(tmp),
-                    weight_type=QuantType.QInt8,
-                    per_channel=True,
-                    op_types_to_quantize=["MatMul"],
-                )
-            finally:
-                quiet.setLevel(level)
-                fp32.unlink(missing_ok=True)
+        if precision in _DYNAMIC:
+            _quantize(graph, tmp, precision)
         else:
             onnx.save(graph, str(tmp))
         os.replace(tmp, target)  # atomic: a concurrent builder writes the same bytes
@@ -422,6 +436,34 @@ def model_file(path: Path, precision: str, cache_root: Path | None = None) -> Pa
         tmp.unlink(missing_ok=True)
     log.info("built the sentence model for ONNX Runtime at %s", target)
     return target
+
+
+def _from_the_quantiser(record: logging.LogRecord) -> bool:
+    """Keep every log record except ONNX Runtime's quantiser's advice (it logs on the root
+    logger, e.g. that a model should be pre-processed first)."""
+    return "quantization" not in Path(record.pathname).parts
+
+
+def _quantize(graph: Any, target: Path, precision: str) -> None:
+    """Quantise ``graph`` dynamically into ``target``: int8 weights per channel. ``"smooth8"``
+    quantises only its MatMuls (the word-embedding table stays fp32); ``"int8"`` also the
+    table, as it always has."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fp32 = target.with_suffix(".fp32")
+    onnx.save(graph, str(fp32))
+    only = {"op_types_to_quantize": ["MatMul"]} if precision == "smooth8" else {}
+    root = logging.getLogger()
+    with _quantize_lock:  # one filter at a time on the process-wide root logger
+        root.addFilter(_from_the_quantiser)
+        try:
+            quantize_dynamic(
+                str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True, **only
+            )
+        finally:
+            root.removeFilter(_from_the_quantiser)
+            fp32.unlink(missing_ok=True)
 
 
 class OnnxMiniLM:
@@ -458,13 +500,13 @@ class OnnxMiniLM:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
 
-        if precision in ("smooth8", "block8") and block8_missing() is not None:
+        if precision in _BLOCK_KERNEL and block8_missing() is not None:
             global _fallback_said
             if not _fallback_said:
                 _fallback_said = True
                 log.warning(
-                    "%s; the sentence model runs in fp32 (upgrade onnxruntime to 1.22 or later "
-                    "for faster queries).",
+                    "%s; the sentence model runs in fp32, about half as fast (onnxruntime 1.22 "
+                    "or later runs the int8 model on x86: pip install -U onnxruntime).",
                     block8_missing(),
                 )
             precision = "fp32"
@@ -472,7 +514,7 @@ class OnnxMiniLM:
         self._session = session(self.file, 1)
         self.precision = self.variant = precision
         # Activations quantised per tensor: one text per run (see encode).
-        self.quantized = precision in ("smooth8", "int8")
+        self.one_text_per_run = precision in _DYNAMIC
         # One thread per session run, and batches spread over the cores by the caller's
         # threads: ORT splitting each op across two threads makes every op wait for the
         # slower one, so a busy core halved throughput (on this shared 2-core machine: 42
@@ -494,9 +536,9 @@ class OnnxMiniLM:
         (``batch_size`` 1): their activations are quantised over the whole input, so in a
         batch a text's vector moved with its batch-mates.
         """
-        budget = None if self.quantized else TOKEN_BUDGET
+        budget = None if self.one_text_per_run else TOKEN_BUDGET
         if batch_size is None:
-            batch_size = 1 if self.quantized else 64
+            batch_size = 1 if self.one_text_per_run else 64
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batches = list(padded_batches(self.tokenizer, texts, batch_size, budget))
 
