@@ -438,7 +438,7 @@ def model_file(path: Path, precision: str, cache_root: Path | None = None) -> Pa
     return target
 
 
-def _from_the_quantiser(record: logging.LogRecord) -> bool:
+def _not_from_the_quantiser(record: logging.LogRecord) -> bool:
     """Keep every log record except ONNX Runtime's quantiser's advice (it logs on the root
     logger, e.g. that a model should be pre-processed first)."""
     return "quantization" not in Path(record.pathname).parts
@@ -456,13 +456,13 @@ def _quantize(graph: Any, target: Path, precision: str) -> None:
     only = {"op_types_to_quantize": ["MatMul"]} if precision == "smooth8" else {}
     root = logging.getLogger()
     with _quantize_lock:  # one filter at a time on the process-wide root logger
-        root.addFilter(_from_the_quantiser)
+        root.addFilter(_not_from_the_quantiser)
         try:
             quantize_dynamic(
                 str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True, **only
             )
         finally:
-            root.removeFilter(_from_the_quantiser)
+            root.removeFilter(_not_from_the_quantiser)
             fp32.unlink(missing_ok=True)
 
 
