@@ -309,8 +309,14 @@ def test_int8_is_opt_in_and_its_vectors_are_cached_apart(onnx_model: Any, tmp_pa
     assert (full._dense.variant, small._dense.variant) == ("smooth8", "int8")
     assert (full._dense.cache.variant, small._dense.cache.variant) == ("smooth8", "int8")
     assert small._dense.model.variant == "int8" and full._dense.model.variant == "smooth8"
-    full.close()
-    small.close()
+    # `precision` picks any graph; its vectors are keyed apart too.
+    exact = SearchIndex({"mode": "hybrid", "precision": "fp32"}, cache_dir=tmp_path / "c")
+    assert exact._dense is not None and exact._dense.variant == "fp32"
+    assert exact._dense.model.variant == "fp32" and exact._dense.model.file.name.endswith(
+        "fp32.onnx"
+    )
+    for index in (full, small, exact):
+        index.close()
 
 
 def _copy_model(folder: Path) -> Path:

@@ -213,6 +213,22 @@ def test_unknown_mode_is_a_config_error() -> None:
         SearchIndex("fuzzy")
 
 
+def test_an_unknown_or_contradicting_precision_is_a_config_error() -> None:
+    from nexus_jupyter.core.config.model import Settings
+    from nexus_jupyter.core.search.options import SearchOptions
+
+    with pytest.raises(ConfigError, match="Unknown search precision 'fp16'; use 'smooth8'"):
+        SearchIndex({"mode": "keyword", "precision": "fp16"})
+    with pytest.raises(ConfigError, match="quantized: true asks for precision 'int8'"):
+        SearchOptions.coerce({"quantized": True, "precision": "fp32"})
+    assert SearchOptions.coerce({"quantized": True}).model_precision == "int8"
+    assert SearchOptions.coerce({"precision": "block8"}).model_precision == "block8"
+    assert SearchOptions.coerce("hybrid").model_precision is None  # the default graph
+    # nex.yaml's search section takes the same setting and hands it on unchanged.
+    settings = Settings.model_validate({"search": {"precision": "fp32"}})
+    assert SearchOptions.coerce(settings.search).model_precision == "fp32"
+
+
 def test_hybrid_without_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     import nexus_jupyter.core.search.index as search
 

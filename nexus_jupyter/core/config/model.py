@@ -11,7 +11,7 @@ A full example (every key optional)::
       services: [Acmeboard]             # more product names for the named-services signal
       abbreviations: {kb: knowledge base}
       model_path: ~/models/all-MiniLM-L6-v2   # where the sentence model's files are
-      quantized: false                  # true: plain int8, no smoothing: 1.0-1.2x faster cold, 2 points less dev recall@1
+      precision: smooth8                # the sentence model's graph: smooth8 | block8 | fp32 | int8
     history: {keep: 100, max_age_days: 90}   # versions kept per tool file
     isolation: auto                     # process in servers, thread in kernels; or say which
     allow_overrides: []                 # built-in names a tool file may replace
@@ -226,6 +226,8 @@ class SearchSettings(_Strict):
     abbreviations: dict[str, str] = Field(default_factory=dict)  # short form -> long form
     model_path: str | None = None  # a folder with the sentence model's files
     quantized: bool = False  # plain int8: 1.0-1.2x the default cold, 2 points of dev recall@1
+    # the sentence model's graph (hybrid): smooth8 (None: the default), block8, fp32 or int8
+    precision: Literal["smooth8", "block8", "fp32", "int8"] | None = None
 
 
 class HistorySettings(_Strict):

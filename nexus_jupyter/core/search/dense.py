@@ -71,11 +71,11 @@ class DenseIndex:
         cache_dir: str | Path | None = None,
         model: Any = None,
         model_path: str | Path | None = None,
-        quantized: bool = False,
+        precision: str | None = None,
     ) -> None:
         self._model = model
         self._model_path = model_path
-        self._quantized = quantized
+        self._precision = precision  # the sentence model's graph; None: the default
         # The kind of vectors the model makes keys the disk cache; without a model it is
         # settled on first use (:attr:`variant`), since finding it imports ONNX Runtime.
         self._variant: str | None = getattr(model, "variant", None) if model is not None else None
@@ -102,13 +102,13 @@ class DenseIndex:
     def _settle_variant(self) -> str:
         """Settle :attr:`variant` (and so the disk cache's keys) before any cache lookup."""
         if self._variant is None:
-            self._variant = self.cache.variant = default_variant(self._quantized)
+            self._variant = self.cache.variant = default_variant(self._precision)
         return self._variant
 
     @property
     def model(self) -> Any:
         if self._model is None:
-            self._model = shared_model(self._model_path, self._quantized)
+            self._model = shared_model(self._model_path, self._precision)
         return self._model
 
     def upsert(self, name: str, texts: str | tuple[str, ...]) -> None:

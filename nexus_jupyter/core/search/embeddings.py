@@ -4,11 +4,11 @@ The weights are read straight from the model folder's ``model.safetensors`` (fou
 :mod:`.model_files`); the ``tokenizers`` package does the WordPiece split. No torch, no
 network. :func:`shared_model` runs them on ONNX Runtime (:mod:`.onnx_model`, the
 ``semantic`` extra's ``onnxruntime`` and ``onnx``), in int8 with SmoothQuant (``"smooth8"``,
-vectors within cosine 0.998 of fp32) unless asked for plain dynamic int8
-(``search: {quantized: true}``, see the note on int8 below); without those packages it falls back
-to :class:`MiniLM`, the same plain BERT as a numpy forward pass in fp32 (embeddings, 6
-encoder layers, mean pooling over real tokens, L2 normalisation), 4-8x slower to embed a
-catalogue cold. Each kind of vector is keyed apart in the disk cache (its ``variant``).
+vectors within cosine 0.998 of fp32) unless ``search: {precision: ...}`` picks another
+graph (``quantized: true`` is ``precision: int8``, see the note on int8 below); without
+those packages it falls back to :class:`MiniLM`, the same plain BERT as a numpy forward
+pass in fp32 (embeddings, 6 encoder layers, mean pooling over real tokens, L2
+normalisation), 4-8x slower to embed a catalogue cold. Each kind of vector is keyed apart in the disk cache (its ``variant``).
 
 Texts are cut at 256 word pieces, as sentence-transformers does for this model. Cutting at
 128 (its training length) doubled encoding speed on long tool texts (13 -> 27 texts/s) but
@@ -76,19 +76,19 @@ def model_dir(model_path: str | Path | None = None) -> Path:
     return found
 
 
-def default_variant(quantized: bool = False) -> str:
-    """The vectors :func:`shared_model` makes: on ONNX Runtime ``"int8"`` when asked to
-    quantise, else ``"smooth8"`` (see :mod:`.onnx_model`; ``"fp32"`` on a runtime without the
-    8-bit kernel); ``"fp32"`` from the numpy pass."""
-    from .onnx_model import onnx_missing
+def default_variant(precision: str | None = None) -> str:
+    """The vectors :func:`shared_model` makes for ``precision`` (``None``: the default,
+    ``"smooth8"``; see :mod:`.onnx_model`): that precision on ONNX Runtime, ``"fp32"`` for
+    the int8-block ones on a runtime without the 8-bit kernel, and ``"fp32"`` from the numpy
+    pass."""
+    from .onnx_model import PRECISIONS, block8_missing, onnx_missing
 
     if onnx_missing() is not None:
         return "fp32"
-    if quantized:
-        return "int8"
-    from .onnx_model import block8_missing
-
-    return "smooth8" if block8_missing() is None else "fp32"
+    chosen = precision or PRECISIONS[0]
+    if chosen in ("smooth8", "block8") and block8_missing() is not None:
+        return "fp32"
+    return chosen
 
 
 def model_cache_root() -> Path:
@@ -321,16 +321,16 @@ class MiniLM:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-_shared: dict[tuple[str | None, bool], Any] = {}
+_shared: dict[tuple[str | None, str | None], Any] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_model(model_path: str | Path | None = None, quantized: bool = False) -> Any:
+def shared_model(model_path: str | Path | None = None, precision: str | None = None) -> Any:
     """One encoder per process and model folder, loaded on first use: ONNX Runtime when its
     packages are installed (the first run ever builds the graph, 2-3 s; later ones load
     it in 0.1 s), else :class:`MiniLM`. Its ``encode(texts)`` returns unit vectors and its
     ``variant`` names the vectors (:func:`default_variant`)."""
-    key = (str(model_path) if model_path else None, quantized)
+    key = (str(model_path) if model_path else None, precision)
     with _shared_lock:
         model = _shared.get(key)
         if model is None:
@@ -338,7 +338,7 @@ def shared_model(model_path: str | Path | None = None, quantized: bool = False) 
 
             path = model_dir(model_path)
             if onnx_missing() is None:
-                model = OnnxMiniLM(path, quantized=quantized)
+                model = OnnxMiniLM(path, precision=precision)
             else:
                 log.warning(
                     "Hybrid search embeds with numpy, 4-8x slower than ONNX Runtime "

@@ -210,7 +210,7 @@ class SearchIndex:
             from .dense import DenseIndex
 
             self._dense = DenseIndex(
-                cache_dir, model_path=options.model_path, quantized=options.quantized
+                cache_dir, model_path=options.model_path, precision=options.model_precision
             )
 
     def __len__(self) -> int:

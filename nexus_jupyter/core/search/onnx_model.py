@@ -62,6 +62,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from .embeddings import MiniLM, load_safetensors, model_cache_root, padded_batches
+from .options import PRECISIONS  # the graphs OnnxMiniLM can run; the first is the default
 
 __all__ = [
     "BUILDER_VERSION",
@@ -87,8 +88,6 @@ TOKEN_BUDGET = 512
 #: Bumped whenever the graph changes, so cached model files are rebuilt.
 BUILDER_VERSION = "1"
 _OPSET = 17
-#: The graphs :class:`OnnxMiniLM` can run (see the module docstring); the first is the default.
-PRECISIONS: tuple[str, ...] = ("smooth8", "block8", "fp32", "int8")
 #: SmoothQuant's migration strength for ``"smooth8"``: how much of an input channel's range
 #: moves into the weight. 0.6-0.8 kept vectors equally close to fp32 on toolret tool texts
 #: (cosine mean 0.9995); 0.3 and 0.85 moved them more. Part of :func:`recipe`, as are the

@@ -11,7 +11,7 @@
       services: [Acmeboard]            # more names for the named-services stage
       abbreviations: {kb: knowledge base}
       model_path: ~/models/all-MiniLM-L6-v2   # the sentence model's files (hybrid)
-      quantized: true                  # plain int8, no smoothing: a little faster, less accurate
+      precision: fp32                  # the sentence model's graph (default smooth8)
 
 The signals are the optional stages after candidate generation and fusion (see
 :mod:`.index`): ``intent`` (read or write, and the kind of change), ``slots`` (the values a
@@ -31,10 +31,13 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["SIGNALS", "SearchOptions", "SearchSetting", "Signals"]
+__all__ = ["PRECISIONS", "SIGNALS", "SearchOptions", "SearchSetting", "Signals"]
 
 #: The names of the switchable signals, in pipeline order.
 SIGNALS: tuple[str, ...] = ("abbreviations", "slots", "intent", "services")
+#: The graphs the sentence model can run (hybrid mode; see :mod:`.onnx_model`), the default
+#: first: int8 with SmoothQuant, int8 weight blocks, the model as it ships, plain int8.
+PRECISIONS: tuple[str, ...] = ("smooth8", "block8", "fp32", "int8")
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,30 @@ class SearchOptions:
     abbreviations: Mapping[str, str] = field(default_factory=dict)
     model_path: str | None = None  # a folder with the sentence model's files (hybrid)
     quantized: bool = False  # plain int8: 1.0-1.2x the default cold, 2 points of dev recall@1
+    precision: str | None = None  # the sentence model's graph, one of PRECISIONS (hybrid)
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "keyword", "hybrid"):
             raise ConfigError(
                 f"Unknown search mode {self.mode!r}; use 'keyword', 'hybrid' or 'auto'."
             )
+        if self.precision is not None and self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"Unknown search precision {self.precision!r}; use "
+                + ", ".join(repr(p) for p in PRECISIONS)
+                + f" (the default is {PRECISIONS[0]!r})."
+            )
+        if self.quantized and self.precision not in (None, "int8"):
+            raise ConfigError(
+                f"search: quantized: true asks for precision 'int8', but precision is "
+                f"{self.precision!r}; keep one of the two settings."
+            )
+
+    @property
+    def model_precision(self) -> str | None:
+        """The graph the sentence model runs: ``precision``, ``"int8"`` for ``quantized``, or
+        ``None`` for the default (the first of :data:`PRECISIONS`)."""
+        return "int8" if self.quantized else self.precision
 
     @classmethod
     def coerce(cls, value: Any) -> SearchOptions:
