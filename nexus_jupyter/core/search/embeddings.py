@@ -8,7 +8,8 @@ vectors within cosine 0.998 of fp32) unless ``search: {precision: ...}`` picks a
 graph (``quantized: true`` is ``precision: int8``, see the note on int8 below); without
 those packages it falls back to :class:`MiniLM`, the same plain BERT as a numpy forward
 pass in fp32 (embeddings, 6 encoder layers, mean pooling over real tokens, L2
-normalisation), 4-8x slower to embed a catalogue cold. Each kind of vector is keyed apart in the disk cache (its ``variant``).
+normalisation), 4-8x slower to embed a catalogue cold. Each kind of vector is keyed apart in
+the disk cache (its ``variant``).
 
 Texts are cut at 256 word pieces, as sentence-transformers does for this model. Cutting at
 128 (its training length) doubled encoding speed on long tool texts (13 -> 27 texts/s) but
@@ -326,10 +327,13 @@ _shared_lock = threading.Lock()
 
 
 def shared_model(model_path: str | Path | None = None, precision: str | None = None) -> Any:
-    """One encoder per process and model folder, loaded on first use: ONNX Runtime when its
-    packages are installed (the first run ever builds the graph, 2-3 s; later ones load
-    it in 0.1 s), else :class:`MiniLM`. Its ``encode(texts)`` returns unit vectors and its
+    """One encoder per process, model folder and precision, loaded on first use: ONNX
+    Runtime when its packages are installed (the first run ever builds the graph, 2-3 s;
+    later ones load it in 0.1 s), else :class:`MiniLM`. Its ``encode(texts)`` returns unit vectors and its
     ``variant`` names the vectors (:func:`default_variant`)."""
+    from .options import PRECISIONS
+
+    precision = precision or PRECISIONS[0]  # one model for the default, however it is asked
     key = (str(model_path) if model_path else None, precision)
     with _shared_lock:
         model = _shared.get(key)
