@@ -209,18 +209,23 @@ def test_smoothing_factors_balance_the_input_against_its_weights(onnx_model: Any
 def test_the_smooth8_recipe_keys_its_files_and_vectors(
     onnx_model: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from nexus_jupyter.core.search import embeddings
     from nexus_jupyter.core.search.embeddings import EmbeddingCache
+
+    def forget() -> None:  # both are read once per process
+        onnx_model.recipe.cache_clear()
+        embeddings._vector_kind.cache_clear()
 
     assert onnx_model.recipe("fp32") == "" and onnx_model.recipe("block8") == ""
     before = onnx_model.recipe("smooth8")
     key_before = EmbeddingCache(tmp_path, "smooth8").key("list files")
-    onnx_model.recipe.cache_clear()
+    forget()
     monkeypatch.setattr(onnx_model, "SMOOTHING", 0.5)
     try:
         after = onnx_model.recipe("smooth8")
         key_after = EmbeddingCache(tmp_path, "smooth8").key("list files")
     finally:
-        onnx_model.recipe.cache_clear()
+        forget()
     assert len(before) == 8 and after != before
     assert key_after != key_before  # vectors of another calibration are not reused
 

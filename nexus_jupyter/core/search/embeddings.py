@@ -27,6 +27,7 @@ directory is ``$NEXUS_CACHE_DIR/embeddings``, else ``~/.cache/nexus_jupyter/embe
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -82,12 +83,12 @@ def default_variant(precision: str | None = None) -> str:
     ``"smooth8"``; see :mod:`.onnx_model`): that precision on ONNX Runtime, ``"fp32"`` for
     the int8-block ones on a runtime without the 8-bit kernel, and ``"fp32"`` from the numpy
     pass."""
-    from .onnx_model import PRECISIONS, block8_missing, onnx_missing
+    from .onnx_model import BLOCK_KERNEL, PRECISIONS, block8_missing, onnx_missing
 
     if onnx_missing() is not None:
         return "fp32"
     chosen = precision or PRECISIONS[0]
-    if chosen in ("smooth8", "block8") and block8_missing() is not None:
+    if chosen in BLOCK_KERNEL and block8_missing() is not None:
         return "fp32"
     return chosen
 
@@ -354,6 +355,7 @@ def shared_model(model_path: str | Path | None = None, precision: str | None = N
         return model
 
 
+@functools.cache  # EmbeddingCache.key calls it once per text
 def _vector_kind(variant: str) -> str:
     """``variant`` plus whatever else makes its vectors (a calibration: see
     :func:`.onnx_model.recipe`), so vectors of an older recipe are never reused."""

@@ -55,6 +55,7 @@ import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ from .embeddings import MiniLM, load_safetensors, model_cache_root, padded_batch
 from .options import PRECISIONS  # the graphs OnnxMiniLM can run; the first is the default
 
 __all__ = [
+    "BLOCK_KERNEL",
     "BUILDER_VERSION",
     "PRECISIONS",
     "SMOOTHING",
@@ -94,8 +96,9 @@ _OPSET = 17
 #: calibration texts, so changing either rebuilds the graph and re-embeds the tools.
 SMOOTHING = 0.7
 _QKV = ("query", "key", "value")
-#: Precisions whose feed-forward's second MatMul runs as int8 blocks (``MatMulNBits``).
-_BLOCK_KERNEL = frozenset({"block8", "smooth8"})
+#: Precisions whose feed-forward's second MatMul runs as int8 blocks (``MatMulNBits``), so
+#: which need the 8-bit kernel (:func:`block8_missing`).
+BLOCK_KERNEL = frozenset({"block8", "smooth8"})
 #: Precisions quantised dynamically after the graph is built: activations per tensor, so a
 #: text runs alone (see :meth:`OnnxMiniLM.encode`).
 _DYNAMIC = frozenset({"int8", "smooth8"})
@@ -199,7 +202,7 @@ def onnx_missing() -> str | None:
 
 def calibration_texts() -> list[str]:
     """The texts ``"smooth8"`` is calibrated on (``data/calibration.txt``, written for it)."""
-    raw = (Path(__file__).parent / "data" / "calibration.txt").read_text(encoding="utf-8")
+    raw = resources.files(__package__).joinpath("data", "calibration.txt").read_text("utf-8")
     return [line for line in raw.splitlines() if line.strip() and not line.startswith("#")]
 
 
@@ -371,7 +374,7 @@ def build_graph(
         inner = linear(x_up, p + "intermediate.dense", up_columns, None, every_matmul_in_blocks)
         erf = op("Erf", [op("Div", [inner, root2])])
         gelu = op("Mul", [op("Mul", [inner, half]), op("Add", [one, erf])])
-        down = linear(gelu, p + "output.dense", blocks=precision in _BLOCK_KERNEL)
+        down = linear(gelu, p + "output.dense", blocks=precision in BLOCK_KERNEL)
         x = layer_norm(op("Add", [x, down]), p + "output.LayerNorm")
 
     mask3 = op("Unsqueeze", [mask, const("axes_2", [2], np.int64)])
@@ -387,7 +390,7 @@ def build_graph(
     out = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", dim])
     graph = helper.make_graph(nodes, "minilm", [ids, attention], [out], initializer=inits)
     opsets = [helper.make_opsetid("", _OPSET)]
-    if precision in _BLOCK_KERNEL:
+    if precision in BLOCK_KERNEL:
         opsets.append(helper.make_opsetid("com.microsoft", 1))
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
@@ -499,7 +502,7 @@ class OnnxMiniLM:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
 
-        if precision in _BLOCK_KERNEL and block8_missing() is not None:
+        if precision in BLOCK_KERNEL and block8_missing() is not None:
             global _fallback_said
             if not _fallback_said:
                 _fallback_said = True
