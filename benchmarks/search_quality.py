@@ -2,6 +2,7 @@
 
     python benchmarks/search_quality.py [--catalog CATALOG.json] [--queries LABEL=QUERIES.json ...]
         [--modes keyword,hybrid] [--split all|a|b] [--threshold T] [--cache-dir DIR]
+        [--typos] [--without SIGNAL,...]
 
 catalog = JSON list of ``{name, server, description, input_schema}`` (default: the toolret
 catalogue in ``$TOOLRET_DIR``, else ``../shared/data/toolret`` next to the repository);
@@ -13,6 +14,8 @@ recall@5 and MRR@10 over servable queries, the share of unservable queries that 
 the share of servable queries that wrongly get none, and the mean number of hits. A second
 catalogue shape follows (``--shapes both``, the default): the built-in tools plus 204
 generated notebook-style helpers with 132 generated queries (``notebook_catalog.py``).
+``--typos`` adds a copy of every query set with one word per query mistyped (``typos.py``),
+and ``--without spelling,intent`` switches signals off, to see what each one does.
 ``--split a|b`` keeps half of the queries (a stable hash of the text), to check that a
 setting chosen on one half carries over to the other.
 """
@@ -33,10 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from notebook_catalog import notebook_catalog
+from typos import with_typos
 
 from nexus_jupyter.core.evals.retrieval import miss_lines as misses
 from nexus_jupyter.core.evals.retrieval import score as evaluate
 from nexus_jupyter.core.search.index import SearchIndex
+from nexus_jupyter.core.search.options import SIGNALS
 from nexus_jupyter.core.tools.spec import ToolSpec
 
 Ranker = Callable[[str], list[str]]
@@ -143,13 +148,14 @@ def run_shape(specs: list[ToolSpec], sets: dict[str, list[dict]], args: argparse
             f"  {label}: {len(queries)} queries ({n_serv} servable, {len(queries) - n_serv} unservable)"
         )
     baseline = bm25_baseline(specs)
-    print(f"{'set':10}{'engine':24}" + "".join(f"{c:>20}" for c in COLS))
+    print(f"{'set':14}{'engine':24}" + "".join(f"{c:>20}" for c in COLS))
     for label, queries in sets.items():
         base = evaluate(baseline, queries)
-        print(f"{label:10}{'rank_bm25 baseline':24}" + "".join(f"{base[c]:>20.3f}" for c in COLS))
+        print(f"{label:14}{'rank_bm25 baseline':24}" + "".join(f"{base[c]:>20.3f}" for c in COLS))
     for mode in args.modes.split(","):
         start = time.perf_counter()
-        index = SearchIndex(mode, threshold=args.threshold, cache_dir=args.cache_dir)
+        options = {"mode": mode, "signals": {name: False for name in args.without}}
+        index = SearchIndex(options, threshold=args.threshold, cache_dir=args.cache_dir)
         index.update(specs)
         index.warm()
         build = time.perf_counter() - start
@@ -160,14 +166,14 @@ def run_shape(specs: list[ToolSpec], sets: dict[str, list[dict]], args: argparse
         for label, queries in sets.items():
             res, base = evaluate(ours, queries), evaluate(baseline, queries)
             name = f"nexus {index.mode} (t={index.threshold:g})"
-            print(f"{label:10}{name:24}" + "".join(f"{res[c]:>20.3f}" for c in COLS))
+            print(f"{label:14}{name:24}" + "".join(f"{res[c]:>20.3f}" for c in COLS))
             ratios = "".join(
                 f"{res[c] / base[c] if base[c] else float('nan'):>20.2f}" for c in COLS[:3]
             )
-            print(f"{label:10}{'  ratio to rank_bm25':24}" + ratios)
+            print(f"{label:14}{'  ratio to rank_bm25':24}" + ratios)
             if args.show_misses and label.startswith("dev"):
                 print("misses (top 5):", *misses(ours, queries), sep="\n")
-        print(f"{'':10}index build ({mode}): {build:.2f}s")
+        print(f"{'':14}index build ({mode}): {build:.2f}s")
         index.close()
 
 
@@ -181,6 +187,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (hybrid)")
     ap.add_argument("--show-misses", action="store_true", help="dev sets only")
     ap.add_argument(
+        "--without",
+        type=lambda text: [name for name in text.split(",") if name],
+        default=[],
+        metavar="SIGNAL[,SIGNAL]",
+        help=f"switch signals off ({', '.join(SIGNALS)})",
+    )
+    ap.add_argument(
+        "--typos",
+        action="store_true",
+        help="also run each query set with one word per query mistyped (typos.py)",
+    )
+    ap.add_argument(
         "--shapes", choices=["both", "toolret"], default="both", help="catalogue shapes to run"
     )
     args = ap.parse_args(argv)
@@ -190,13 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     sets = {
         label: load_queries(path, args.split) for label, path in query_sets(args.queries).items()
     }
+    if args.typos:
+        sets |= {f"{label}~typo": with_typos(queries) for label, queries in sets.items()}
     shapes = {f"toolret ({catalog})": (toolret, sets)}
     if args.shapes == "both":
         specs, queries = notebook_catalog(builtin_specs())
-        shapes["notebook (built-ins + generated helpers)"] = (
-            specs,
-            {"notebook": [q for q in queries if keep_split(q, args.split)]},
-        )
+        notebook = {"notebook": [q for q in queries if keep_split(q, args.split)]}
+        if args.typos:
+            notebook["notebook~typo"] = with_typos(notebook["notebook"])
+        shapes["notebook (built-ins + generated helpers)"] = (specs, notebook)
     for shape, (specs, shape_sets) in shapes.items():
         print(f"\ncatalog {shape}: {len(specs)} tools; split={args.split}")
         run_shape(specs, shape_sets, args)

@@ -58,3 +58,8 @@ def test_the_sdist_installs_without_node(tmp_path: Path) -> None:
     assert (shared / "package.json").is_file() and (shared / "static" / "style.js").is_file()
     server_config = venv / "etc" / "jupyter" / "jupyter_server_config.d" / "nexus_jupyter.json"
     assert server_config.is_file()
+    # The search package's data files (word lists, the English words and their notice).
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    data = site / "nexus_jupyter" / "core" / "search" / "data"
+    shipped = {"english-words.txt.gz", "english-words.NOTICE", "services.json", "calibration.txt"}
+    assert shipped <= {p.name for p in data.iterdir()}

@@ -110,6 +110,8 @@ export interface IToolList {
   suggestions: string[];
   /** Services the query names that no installed tool works with (why it found nothing). */
   unserved?: string[];
+  /** The query as search read it, misspelt words corrected ("serach" -> "search"). */
+  searched_for?: string;
 }
 
 /** One version of a tool, newest first (`GET tools/{name}`). */

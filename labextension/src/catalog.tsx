@@ -133,6 +133,8 @@ export function Catalog(props: {
   }, [follower]);
   const [query, setQuery] = React.useState('');
   const [list, setList] = React.useState<IToolList | null>(null);
+  // The query `list` answers (the search box may already hold a newer one).
+  const [listedFor, setListedFor] = React.useState('');
   const [error, setError] = React.useState<string | null>(null);
   const [status, setStatus] = React.useState<IStatus | null>(null);
   const [selected, setSelected] = React.useState<string | null>(null);
@@ -148,10 +150,12 @@ export function Catalog(props: {
   React.useEffect(() => {
     let cancelled = false;
     const timer = window.setTimeout(() => {
-      listTools({ q: query.trim(), limit: 500, toolset }).then(
+      const asked = query.trim();
+      listTools({ q: asked, limit: 500, toolset }).then(
         result => {
           if (!cancelled) {
             setList(result);
+            setListedFor(asked);
             setError(null);
           }
         },
@@ -266,6 +270,11 @@ export function Catalog(props: {
         />
       ) : (
         <div className="jp-NexusTools-list" aria-live="polite">
+          {list?.searched_for && list.searched_for !== listedFor && (
+            <div className="jp-NexusTools-searched-for">
+              Searched for <q>{list.searched_for}</q>
+            </div>
+          )}
           {list && list.tools.length === 0 && (
             <div className="jp-NexusTools-empty">
               No tools match.

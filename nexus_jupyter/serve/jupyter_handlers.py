@@ -169,22 +169,24 @@ class ToolsHandler(NexusHandler):
         }
         reg = self.registry
 
-        def find() -> tuple[list[dict[str, Any]], list[str]]:
-            """The rows, and the services the query names that no tool works with."""
+        def find() -> tuple[list[dict[str, Any]], list[str], str]:
+            """The rows, the services the query names that no tool works with, and the query
+            as search read it (misspelt words corrected)."""
             if not query:
-                return [row for e in reg.entries(**filters) for row in entry_rows(e, None, reg)], []
+                every = [row for e in reg.entries(**filters) for row in entry_rows(e, None, reg)]
+                return every, [], query
             found: list[dict[str, Any]] = []
             for hit in reg.search(query, limit=_MAX_LIMIT, **filters):
                 entry = reg.snapshot.entries.get(hit.name)
                 if entry is not None:
                     found += entry_rows(entry, round(float(hit.score), 4), reg)
-            return found, reg.unserved_services(query)
+            return found, reg.unserved_services(query), reg.spelled(query)
 
         try:
             # Off the server's loop: a first hybrid search embeds the catalog (seconds), and
             # every kernel, contents and terminal request of this server shares that loop;
             # the index lock a concurrent search holds is waited for there too.
-            rows, unserved = await IOLoop.current().run_in_executor(None, find)
+            rows, unserved, searched_for = await IOLoop.current().run_in_executor(None, find)
         except NexusError as exc:
             raise _error(400, "bad_request", str(exc)) from exc
         suggestions = reg.suggest(query) if query and not rows else []
@@ -197,6 +199,7 @@ class ToolsHandler(NexusHandler):
                     "limit": limit,
                     "suggestions": suggestions,
                     "unserved": unserved,
+                    "searched_for": searched_for,
                 },
                 default=str,
             )

@@ -103,6 +103,44 @@ def test_the_kind_of_change_picks_the_tool_and_switches_off_with_intent() -> Non
     )
 
 
+SEARCHERS = [
+    ToolSpec("search_pages", "Search the pages of a workspace by text."),
+    ToolSpec("slack_post", "Post a message to a Slack channel."),
+    ToolSpec("read_log", "Read the lines of a log file."),
+]
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_misspelt_word_is_read_as_the_indexed_word_one_edit_away(mode: str) -> None:
+    idx = _index(SEARCHERS, mode)
+    assert idx.spelled("serach the pages for the roadmap") == "search the pages for the roadmap"
+    hits = idx.search("serach the workspace pagse")
+    assert hits[0].name == "search_pages"
+    # An English word the catalogue lacks is not "corrected" into one it has.
+    assert idx.spelled("print the stack of the error") == "print the stack of the error"
+    # Values are the caller's text, kept as written; so are short words and capitals kept.
+    query = "Serach 'serach results' at /tmp/serach/logs"
+    assert idx.spelled(query) == "Search 'serach results' at /tmp/serach/logs"
+    off = _index(SEARCHERS, mode, signals={"spelling": False})
+    assert off.spelled("serach the pagse") == "serach the pagse"
+    off_hits = off.search("serach the workspace pagse")  # "workspace" alone still fits
+    assert not off_hits or off_hits[0].score < hits[0].score - 0.2
+
+
+def test_spelling_follows_the_index_and_names_a_misspelt_service() -> None:
+    idx = _index(SEARCHERS, services=["Acmeboard"])
+    assert idx.spelled("renew the kubelett") == "renew the kubelett"
+    idx.update([ToolSpec("renew_kubelet", "Renew the kubelet certificates of a node.")])
+    assert idx.spelled("renew the kubelett") == "renew the kubelet"
+    assert _names(idx, "renew the kubelett")[0] == "renew_kubelet"
+    idx.update(removals=["renew_kubelet"])
+    assert idx.spelled("renew the kubelett") == "renew the kubelett"
+    # A service name one slip away is still a service no tool mentions.
+    assert idx.unserved_services("add a card on our Acmeboadr board") == ["Acmeboard"]
+    off = _index(SEARCHERS, services=["Acmeboard"], signals={"spelling": False})
+    assert off.unserved_services("add a card on our Acmeboadr board") == []
+
+
 BOARD = [
     ToolSpec("add_card", "Add a card to a column of a board.", source="mcp:kanban"),
     ToolSpec("create_invoice", "Create an invoice for a customer.", source="mcp:billing"),
@@ -163,7 +201,9 @@ def test_registry_takes_options_and_nex_yaml_sets_signals_and_words(tmp_path: Pa
 
 
 def test_unknown_signals_and_settings_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match="signals are abbreviations, slots, intent, services"):
+    with pytest.raises(
+        ConfigError, match="signals are spelling, abbreviations, slots, intent, services"
+    ):
         SearchIndex({"mode": "keyword", "signals": {"intnet": False}})
     with pytest.raises(ConfigError, match="Unknown search setting"):
         SearchIndex({"mode": "keyword", "treshold": 0.3})

@@ -73,6 +73,24 @@ try {
   assert.match(await shadowed.innerText(), /shadowed/);
   step('the built-in glob is marked shadowed (a tool file defines glob too)');
 
+  // A misspelt query: search reads it in the catalogue's words and says so above the list.
+  await search.fill('mulitply two numbres');
+  const searchedFor = page.locator('.jp-NexusTools-searched-for');
+  await searchedFor.waitFor({ timeout: 5000 });
+  assert.match(await searchedFor.innerText(), /^Searched for\s+multiply two numbers$/);
+  await page.waitForFunction(
+    () =>
+      document.querySelector('.jp-NexusTools-item')?.getAttribute('data-tool') === 'multiply',
+    null,
+    { timeout: 5000 }
+  );
+  await page
+    .locator('.jp-NexusTools')
+    .screenshot({ path: screenshot.replace(/\.png$/, '-spelled.png') });
+  step('a misspelt search says what it searched for and ranks multiply first');
+  await search.fill('');
+  await searchedFor.waitFor({ state: 'detached', timeout: 5000 });
+
   // Server-side search as you type.
   await search.pressSequentially('multiply two', { delay: 20 });
   await page.waitForFunction(

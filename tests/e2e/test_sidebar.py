@@ -258,6 +258,7 @@ def test_sidebar_search_try_and_live_reload(lab: dict[str, str]) -> None:
     stdout, report = _run_spec(lab, "sidebar.spec.mjs", ARTIFACTS / "sidebar.png")
     for step in (
         "the built-in glob is marked shadowed",
+        "a misspelt search says what it searched for",
         "server validation error shown on field b",
         "approved call ran",
         "history entry put its arguments back",

@@ -265,7 +265,9 @@ async def test_search_naming_a_service_without_tools_says_so(jp_fetch):
     data = await get_json(jp_fetch, "tools", params={"q": "multiply the numbers in PayPal"})
     assert data["tools"] == [] and data["unserved"] == ["PayPal"]
     found = await get_json(jp_fetch, "tools", params={"q": "multiply integers"})
-    assert found["unserved"] == []
+    assert found["unserved"] == [] and found["searched_for"] == "multiply integers"
+    typo = await get_json(jp_fetch, "tools", params={"q": "mulitply integers"})
+    assert typo["searched_for"] == "multiply integers" and typo["tools"][0]["name"] == "multiply"
 
 
 @on_server_loop

@@ -207,6 +207,15 @@ def test_tool_search_says_when_a_named_service_has_no_tool(reg: Any) -> None:
     nothing = ok(reg, "tool_search", query="compute the area of a circle")
     assert nothing["tools"] == [] and "not_installed" not in nothing
     assert "confidently" in nothing["note"] and "select:NAME" in nothing["note"]
+    assert "searched_for" not in plain
+
+
+def test_tool_search_says_how_it_read_a_misspelt_query(reg: Any) -> None:
+    found = ok(reg, "tool_search", query="run a shell commnad", max_results=3)
+    assert found["searched_for"] == "run a shell command"
+    assert found["query"] == "run a shell commnad" and found["tools"][0]["name"] == "bash"
+    misspelt = ok(reg, "tool_search", query="create a card on our Trelo board")
+    assert misspelt["tools"] == [] and misspelt["not_installed"] == ["Trello"]
 
 
 def test_tool_search_keeps_a_generic_fit_and_names_the_service_it_lacks(ws: Path) -> None:

@@ -216,6 +216,7 @@ class SearchSignals(_Strict):
     slots: bool = True
     intent: bool = True
     services: bool = True
+    spelling: bool = True
 
 
 class SearchSettings(_Strict):

@@ -197,6 +197,11 @@ class RegistryReader:
 
         return find_tools(self.entries(), **job)
 
+    def spelled(self, query: str) -> str:
+        """``query`` as search reads it, misspelt words corrected ("serach" -> "search");
+        ``query`` itself when nothing is. See :meth:`.SearchIndex.spelled`."""
+        return self.search_index.spelled(query)
+
     def unserved_services(self, query: str) -> builtins.list[str]:
         """Services ``query`` names that no tool here works with (``["Acmeboard"]`` for "add a
         card to our Acmeboard board" when no tool mentions it): why its hits are few or none."""

@@ -122,6 +122,7 @@ class KeywordEngine:
         self._tokens = 0  # terms in all rows
         self._shortest: int | None = None  # cached min(self._lengths)
         self._next_rowid = 1
+        self.generation = 0  # counts writes: a cache built from the index checks it
 
     def __len__(self) -> int:
         return len(self._rowids)
@@ -158,6 +159,7 @@ class KeywordEngine:
             self._rowids[spec.name] = rowid
             self._names[rowid] = spec.name
         self._fields[rowid] = values
+        self.generation += 1
         self._df.clear()
         self._phrases.clear()
         columns = _columns(values)
@@ -178,6 +180,7 @@ class KeywordEngine:
     def _delete_row(self, rowid: int) -> None:
         # A contentless table forgets the text: FTS5 needs the indexed values to remove them.
         columns = _columns(self._fields.pop(rowid))
+        self.generation += 1
         self._df.clear()
         self._phrases.clear()
         self._count_length(_length(columns), -1)
@@ -316,6 +319,10 @@ class KeywordEngine:
             for term in missing:
                 self._df[term] = found.get(term, 0)
         return {t: self._df[t] for t in unique}
+
+    def vocabulary(self) -> dict[str, int]:
+        """Every indexed term with the number of tools that contain it."""
+        return dict(self._db.execute("SELECT term, doc FROM vocab"))
 
     def has_phrase(self, phrase_terms: list[str]) -> bool:
         """Whether some tool's text holds these terms next to each other, in this order."""

@@ -5,11 +5,14 @@ catalog, the CLI and REST all use. It follows the registry incrementally through
 :meth:`SearchIndex.update` (one SQLite FTS5 row per tool, replaced in place), and answers
 queries ranked best first. A query runs through named stages:
 
+0. **spelling** (a signal, switchable like the others of stage 3): a word that no tool
+   contains and that is not an English word, one slip from a word that some tool contains
+   or from a service name, is read as that word (:mod:`.spelling`, :meth:`SearchIndex.spelled`);
 1. **candidates**: BM25F over the tool's fields (:mod:`.fts`) and, in hybrid mode, the
    nearest tools by sentence embedding (:mod:`.dense`, :mod:`.embeddings`);
 2. **fusion** of the two rankings and dense-to-sparse feedback (:mod:`.fusion`);
 3. **signals**, each switchable (``search: {signals: {...}}`` in ``nex.yaml``, or
-   :class:`~.options.SearchOptions`): ``abbreviations`` (a short form also searches its long
+   :class:`~.options.SearchOptions`): ``spelling`` (stage 0), ``abbreviations`` (a short form also searches its long
    form, applied to the query terms of stage 1), ``slots`` (:mod:`.slots`), ``intent``
    (:mod:`.intent`) and ``services`` (:mod:`.scope`);
 4. **confidence**: each candidate's confidence, the threshold and the margin
@@ -91,7 +94,8 @@ from .intent import query_action, query_intent, tool_action, tool_intent
 from .model_files import fetch_model, semantic_missing
 from .options import SearchOptions
 from .scope import mentioned_services
-from .slots import query_slots, slot_share, tool_slots, without_values
+from .slots import outside_values, query_slots, slot_share, tool_slots, without_values
+from .spelling import MIN_LENGTH, Speller
 from .text import (
     FIELDS,
     embedding_texts,
@@ -205,6 +209,7 @@ class SearchIndex:
         # the kind of change its name says it makes ("create", "change", "delete" or None)
         self._fit: dict[str, tuple[int, int, str | None]] = {}
         self._keyword = KeywordEngine()
+        self._speller: tuple[int, Speller] | None = None  # built for one keyword generation
         self._dense: DenseIndex | None = None
         if self.mode == "hybrid":
             from .dense import DenseIndex
@@ -316,12 +321,14 @@ class SearchIndex:
                 names = sorted(n for n, s in self._specs.items() if keep is None or keep(s))
                 return [SearchHit(n, 0.0, self._specs[n]) for n in names[:limit]]
             exact = self._exact(query, keep)
+            query = self._spelled(query)
+            unserved = self._unserved(query)
             if self._dense is None:
                 ranked = self._keyword_candidates(query, limit + len(exact), keep)
             else:
                 ranked = self._hybrid_candidates(query, limit + len(exact), keep, threshold)
             ranked = [c for c in ranked if c.name not in exact]
-            if self._unserved(query):
+            if unserved:
                 ranked = scored_down(ranked, SERVICE_PENALTY[self.mode])
             intent = query_intent(query, self.vocabulary.verbs) if self.signals.intent else 0
             if intent:
@@ -336,12 +343,39 @@ class SearchIndex:
             ]
             return (first + hits)[:limit]
 
+    def spelled(self, query: str) -> str:
+        """``query`` as search reads it: each word that no indexed tool contains and that is
+        not an English word, when one edit from an indexed word or a service name, replaced
+        by it ("serach notion" -> "search notion", "Zendsek" -> "Zendesk"), except in argument
+        values and abbreviations; ``query`` itself when nothing changes or the ``spelling``
+        signal is off. See :mod:`.spelling`."""
+        with self._lock:
+            return self._spelled(query)
+
+    def _spelled(self, query: str) -> str:
+        if not self.signals.spelling:
+            return query
+        words = {w for w in terms(without_values(query)) if len(w) >= MIN_LENGTH and w.isalpha()}
+        if not words or all(self._keyword.doc_freq(words).values()):
+            return query  # every word is indexed: the common case costs one cached lookup
+        generation = self._keyword.generation
+        if self._speller is None or self._speller[0] != generation:
+            known = self._keyword.vocabulary()
+            for name in self.vocabulary.services:  # a misspelt service is still reported
+                for word in name.split():
+                    known[word] = known.get(word, 0) + 1
+            self._speller = (generation, Speller(known))
+        speller = self._speller[1]
+        short = self.vocabulary.abbreviations
+        return outside_values(query, lambda part: speller.corrected(part, short.__contains__))
+
     def unserved_services(self, query: str) -> list[str]:
         """Services ``query`` names that no indexed tool mentions, as the query writes them
         (``["Acmeboard"]`` for "add a card to our Acmeboard board" when no tool mentions
-        it); such a query's hits are scored down. See :mod:`.scope`."""
+        it) or as :meth:`spelled` reads a misspelt one; such a query's hits are scored
+        down. See :mod:`.scope`."""
         with self._lock:
-            return self._unserved(query)
+            return self._unserved(self._spelled(query))
 
     def _unserved(self, query: str) -> list[str]:
         if not self.signals.services:

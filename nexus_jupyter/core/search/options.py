@@ -13,10 +13,11 @@
       model_path: ~/models/all-MiniLM-L6-v2   # the sentence model's files (hybrid)
       precision: fp32                  # the sentence model's graph (default smooth8)
 
-The signals are the optional stages after candidate generation and fusion (see
-:mod:`.index`): ``intent`` (read or write, and the kind of change), ``slots`` (the values a
-query carries against the parameters a tool takes), ``abbreviations`` (a short form also
-searches its long form) and ``services`` (a query naming a product no tool mentions is
+The signals are the optional stages around candidate generation and fusion (see
+:mod:`.index`): ``spelling`` (a misspelt query word is read as the indexed word one slip
+away, :mod:`.spelling`), ``intent`` (read or write, and the kind of change), ``slots`` (the
+values a query carries against the parameters a tool takes), ``abbreviations`` (a short form
+also searches its long form) and ``services`` (a query naming a product no tool mentions is
 reported and its hits ranked down). All are on by default.
 
 >>> SearchOptions.coerce({"mode": "keyword", "signals": {"intent": False}}).signals.intent
@@ -34,7 +35,7 @@ from ..errors import ConfigError
 __all__ = ["PRECISIONS", "SIGNALS", "SearchOptions", "SearchSetting", "Signals"]
 
 #: The names of the switchable signals, in pipeline order.
-SIGNALS: tuple[str, ...] = ("abbreviations", "slots", "intent", "services")
+SIGNALS: tuple[str, ...] = ("spelling", "abbreviations", "slots", "intent", "services")
 #: The graphs the sentence model can run (hybrid mode; see :mod:`.onnx_model`), the default
 #: first: int8 with SmoothQuant, int8 weight blocks, the model as it ships, plain int8.
 PRECISIONS: tuple[str, ...] = ("smooth8", "block8", "fp32", "int8")
@@ -44,6 +45,7 @@ PRECISIONS: tuple[str, ...] = ("smooth8", "block8", "fp32", "int8")
 class Signals:
     """Which optional stages run (all by default)."""
 
+    spelling: bool = True
     abbreviations: bool = True
     slots: bool = True
     intent: bool = True

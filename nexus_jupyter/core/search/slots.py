@@ -25,12 +25,19 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .text import split_identifier
 
-__all__ = ["query_slots", "slot_names", "slot_share", "tool_slots", "without_values"]
+__all__ = [
+    "outside_values",
+    "query_slots",
+    "slot_names",
+    "slot_share",
+    "tool_slots",
+    "without_values",
+]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -89,6 +96,17 @@ def without_values(query: str) -> str:
     inside the quotes or the URL, and a tool that merely mentions "post" or "blog" is no
     better an answer for them."""
     return _VALUES.sub(" ", query)
+
+
+def outside_values(query: str, change: Callable[[str], str]) -> str:
+    """``query`` with ``change`` applied to the text between its argument values (the values
+    themselves, as :func:`without_values` finds them, are kept as written)."""
+    out, start = [], 0
+    for match in _VALUES.finditer(query):
+        out += [change(query[start : match.start()]), match.group(0)]
+        start = match.end()
+    out.append(change(query[start:]))
+    return "".join(out)
 
 
 def query_slots(query: str) -> int:

@@ -78,6 +78,9 @@ def tool_search_tool(registry: Any) -> Tool:
             "tools": [_brief(h.spec) for h in hits],
             "total_tools": len(registry),
         }
+        spelled = registry.spelled(text)
+        if spelled != text:  # misspelt words were read as the catalogue's own
+            answer["searched_for"] = spelled
         unserved = registry.unserved_services(text)
         if not hits and not unserved:
             answer["note"] = (

@@ -1,0 +1,139 @@
+"""Spelling: a query word that no tool's text contains, read as the nearest word that one does.
+
+"serach notion for the roadmap" has no keyword for ``search``, and the sentence model's word
+pieces for "serach" mean little, so both candidate stages miss the tool that searches. The
+``spelling`` signal (:mod:`.options`) rewrites such a word before the stages run. The words
+it can become are the index's own terms, so the fix follows the catalogue with nothing to
+maintain by hand, as a search engine's typo tolerance does.
+
+A word is corrected when all of these hold:
+
+- it is at least :data:`MIN_LENGTH` letters long (shorter words are too often another real
+  word one edit away) and is made of letters only (ids, versions and hashes are values);
+- no indexed tool contains it (a word the catalogue knows is never "corrected"), and it is
+  not an English word: :func:`english_words` ships SCOWL's list (``data/english-words.txt.gz``,
+  notice beside it), so "stack" stays "stack" in a catalogue that only knows "slack", and
+  "blocked" does not become "locked";
+- some indexed term is exactly one edit away: a letter added, dropped, replaced, or two
+  neighbours swapped (optimal string alignment distance 1). Among several, the term in most
+  tools wins, then the alphabetically first, so the choice does not depend on the order
+  tools were added.
+
+A name or a coined word that is in neither list and one edit from an indexed term is still
+rewritten ("certs" -> "cents"); that costs little, because a hit still has to be confident on
+its own.
+
+Lookups use the index of one-letter deletions (each term filed under every string it gives
+with one letter removed, and under itself): two words one edit apart always share a key, so
+a query word checks only its own few keys and verifies the few terms found there.
+
+>>> speller = Speller({"search": 12, "searches": 2, "pages": 30, "slack": 9, "notion": 5})
+>>> speller.correct("serach"), speller.correct("pagse"), speller.correct("stack")
+('search', 'pages', None)
+>>> speller.corrected("serach Notoin for Q4 OKRs")
+'search Notion for Q4 OKRs'
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import re
+from collections.abc import Callable, Iterable, Mapping
+from importlib import resources
+
+__all__ = ["MIN_LENGTH", "Speller", "english_words", "within_one_edit"]
+
+#: The shortest word that is corrected; the shortest term it can become is one letter less.
+MIN_LENGTH = 5
+
+_LETTERS = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+
+
+@functools.cache
+def english_words() -> frozenset[str]:
+    """The English words (lower-cased, :data:`MIN_LENGTH` letters or more) that are never
+    corrected: SCOWL's list, 68,928 words (``scripts/english_words.py`` derives it)."""
+    raw = resources.files(__package__).joinpath("data", "english-words.txt.gz").read_bytes()
+    return frozenset(gzip.decompress(raw).decode("utf-8").split())
+
+
+def within_one_edit(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with one letter added, dropped or replaced, or two neighbouring
+    letters swapped (or is ``a`` itself)."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la > lb:
+        a, b, la, lb = b, a, lb, la
+    i = 0
+    while i < la and a[i] == b[i]:
+        i += 1
+    if la < lb:  # one letter added at i
+        return a[i:] == b[i + 1 :]
+    if a[i + 1 :] == b[i + 1 :]:  # one letter replaced at i
+        return True
+    return i + 1 < la and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+
+
+def _deletions(word: str) -> set[str]:
+    return {word[:i] + word[i + 1 :] for i in range(len(word))} | {word}
+
+
+class Speller:
+    """Corrections against one vocabulary (term -> how many tools contain it); the words of
+    ``known`` (default :func:`english_words`) are never corrected."""
+
+    def __init__(self, vocabulary: Mapping[str, int], known: frozenset[str] | None = None) -> None:
+        self._known = english_words() if known is None else known
+        self._count = {t: n for t, n in vocabulary.items() if n > 0}
+        self._by_key: dict[str, list[str]] = {}
+        for term in self._count:
+            if len(term) >= MIN_LENGTH - 1 and term.isalpha():
+                for key in _deletions(term):
+                    self._by_key.setdefault(key, []).append(term)
+
+    def correct(self, word: str) -> str | None:
+        """The term ``word`` is a typo of (see the module docstring), or ``None``."""
+        word = word.lower()
+        if len(word) < MIN_LENGTH or not word.isalpha():
+            return None
+        if word in self._count or word in self._known:
+            return None
+        found = {
+            term
+            for key in _deletions(word)
+            for term in self._by_key.get(key, ())
+            if within_one_edit(word, term)
+        }
+        if not found:
+            return None
+        return min(found, key=lambda t: (-self._count[t], t))
+
+    def corrections(self, words: Iterable[str]) -> dict[str, str]:
+        """Each of ``words`` that is a typo, lower-cased, with its correction."""
+        out = {}
+        for word in words:
+            fixed = self.correct(word)
+            if fixed is not None:
+                out[word.lower()] = fixed
+        return out
+
+    def corrected(self, text: str, keep: Callable[[str], bool] | None = None) -> str:
+        """``text`` with each misspelled word replaced by its correction; a word ``keep``
+        accepts (a service name, say) stays as written."""
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            if keep is not None and keep(word):
+                return word
+            fixed = self.correct(word)
+            if fixed is None:
+                return word
+            if word.isupper():
+                return fixed.upper()
+            return fixed.capitalize() if word[0].isupper() else fixed
+
+        return _LETTERS.sub(fix, text)

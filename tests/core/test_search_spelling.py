@@ -1,0 +1,70 @@
+"""The spelling stage on its own: edit distance, which word wins, what is never touched."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from nexus_jupyter.core.search.slots import outside_values
+from nexus_jupyter.core.search.spelling import MIN_LENGTH, Speller, english_words, within_one_edit
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "near"),
+    [
+        ("search", "search", True),
+        ("serch", "search", True),  # a letter dropped
+        ("seearch", "search", True),  # a letter added
+        ("seerch", "search", True),  # a letter replaced
+        ("serach", "search", True),  # two neighbours swapped
+        ("saerch", "search", True),
+        ("sercah", "search", False),  # two letters moved apart: two edits
+        ("srch", "search", False),
+        ("searches", "search", False),
+        ("hcraes", "search", False),
+    ],
+)
+def test_one_edit_is_an_insertion_deletion_substitution_or_neighbour_swap(
+    a: str, b: str, near: bool
+) -> None:
+    assert within_one_edit(a, b) is near
+    assert within_one_edit(b, a) is near
+
+
+def test_the_term_in_most_tools_wins_then_the_first_alphabetically() -> None:
+    speller = Speller({"request": 9, "requests": 3, "bests": 2, "tests": 2}, known=frozenset())
+    assert speller.correct("requets") == "request"  # "requests" is one edit away too
+    assert Speller({"tests": 2, "bests": 2}, known=frozenset()).correct("gests") == "bests"
+    assert Speller({"tests": 3, "bests": 2}, known=frozenset()).correct("gests") == "tests"
+
+
+def test_short_words_values_known_words_and_indexed_words_are_never_corrected() -> None:
+    speller = Speller({"cards": 4, "slack": 2, "board": 1}, known=frozenset({"stack"}))
+    assert len("crad") < MIN_LENGTH and speller.correct("crad") is None
+    assert speller.correct("c4rds") is None  # not all letters: an id, a version
+    assert speller.correct("stack") is None  # an English word, though one edit from "slack"
+    assert speller.correct("slack") is None  # indexed already
+    assert speller.correct("Carsd") == "cards"  # matched without case
+    assert speller.corrected("Carsd on the BAORD") == "Cards on the BOARD"
+    assert speller.corrected("carsd on the baord", keep={"baord"}.__contains__) == (
+        "cards on the baord"
+    )
+
+
+def test_the_shipped_english_words_hold_common_words_and_no_typos() -> None:
+    words = english_words()
+    assert len(words) > 60_000
+    assert {"stack", "blocked", "these", "where", "thermostat", "denver"} <= words
+    assert not {"serach", "requets", "teh", "recieve"} & words
+    assert min(map(len, words)) == MIN_LENGTH
+    notice = resources.files("nexus_jupyter.core.search").joinpath("data", "english-words.NOTICE")
+    assert "Copyright 2000-2011 by Kevin Atkinson" in notice.read_text("utf-8")
+
+
+def test_a_change_outside_values_leaves_the_values_as_written() -> None:
+    query = "grab https://example.com/Page and 'Some Title' from /tmp/A.txt now"
+    assert outside_values(query, str.upper) == (
+        "GRAB https://example.com/Page AND 'Some Title' FROM /tmp/A.txt NOW"
+    )
+    assert outside_values("", str.upper) == ""
