@@ -106,7 +106,7 @@ def search_tools(
         raise NexusError("Search for something: give a query, e.g. `%tool search weather`.")
     reg = current_registry(registry)
     hits = reg.search(query, limit=limit, **filters)
-    return SearchView(query, hits, reg.unserved_services(query))
+    return SearchView(query, hits, reg.unserved_services(query), reg.spelled(query))
 
 
 def tool_info(name: str, *, registry: Any = None) -> ToolInfo:

@@ -44,21 +44,29 @@ class ToolListView(list[Any]):
 class SearchView(list[Any]):
     """Ranked ``SearchHit``s for ``query``; ``.names`` in rank order."""
 
-    def __init__(self, query: str, hits: list[Any], unserved: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        query: str,
+        hits: list[Any],
+        unserved: list[str] | None = None,
+        searched_for: str = "",
+    ) -> None:
         super().__init__(hits)
         self.query = query
         #: Services the query names that no installed tool works with (why it is empty).
         self.unserved = unserved or []
+        #: The query as search read it (misspelt words corrected); ``query`` when unchanged.
+        self.searched_for = searched_for or query
 
     @property
     def names(self) -> list[str]:
         return [h.name for h in self]
 
     def _repr_html_(self) -> str:
-        return hits_html(self.query, list(self), self.unserved)
+        return hits_html(self.query, list(self), self.unserved, self.searched_for)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(hits_text(self.query, list(self), self.unserved))
+        p.text(hits_text(self.query, list(self), self.unserved, self.searched_for))
 
 
 class ToolInfo:

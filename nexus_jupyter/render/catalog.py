@@ -263,12 +263,20 @@ def scored_down_text(unserved: Sequence[str]) -> str:
     return f"Note: {text}; these tools fit the rest of the request, scored down for that."
 
 
-def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
-    """Search hits (``SearchHit``: name, score, spec, matched) as a ranked table."""
+def hits_html(
+    query: str, hits: list[Any], unserved: Sequence[str] = (), searched_for: str = ""
+) -> str:
+    """Search hits (``SearchHit``: name, score, spec, matched) as a ranked table;
+    ``searched_for`` is the query as search read it, shown when it differs."""
     esc = html.escape
+    read_as = (
+        f" (searched for <code>{esc(searched_for)}</code>)"
+        if searched_for and searched_for != query
+        else ""
+    )
     if not hits:
         why = f": {esc(unserved_text(unserved))}" if unserved else ""
-        return f"<p>No tool matches <code>{esc(query)}</code>{why}.</p>"
+        return f"<p>No tool matches <code>{esc(query)}</code>{read_as}{why}.</p>"
     note = f"<p class='nexus-unserved'>{esc(scored_down_text(unserved))}</p>" if unserved else ""
     rows = "".join(
         f"<tr><td>{i}</td><td><code><b>{esc(h.name)}</b></code></td><td>{h.score:.2f}</td>"
@@ -282,19 +290,22 @@ def hits_html(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
     )
     return (
         f"<div class='nexus-search'><b>{len(hits)}</b> match(es) for <code>{esc(query)}"
-        f"</code>{table}{note}</div>"
+        f"</code>{read_as}{table}{note}</div>"
     )
 
 
-def hits_text(query: str, hits: list[Any], unserved: Sequence[str] = ()) -> str:
+def hits_text(
+    query: str, hits: list[Any], unserved: Sequence[str] = (), searched_for: str = ""
+) -> str:
+    read_as = [f"searched for: {searched_for}"] if searched_for and searched_for != query else []
     if not hits:
-        return no_hits_text(query, unserved)
+        return "\n".join([*read_as, no_hits_text(query, unserved)])
     width = max(len(h.name) for h in hits)
     lines = [
         f"{i:>2}. {h.name:<{width}}  {h.score:6.2f}  {h.spec.summary}"
         for i, h in enumerate(hits, 1)
     ]
-    return "\n".join([*lines, scored_down_text(unserved)] if unserved else lines)
+    return "\n".join([*read_as, *lines, *([scored_down_text(unserved)] if unserved else [])])
 
 
 def registry_html(entries: list[ToolEntry], sources: list[Any]) -> str:

@@ -141,6 +141,38 @@ def test_spelling_follows_the_index_and_names_a_misspelt_service() -> None:
     assert off.unserved_services("add a card on our Acmeboadr board") == []
 
 
+def test_spelling_leaves_given_names_abbreviations_and_ids_as_written() -> None:
+    idx = _index([*SEARCHERS, ToolSpec("list_repositories", "List the repositories of a user.")])
+    for query in (
+        "create a page called Serach",  # a name the caller gives
+        "make a page titled Pagse notes",
+        "list my Repos",  # an abbreviation ("repos": repositories), in any case
+        "open ticket 4f3a9serach22",  # inside an id
+        "post to eng-pagse",  # inside a hyphenated name
+    ):
+        assert idx.spelled(query) == query
+    assert idx.spelled("serach the pages called Pagse") == "search the pages called Pagse"
+
+
+def test_a_misspelt_tool_name_is_still_an_exact_match() -> None:
+    idx = _index(SEARCHERS)
+    hits = idx.search("serach pages")  # a name in words; "serach_pages" is an identifier
+    assert hits[0].name == "search_pages" and hits[0].score == 1.0
+    assert hits[0].matched == ("name",)
+    assert idx.spelled("serach_pages") == "serach_pages"  # kept: `suggest` offers the name
+    assert idx.suggest("serach_pages")[0] == "search_pages"
+
+
+def test_a_misspelt_service_scores_the_hits_down_like_a_spelt_one() -> None:
+    idx = _index(BOARD, services=["Acmeboard"])
+    spelt = idx.search("add a card to a column of our Acmeboard board")
+    misspelt = idx.search("add a card to a column of our Acmeboadr board")
+    assert [h.name for h in misspelt] == [h.name for h in spelt] == ["add_card"]
+    assert misspelt[0].score == spelt[0].score
+    plain = idx.search("add a card to a column of our board")
+    assert misspelt[0].score < plain[0].score
+
+
 BOARD = [
     ToolSpec("add_card", "Add a card to a column of a board.", source="mcp:kanban"),
     ToolSpec("create_invoice", "Create an invoice for a customer.", source="mcp:billing"),

@@ -7,7 +7,13 @@ from importlib import resources
 import pytest
 
 from nexus_jupyter.core.search.slots import outside_values
-from nexus_jupyter.core.search.spelling import MIN_LENGTH, Speller, english_words, within_one_edit
+from nexus_jupyter.core.search.spelling import (
+    MIN_LENGTH,
+    Speller,
+    checked_words,
+    english_words,
+    within_one_edit,
+)
 
 
 @pytest.mark.parametrize(
@@ -50,6 +56,32 @@ def test_short_words_values_known_words_and_indexed_words_are_never_corrected() 
     assert speller.corrected("carsd on the baord", keep={"baord"}.__contains__) == (
         "cards on the baord"
     )
+
+
+def test_only_whole_words_of_letters_are_checked() -> None:
+    assert checked_words("Serach the pagse.") == {"serach", "pagse"}  # a full stop ends a word
+    assert checked_words("Notoin's page") == {"notoin"}
+    assert checked_words("ticket 4f3a9serach22, v2serach, serach2") == {"ticket"}
+    assert checked_words("eng-backsnd on name.com") == set()  # parts of names
+    assert checked_words("café serach") == {"serach"}  # "café" is not ASCII: left alone
+    speller = Speller({"search": 3}, known=frozenset())
+    assert speller.corrected("open 4f3a9serach22 and v2serach") == "open 4f3a9serach22 and v2serach"
+    assert speller.corrected("serach-tools, serach.") == "serach-tools, search."
+
+
+def test_a_changed_vocabulary_refiles_only_what_changed() -> None:
+    speller = Speller({"search": 3, "pages": 1}, known=frozenset())
+    assert speller.correct("pagse") == "pages"
+    speller.update({"search": 3, "pager": 2})
+    assert speller.correct("pagse") is None  # "pages" is gone; "pager" is two edits away
+    assert speller.correct("pagre") == "pager" and speller.correct("serach") == "search"
+    speller.update({})
+    assert speller.correct("serach") is None
+
+
+def test_a_capitalised_product_keeps_its_written_form() -> None:
+    speller = Speller({"paypal": 1}, known=frozenset(), spellings={"paypal": "PayPal"})
+    assert speller.corrected("pay via PayPla or paypla") == "pay via PayPal or paypal"
 
 
 def test_the_shipped_english_words_hold_common_words_and_no_typos() -> None:

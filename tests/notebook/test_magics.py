@@ -80,6 +80,18 @@ def test_search_ranks_the_matching_tool_first(face: Face, tools: None) -> None:
     assert "add" in hits._repr_html_()
 
 
+def test_search_says_how_it_read_a_misspelt_query(face: Face, tools: None) -> None:
+    hits = face.search("add two intgers")
+    assert hits.names[0] == "add" and hits.searched_for == "add two integers"
+    assert "(searched for <code>add two integers</code>)" in hits._repr_html_()
+    text = __import__("IPython").lib.pretty.pretty(hits)
+    assert text.splitlines()[0] == "searched for: add two integers"
+    plain = face.search("add two integers")
+    assert "searched for" not in plain._repr_html_() + __import__("IPython").lib.pretty.pretty(
+        plain
+    )
+
+
 def test_search_says_which_named_service_has_no_tool(face: Face, tools: None) -> None:
     hits = face.search("add two numbers in our Salesforce report")
     assert hits.names == [] and hits.unserved == ["Salesforce"]

@@ -300,6 +300,10 @@ def test_catalog_search_filters_details_and_try(reg: Registry, history: CallHist
     assert catalog.names[0] == "sleeper"
     catalog.search.value = "register a person in HubSpot"
     assert catalog.names == [] and "no installed tool works with HubSpot" in catalog.count.value
+    assert "searched for" not in catalog.count.value
+    catalog.search.value = "sleep progres"
+    assert catalog.names[0] == "sleeper"
+    assert "(searched for <i>sleep progress</i>)" in catalog.count.value
     catalog.search.value = ""
     catalog.permission_filter.value = "danger_full_access"
     assert catalog.names == ["wipe"]

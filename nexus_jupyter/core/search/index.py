@@ -12,9 +12,9 @@ queries ranked best first. A query runs through named stages:
    nearest tools by sentence embedding (:mod:`.dense`, :mod:`.embeddings`);
 2. **fusion** of the two rankings and dense-to-sparse feedback (:mod:`.fusion`);
 3. **signals**, each switchable (``search: {signals: {...}}`` in ``nex.yaml``, or
-   :class:`~.options.SearchOptions`): ``spelling`` (stage 0), ``abbreviations`` (a short form also searches its long
-   form, applied to the query terms of stage 1), ``slots`` (:mod:`.slots`), ``intent``
-   (:mod:`.intent`) and ``services`` (:mod:`.scope`);
+   :class:`~.options.SearchOptions`): ``spelling`` (stage 0), ``abbreviations`` (a short
+   form also searches its long form, applied to the query terms of stage 1), ``slots``
+   (:mod:`.slots`), ``intent`` (:mod:`.intent`) and ``services`` (:mod:`.scope`);
 4. **confidence**: each candidate's confidence, the threshold and the margin
    (:mod:`.confidence`).
 
@@ -40,9 +40,9 @@ The word lists the signals read are data files (:mod:`.vocabulary`).
   nearest embedded view (all-MiniLM-L6-v2: unrelated text sits near 0, a paraphrase of the
   tool's purpose at 0.5 and above). A hit must reach ``threshold``
   (:data:`~.confidence.DEFAULT_THRESHOLDS`: 0.1 keyword, 0.2 hybrid) and rank within
-  :data:`~.confidence.MARGINS` of the best candidate, so a query one tool fits gets that tool alone. Scores never rise
-  down the list (each is capped by the one before), so a caller's own cut keeps a prefix;
-  an exact name scores 1.0;
+  :data:`~.confidence.MARGINS` of the best candidate, so a query one tool fits gets that
+  tool alone. Scores never rise down the list (each is capped by the one before), so a
+  caller's own cut keeps a prefix; an exact name scores 1.0;
 - a query no tool serves returns ``[]``: nothing reaches the threshold. A query that names
   a service no indexed tool mentions (:mod:`.scope`; :meth:`SearchIndex.unserved_services`
   says which) needs :data:`~.confidence.SERVICE_PENALTY` more confidence: a generic tool
@@ -94,8 +94,8 @@ from .intent import query_action, query_intent, tool_action, tool_intent
 from .model_files import fetch_model, semantic_missing
 from .options import SearchOptions
 from .scope import mentioned_services
-from .slots import outside_values, query_slots, slot_share, tool_slots, without_values
-from .spelling import MIN_LENGTH, Speller
+from .slots import NAMED, outside_values, query_slots, slot_share, tool_slots, without_values
+from .spelling import Speller, checked_words, english_words
 from .text import (
     FIELDS,
     embedding_texts,
@@ -321,7 +321,10 @@ class SearchIndex:
                 names = sorted(n for n, s in self._specs.items() if keep is None or keep(s))
                 return [SearchHit(n, 0.0, self._specs[n]) for n in names[:limit]]
             exact = self._exact(query, keep)
-            query = self._spelled(query)
+            spelled = self._spelled(query)
+            if not exact and spelled != query:  # a misspelt tool name
+                exact = self._exact(spelled, keep)
+            query = spelled
             unserved = self._unserved(query)
             if self._dense is None:
                 ranked = self._keyword_candidates(query, limit + len(exact), keep)
@@ -346,28 +349,42 @@ class SearchIndex:
     def spelled(self, query: str) -> str:
         """``query`` as search reads it: each word that no indexed tool contains and that is
         not an English word, when one edit from an indexed word or a service name, replaced
-        by it ("serach notion" -> "search notion", "Zendsek" -> "Zendesk"), except in argument
-        values and abbreviations; ``query`` itself when nothing changes or the ``spelling``
-        signal is off. See :mod:`.spelling`."""
+        by it ("serach notion" -> "search notion", "Zendsek" -> "Zendesk"). Argument values,
+        names given after "called", "named" or "titled", abbreviations and words inside ids
+        or hyphenated names stay as written. ``query`` itself when nothing changes or the
+        ``spelling`` signal is off. See :mod:`.spelling`."""
         with self._lock:
             return self._spelled(query)
 
     def _spelled(self, query: str) -> str:
         if not self.signals.spelling:
             return query
-        words = {w for w in terms(without_values(query)) if len(w) >= MIN_LENGTH and w.isalpha()}
+        english = english_words()
+        words = checked_words(NAMED.sub(" ", without_values(query))) - english
         if not words or all(self._keyword.doc_freq(words).values()):
-            return query  # every word is indexed: the common case costs one cached lookup
-        generation = self._keyword.generation
-        if self._speller is None or self._speller[0] != generation:
-            known = self._keyword.vocabulary()
-            for name in self.vocabulary.services:  # a misspelt service is still reported
-                for word in name.split():
-                    known[word] = known.get(word, 0) + 1
-            self._speller = (generation, Speller(known))
-        speller = self._speller[1]
+            return query  # every word is known: the common case costs a cached lookup
+        speller = self._current_speller()
         short = self.vocabulary.abbreviations
-        return outside_values(query, lambda part: speller.corrected(part, short.__contains__))
+        return outside_values(
+            query, lambda part: speller.corrected(part, lambda w: w.lower() in short), names=True
+        )
+
+    def _current_speller(self) -> Speller:
+        """The speller for the index as it is now, brought up to date after writes."""
+        generation = self._keyword.generation
+        if self._speller is not None and self._speller[0] == generation:
+            return self._speller[1]
+        known = self._keyword.vocabulary()
+        for name in self.vocabulary.services:  # a misspelt service is still reported
+            for word in name.split():
+                known[word] = known.get(word, 0) + 1
+        if self._speller is None:
+            speller = Speller(known, spellings=self.vocabulary.spellings)
+        else:
+            speller = self._speller[1]
+            speller.update(known)
+        self._speller = (generation, speller)
+        return speller
 
     def unserved_services(self, query: str) -> list[str]:
         """Services ``query`` names that no indexed tool mentions, as the query writes them

@@ -14,11 +14,12 @@
       precision: fp32                  # the sentence model's graph (default smooth8)
 
 The signals are the optional stages around candidate generation and fusion (see
-:mod:`.index`): ``spelling`` (a misspelt query word is read as the indexed word one slip
-away, :mod:`.spelling`), ``intent`` (read or write, and the kind of change), ``slots`` (the
-values a query carries against the parameters a tool takes), ``abbreviations`` (a short form
-also searches its long form) and ``services`` (a query naming a product no tool mentions is
-reported and its hits ranked down). All are on by default.
+:mod:`.index`): ``spelling`` (a misspelt query word is read as the indexed word or product
+name one slip away, :mod:`.spelling`), ``intent`` (read or write, and the kind of change),
+``slots`` (the values a query carries against the parameters a tool takes),
+``abbreviations`` (a short form also searches its long form) and ``services`` (a query
+naming a product no tool mentions is reported and its hits ranked down). All are on by
+default.
 
 >>> SearchOptions.coerce({"mode": "keyword", "signals": {"intent": False}}).signals.intent
 False

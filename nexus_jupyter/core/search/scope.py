@@ -29,14 +29,11 @@ from __future__ import annotations
 
 import re
 
-from .slots import without_values
+from .slots import NAMED, without_values
 from .vocabulary import Vocabulary, default_vocabulary
 
 __all__ = ["mentioned_services"]
 
-# Besides the values every search leaves out (quotes, URLs, e-mail, paths, owner/repo:
-# :func:`.slots.without_values`), a name given to something: "a repo called X".
-_NAMED = re.compile(r"\b(?:named|called|titled)\s+\S+", re.I)
 # A word as a name spells it: letters and digits, with inner dots, hyphens or a plus
 # ("name.com" is one word, and "name-clone" is one word and so not "name").
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?")
@@ -47,7 +44,9 @@ def mentioned_services(query: str, vocabulary: Vocabulary | None = None) -> list
     order (each once)."""
     vocab = vocabulary if vocabulary is not None else default_vocabulary()
     by_words, longest = vocab.service_table
-    tokens = _TOKEN.findall(_NAMED.sub(" ", without_values(query)))
+    # Besides the values every search leaves out (quotes, URLs, e-mail, paths, owner/repo:
+    # :func:`.slots.without_values`), a name given to something: "a repo called X".
+    tokens = _TOKEN.findall(NAMED.sub(" ", without_values(query)))
     lowered = [t.lower() for t in tokens]
     out: dict[str, str] = {}
     start = 0

@@ -31,6 +31,7 @@ from typing import Any
 from .text import split_identifier
 
 __all__ = [
+    "NAMED",
     "outside_values",
     "query_slots",
     "slot_names",
@@ -98,11 +99,17 @@ def without_values(query: str) -> str:
     return _VALUES.sub(" ", query)
 
 
-def outside_values(query: str, change: Callable[[str], str]) -> str:
+# The name a query gives to something: "a repo called X", "a page titled X".
+NAMED = re.compile(r"\b(?:named|called|titled)\s+\S+", re.I)
+_VALUES_OR_NAMES = re.compile(f"{_VALUES.pattern}|(?i:{NAMED.pattern})")
+
+
+def outside_values(query: str, change: Callable[[str], str], *, names: bool = False) -> str:
     """``query`` with ``change`` applied to the text between its argument values (the values
-    themselves, as :func:`without_values` finds them, are kept as written)."""
+    themselves, as :func:`without_values` finds them, are kept as written; with ``names``,
+    so is the name after "called", "named" or "titled")."""
     out, start = [], 0
-    for match in _VALUES.finditer(query):
+    for match in (_VALUES_OR_NAMES if names else _VALUES).finditer(query):
         out += [change(query[start : match.start()]), match.group(0)]
         start = match.end()
     out.append(change(query[start:]))

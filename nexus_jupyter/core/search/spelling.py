@@ -8,8 +8,10 @@ maintain by hand, as a search engine's typo tolerance does.
 
 A word is corrected when all of these hold:
 
-- it is at least :data:`MIN_LENGTH` letters long (shorter words are too often another real
-  word one edit away) and is made of letters only (ids, versions and hashes are values);
+- it is a whole word of at least :data:`MIN_LENGTH` ASCII letters (shorter words are too
+  often another real word one edit away; a word inside an id, a version, a hash or a
+  hyphenated name is left alone, and so is the query's argument values and the name after
+  "called", "named" or "titled", which the caller gives as written);
 - no indexed tool contains it (a word the catalogue knows is never "corrected"), and it is
   not an English word: :func:`english_words` ships SCOWL's list (``data/english-words.txt.gz``,
   notice beside it), so "stack" stays "stack" in a catalogue that only knows "slack", and
@@ -39,15 +41,19 @@ from __future__ import annotations
 import functools
 import gzip
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 
-__all__ = ["MIN_LENGTH", "Speller", "english_words", "within_one_edit"]
+__all__ = ["MIN_LENGTH", "Speller", "checked_words", "english_words", "within_one_edit"]
 
 #: The shortest word that is corrected; the shortest term it can become is one letter less.
 MIN_LENGTH = 5
 
-_LETTERS = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+# A whole word of ASCII letters: not part of an id ("4f3a9serach22"), of a hyphenated or
+# dotted name ("eng-backend", "name.com") or of a word with other letters ("café"); an
+# apostrophe may follow ("Notion's").
+_WORD = re.compile(r"(?<![\w'\u2019-])(?<!\w\.)[A-Za-z]+(?![\w-]|\.\w)")
+_ASCII_WORD = re.compile(r"[a-z]+")
 
 
 @functools.cache
@@ -82,23 +88,51 @@ def _deletions(word: str) -> set[str]:
     return {word[:i] + word[i + 1 :] for i in range(len(word))} | {word}
 
 
-class Speller:
-    """Corrections against one vocabulary (term -> how many tools contain it); the words of
-    ``known`` (default :func:`english_words`) are never corrected."""
+def checked_words(text: str) -> set[str]:
+    """The words of ``text`` that :meth:`Speller.corrected` would look at, lower-cased:
+    whole words of :data:`MIN_LENGTH` ASCII letters or more (not part of an id, a
+    hyphenated name or a word with digits)."""
+    return {w.lower() for w in _WORD.findall(text) if len(w) >= MIN_LENGTH}
 
-    def __init__(self, vocabulary: Mapping[str, int], known: frozenset[str] | None = None) -> None:
+
+class Speller:
+    """Corrections against one vocabulary (term -> how many tools contain it). The words of
+    ``known`` (default :func:`english_words`) are never corrected; ``spellings`` gives the
+    written form of a term (a product's "PayPal"), used when the query capitalises it."""
+
+    def __init__(
+        self,
+        vocabulary: Mapping[str, int],
+        known: frozenset[str] | None = None,
+        spellings: Mapping[str, str] | None = None,
+    ) -> None:
         self._known = english_words() if known is None else known
-        self._count = {t: n for t, n in vocabulary.items() if n > 0}
-        self._by_key: dict[str, list[str]] = {}
-        for term in self._count:
-            if len(term) >= MIN_LENGTH - 1 and term.isalpha():
+        self._spellings = dict(spellings or {})
+        self._count: dict[str, int] = {}
+        self._by_key: dict[str, set[str]] = {}
+        self.update(vocabulary)
+
+    def update(self, vocabulary: Mapping[str, int]) -> None:
+        """Follow a changed vocabulary: only the terms that came or went are re-filed, so a
+        registry that changes one tool does not pay for the whole catalogue again."""
+        new = {t: n for t, n in vocabulary.items() if n > 0}
+        for term in self._count.keys() - new.keys():
+            for key in _deletions(term):
+                filed = self._by_key.get(key)
+                if filed is not None:
+                    filed.discard(term)
+                    if not filed:
+                        del self._by_key[key]
+        for term in new.keys() - self._count.keys():
+            if len(term) >= MIN_LENGTH - 1 and _ASCII_WORD.fullmatch(term):
                 for key in _deletions(term):
-                    self._by_key.setdefault(key, []).append(term)
+                    self._by_key.setdefault(key, set()).add(term)
+        self._count = new
 
     def correct(self, word: str) -> str | None:
         """The term ``word`` is a typo of (see the module docstring), or ``None``."""
         word = word.lower()
-        if len(word) < MIN_LENGTH or not word.isalpha():
+        if len(word) < MIN_LENGTH or not _ASCII_WORD.fullmatch(word):
             return None
         if word in self._count or word in self._known:
             return None
@@ -112,18 +146,9 @@ class Speller:
             return None
         return min(found, key=lambda t: (-self._count[t], t))
 
-    def corrections(self, words: Iterable[str]) -> dict[str, str]:
-        """Each of ``words`` that is a typo, lower-cased, with its correction."""
-        out = {}
-        for word in words:
-            fixed = self.correct(word)
-            if fixed is not None:
-                out[word.lower()] = fixed
-        return out
-
     def corrected(self, text: str, keep: Callable[[str], bool] | None = None) -> str:
-        """``text`` with each misspelled word replaced by its correction; a word ``keep``
-        accepts (a service name, say) stays as written."""
+        """``text`` with each misspelled word (see :func:`checked_words`) replaced by its
+        correction, in the word's case; a word ``keep`` accepts stays as written."""
 
         def fix(match: re.Match[str]) -> str:
             word = match.group(0)
@@ -134,6 +159,8 @@ class Speller:
                 return word
             if word.isupper():
                 return fixed.upper()
-            return fixed.capitalize() if word[0].isupper() else fixed
+            if word[0].isupper():
+                return self._spellings.get(fixed) or fixed.capitalize()
+            return fixed
 
-        return _LETTERS.sub(fix, text)
+        return _WORD.sub(fix, text)

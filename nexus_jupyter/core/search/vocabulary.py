@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -60,6 +60,8 @@ class Vocabulary:
     services: Mapping[str, bool]
     abbreviations: Mapping[str, tuple[str, ...]]
     verbs: Verbs
+    #: How a one-word service is written ("paypal" -> "PayPal"), when not in lower case.
+    spellings: Mapping[str, str] = field(default_factory=dict)
 
     @functools.cached_property
     def service_table(self) -> tuple[dict[tuple[str, ...], bool], int]:
@@ -83,6 +85,7 @@ class Vocabulary:
             services={**shipped.services, **extra_services},
             abbreviations={**shipped.abbreviations, **extra_abbr},
             verbs=shipped.verbs,
+            spellings={**shipped.spellings, **_spellings(services)},
         )
 
 
@@ -91,8 +94,10 @@ def default_vocabulary() -> Vocabulary:
     """The lists shipped in ``core/search/data`` (read once per process)."""
     raw_services = _data("services.json")
     services: dict[str, bool] = {}
+    written: list[str] = list(raw_services["capitalised"])
     for names in raw_services["any_case"].values():
         services.update({" ".join(n.lower().split()): False for n in names})
+        written += names
     services.update({" ".join(n.lower().split()): True for n in raw_services["capitalised"]})
     abbreviations = {
         short: tuple(long.split())
@@ -112,4 +117,9 @@ def default_vocabulary() -> Vocabulary:
         query_actions=kinds(raw_verbs["query_actions"]),
         tool_actions=kinds(raw_verbs["tool_actions"]),
     )
-    return Vocabulary(services, abbreviations, verbs)
+    return Vocabulary(services, abbreviations, verbs, _spellings(written))
+
+
+def _spellings(names: Iterable[str]) -> dict[str, str]:
+    """One-word names not written in lower case, by their lower case."""
+    return {n.strip().lower(): n.strip() for n in names if len(n.split()) == 1 and not n.islower()}

@@ -216,6 +216,9 @@ class Catalog(W.VBox):
         unserved = self.registry.unserved_services(query) if query else []
         if unserved:
             more = f": {html.escape(unserved_text(unserved))}"
+        spelled = self.registry.spelled(query) if query else query
+        if spelled != query:  # misspelt words were read as the catalogue's own
+            more += f" (searched for <i>{html.escape(spelled)}</i>)"
         noun = "tool" if len(entries) == 1 else "tools"
         self.count.value = f"<span style='color:#666'>{len(entries)} {noun}{more}</span>" + "".join(
             f"<div style='color:#b71c1c'>{html.escape(f.file_name)} failed to load: "
