@@ -253,11 +253,14 @@ class ProcessIsolation:
         """A worker for one request: a free one, a new one in a free slot, or the next one
         to free up (waiting holds no thread; given up on, the claim is withdrawn)."""
         claim = self.workers.acquire()
-        try:
-            worker = await asyncio.wrap_future(claim)
-        except asyncio.CancelledError:
-            self.workers.withdraw(claim)
-            raise
+        if claim.done():  # the common case, a free worker: no hop through the loop's wakeup
+            worker = claim.result()
+        else:
+            try:
+                worker = await asyncio.wrap_future(claim)
+            except asyncio.CancelledError:
+                self.workers.withdraw(claim)
+                raise
         if worker is not None:
             return worker
         if self.workers.closed:

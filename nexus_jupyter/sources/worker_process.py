@@ -139,11 +139,14 @@ class WorkerProcess:
         the answer is still to come (:attr:`awaiting`; see :meth:`WorkerSet.drain`)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[tuple[Any, ...]] = loop.create_future()
+        watching = False
 
         def readable() -> None:
+            nonlocal watching
             answer = self.take_messages(self.read_some(), on_event)
             if answer is not None:
                 loop.remove_reader(self.fd)
+                watching = False
                 if not done.done():
                     done.set_result(answer)
 
@@ -153,10 +156,12 @@ class WorkerProcess:
             self.awaiting = False
             return ("ended",)
         loop.add_reader(self.fd, readable)
+        watching = True
         try:
             return await done
         finally:
-            loop.remove_reader(self.fd)
+            if watching:  # cancelled before the answer
+                loop.remove_reader(self.fd)
 
     def interrupt(self) -> None:
         """Ask the request in progress to stop (SIGINT; see :mod:`.worker`)."""

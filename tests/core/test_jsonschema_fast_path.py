@@ -1,0 +1,103 @@
+"""The plain-schema fast path of :class:`JsonSchemaValidator` never accepts what jsonschema
+refuses, and what it cannot vouch for still gets jsonschema's verdict and wording.
+
+Seeded random plain schemas (scalar properties, required lists, open or closed objects) and
+random argument objects (right and wrong types, ``True`` where a number goes, whole floats,
+``None``, missing and extra keys), checked against ``jsonschema`` itself.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import jsonschema
+import pytest
+
+from nexus_jupyter import ToolValidationError
+from nexus_jupyter.core.tools.jsonschema_check import JsonSchemaValidator, _plain_check
+
+KINDS = ("string", "integer", "number", "boolean")
+VALUES: tuple[Any, ...] = ("x", "", 0, 7, -3, 2.0, 2.5, True, False, None, [1], {"a": 1})
+
+
+def _schema(rng: random.Random) -> dict[str, Any]:
+    names = rng.sample(["a", "b", "c", "d", "e"], rng.randint(0, 5))
+    props = {}
+    for name in names:
+        prop: dict[str, Any] = {"type": rng.choice(KINDS)}
+        if rng.random() < 0.5:
+            prop["description"] = f"the {name}"
+        if rng.random() < 0.2:
+            prop["default"] = rng.choice(VALUES)
+        props[name] = prop
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if names and rng.random() < 0.7:
+        schema["required"] = rng.sample(names, rng.randint(1, len(names)))
+    if rng.random() < 0.6:
+        schema["additionalProperties"] = rng.random() < 0.3
+    return schema
+
+
+def _arguments(rng: random.Random, schema: dict[str, Any]) -> dict[str, Any]:
+    keys = [*schema["properties"], "zz"]
+    return {k: rng.choice(VALUES) for k in keys if rng.random() < 0.7}
+
+
+def test_the_fast_path_agrees_with_jsonschema_on_random_plain_schemas() -> None:
+    rng = random.Random(20261127)
+    vouched = refused = 0
+    for _ in range(400):
+        schema = _schema(rng)
+        check = _plain_check(schema)
+        assert check is not None, schema
+        validator = JsonSchemaValidator(schema)
+        reference = jsonschema.Draft202012Validator(schema)
+        for _ in range(25):
+            data = _arguments(rng, schema)
+            valid = reference.is_valid(data)
+            if check(data):
+                vouched += 1
+                assert valid, (schema, data)  # never accepts what jsonschema refuses
+            try:
+                validator.validate("t", data)
+                accepted = True
+            except ToolValidationError:
+                accepted = False
+                refused += 1
+            # The validator's own verdict is jsonschema's (a null for a declared optional
+            # property is dropped, not refused: that is the one leniency, and then it is
+            # jsonschema's verdict on the arguments without it).
+            optional = set(schema["properties"]) - set(schema.get("required", []))
+            without_nulls = {k: v for k, v in data.items() if not (v is None and k in optional)}
+            assert accepted == (valid or reference.is_valid(without_nulls)), (schema, data)
+    assert vouched > 1000 and refused > 1000  # both branches really ran
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}},
+        {"type": "object", "properties": {"a": {"type": ["integer", "null"]}}},
+        {"type": "object", "properties": {"a": {"enum": [1, 2]}}},
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {}}},
+        {"type": "object", "additionalProperties": {"type": "string"}},
+        {"properties": {"a": {"type": "string"}}},  # no "type": object
+    ],
+)
+def test_a_schema_with_anything_more_has_no_fast_path(schema: dict[str, Any]) -> None:
+    assert _plain_check(schema) is None
+
+
+def test_a_whole_float_and_a_bool_are_left_to_jsonschema() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    check = _plain_check(schema)
+    assert check is not None
+    assert check({"n": 3}) and not check({"n": 3.0}) and not check({"n": True})
+    validator = JsonSchemaValidator(schema)
+    assert validator.validate("t", {"n": 3.0}) == {"n": 3.0}  # jsonschema's integer
+    with pytest.raises(ToolValidationError, match="not of type 'integer'"):
+        validator.validate("t", {"n": True})
+    with pytest.raises(ToolValidationError) as missing:
+        validator.validate("t", {})
+    assert missing.value.errors[0].loc == ("n",)
