@@ -45,15 +45,6 @@ def test_the_term_in_most_tools_wins_then_the_first_alphabetically() -> None:
     assert Speller({"tests": 3, "bests": 2}, known=frozenset()).correct("gests") == "tests"
 
 
-def test_an_english_word_is_the_fallback_when_it_is_the_only_one_one_slip_away() -> None:
-    speller = Speller({"search": 3}, known=frozenset({"thermostat", "tomorrow", "tomorrows"}))
-    assert speller.correct("themrostat") == "thermostat"  # no catalogue word is near
-    assert speller.correct("tomorros") is None  # two English words are: which one is unclear
-    assert Speller({"searches": 1}, known=frozenset({"searcher"})).correct("searchez") == (
-        "searches"  # a catalogue word wins over an English one
-    )
-
-
 def test_short_words_values_known_words_and_indexed_words_are_never_corrected() -> None:
     speller = Speller({"cards": 4, "slack": 2, "board": 1}, known=frozenset({"stack"}))
     assert len("crad") < MIN_LENGTH and speller.correct("crad") is None

@@ -349,8 +349,7 @@ class SearchIndex:
     def spelled(self, query: str) -> str:
         """``query`` as search reads it: each word that no indexed tool contains and that is
         not an English word, when one edit from an indexed word or a service name, replaced
-        by it ("serach notion" -> "search notion", "Zendsek" -> "Zendesk"), or else by the
-        one English word one edit away, if only one is. Argument values,
+        by it ("serach notion" -> "search notion", "Zendsek" -> "Zendesk"). Argument values,
         names given after "called", "named" or "titled", abbreviations and words inside ids
         or hyphenated names stay as written. ``query`` itself when nothing changes or the
         ``spelling`` signal is off. See :mod:`.spelling`."""

@@ -1,4 +1,4 @@
-"""Spelling: a misspelt query word, read as the nearest word that a tool's text contains.
+"""Spelling: a query word that no tool's text contains, read as the nearest word that one does.
 
 "serach notion for the roadmap" has no keyword for ``search``, and the sentence model's word
 pieces for "serach" mean little, so both candidate stages miss the tool that searches. The
@@ -19,10 +19,7 @@ A word is corrected when all of these hold:
 - some indexed term is exactly one edit away: a letter added, dropped, replaced, or two
   neighbours swapped (optimal string alignment distance 1). Among several, the term in most
   tools wins, then the alphabetically first, so the choice does not depend on the order
-  tools were added. When no indexed term is that near, an English word is, if exactly one
-  is ("themrostat" -> "thermostat"): the keyword stage gains nothing from it, but the
-  sentence model reads the request as written, and a request nothing serves is then seen
-  for what it is. With two or more ("tomorros": tomorrow, tomorrows) the word stays.
+  tools were added.
 
 A name or a coined word that is in neither list and one edit from an indexed term is still
 rewritten ("certs" -> "cents"); that costs little, because a hit still has to be confident on
@@ -57,7 +54,6 @@ MIN_LENGTH = 5
 # apostrophe may follow ("Notion's").
 _WORD = re.compile(r"(?<![\w'\u2019-])(?<!\w\.)[A-Za-z]+(?![\w-]|\.\w)")
 _ASCII_WORD = re.compile(r"[a-z]+")
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 
 
 @functools.cache
@@ -86,17 +82,6 @@ def within_one_edit(a: str, b: str) -> bool:
     if a[i + 1 :] == b[i + 1 :]:  # one letter replaced at i
         return True
     return i + 1 < la and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
-
-
-def _one_edit(word: str) -> set[str]:
-    """Every string one edit from ``word`` (lower-case ASCII letters)."""
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    return (
-        {a + b[1:] for a, b in splits if b}
-        | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-        | {a + c + b[1:] for a, b in splits if b for c in _ALPHABET}
-        | {a + c + b for a, b in splits for c in _ALPHABET}
-    )
 
 
 def _deletions(word: str) -> set[str]:
@@ -157,10 +142,9 @@ class Speller:
             for term in self._by_key.get(key, ())
             if within_one_edit(word, term)
         }
-        if found:
-            return min(found, key=lambda t: (-self._count[t], t))
-        english = _one_edit(word) & self._known
-        return english.pop() if len(english) == 1 else None  # unambiguous only
+        if not found:
+            return None
+        return min(found, key=lambda t: (-self._count[t], t))
 
     def corrected(self, text: str, keep: Callable[[str], bool] | None = None) -> str:
         """``text`` with each misspelled word (see :func:`checked_words`) replaced by its
