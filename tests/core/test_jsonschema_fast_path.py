@@ -1,24 +1,43 @@
 """The plain-schema fast path of :class:`JsonSchemaValidator` never accepts what jsonschema
 refuses, and what it cannot vouch for still gets jsonschema's verdict and wording.
 
-Seeded random plain schemas (scalar properties, required lists, open or closed objects) and
-random argument objects (right and wrong types, ``True`` where a number goes, whole floats,
-``None``, missing and extra keys), checked against ``jsonschema`` itself.
+Seeded random plain schemas (scalar properties, required lists, open or closed objects, some
+naming draft 3, 4, 7 or 2020-12) and random argument objects (right and wrong types, ``True``
+where a number goes, whole floats, NaN, huge integers, int and str subclasses, ``None``,
+missing and extra keys), checked against the jsonschema validator the slow path uses.
 """
 
 from __future__ import annotations
 
+import enum
 import random
 from typing import Any
 
-import jsonschema
 import pytest
 
 from nexus_jupyter import ToolValidationError
 from nexus_jupyter.core.tools.jsonschema_check import JsonSchemaValidator, _plain_check
 
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Name(str):
+    pass
+
+
 KINDS = ("string", "integer", "number", "boolean")
-VALUES: tuple[Any, ...] = ("x", "", 0, 7, -3, 2.0, 2.5, True, False, None, [1], {"a": 1})
+VALUES: tuple[Any, ...] = (
+    *("x", "", 0, 7, -3, 10**40, 2.0, 2.5, float("nan"), True, False, None, [1], {"a": 1}),
+    *(Level.LOW, Name("n")),
+)
+DRAFTS = (
+    "http://json-schema.org/draft-03/schema#",
+    "http://json-schema.org/draft-04/schema#",
+    "http://json-schema.org/draft-07/schema#",
+    "https://json-schema.org/draft/2020-12/schema",
+)
 
 
 def _schema(rng: random.Random) -> dict[str, Any]:
@@ -36,6 +55,8 @@ def _schema(rng: random.Random) -> dict[str, Any]:
         schema["required"] = rng.sample(names, rng.randint(1, len(names)))
     if rng.random() < 0.6:
         schema["additionalProperties"] = rng.random() < 0.3
+    if rng.random() < 0.5:
+        schema["$schema"] = rng.choice(DRAFTS)
     return schema
 
 
@@ -52,7 +73,7 @@ def test_the_fast_path_agrees_with_jsonschema_on_random_plain_schemas() -> None:
         check = _plain_check(schema)
         assert check is not None, schema
         validator = JsonSchemaValidator(schema)
-        reference = jsonschema.Draft202012Validator(schema)
+        reference = validator._get()  # the draft's own validator, as the slow path uses
         for _ in range(25):
             data = _arguments(rng, schema)
             valid = reference.is_valid(data)
@@ -83,6 +104,8 @@ def test_the_fast_path_agrees_with_jsonschema_on_random_plain_schemas() -> None:
         {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {}}},
         {"type": "object", "additionalProperties": {"type": "string"}},
         {"properties": {"a": {"type": "string"}}},  # no "type": object
+        {"type": "object", "required": [["a"]]},  # not names: jsonschema says what is wrong
+        {"type": "object", "$schema": 5},
     ],
 )
 def test_a_schema_with_anything_more_has_no_fast_path(schema: dict[str, Any]) -> None:
@@ -101,3 +124,21 @@ def test_a_whole_float_and_a_bool_are_left_to_jsonschema() -> None:
     with pytest.raises(ToolValidationError) as missing:
         validator.validate("t", {})
     assert missing.value.errors[0].loc == ("n",)
+
+
+def test_plain_valid_arguments_never_reach_jsonschema(monkeypatch: pytest.MonkeyPatch) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    validator = JsonSchemaValidator(schema)
+
+    def refuse() -> None:
+        raise AssertionError("jsonschema was consulted")
+
+    monkeypatch.setattr(validator, "_get", refuse)
+    assert validator.validate("t", {"a": 1, "b": "x"}) == {"a": 1, "b": "x"}
+    with pytest.raises(ToolValidationError, match="jsonschema was consulted"):
+        validator.validate("t", {"a": "1"})  # doubt goes to jsonschema

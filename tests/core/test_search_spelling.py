@@ -12,6 +12,7 @@ from nexus_jupyter.core.search.spelling import (
     Speller,
     checked_words,
     english_words,
+    plausible_slip,
     within_one_edit,
 )
 
@@ -39,10 +40,20 @@ def test_one_edit_is_an_insertion_deletion_substitution_or_neighbour_swap(
 
 
 def test_the_term_in_most_tools_wins_then_the_first_alphabetically() -> None:
-    speller = Speller({"request": 9, "requests": 3, "bests": 2, "tests": 2}, known=frozenset())
+    speller = Speller({"request": 9, "requests": 3}, known=frozenset())
     assert speller.correct("requets") == "request"  # "requests" is one edit away too
-    assert Speller({"tests": 2, "bests": 2}, known=frozenset()).correct("gests") == "bests"
-    assert Speller({"tests": 3, "bests": 2}, known=frozenset()).correct("gests") == "tests"
+    assert Speller({"tests": 2, "texts": 2}, known=frozenset()).correct("tezts") == "tests"
+    assert Speller({"tests": 2, "texts": 3}, known=frozenset()).correct("tezts") == "texts"
+
+
+def test_a_word_of_its_own_is_not_taken_for_a_slip_of_a_shorter_one() -> None:
+    vocabulary = dict.fromkeys(["cloud", "code", "auth", "rust", "json", "system", "link"], 5)
+    speller = Speller({**vocabulary, "webhook": 3, "search": 4}, known=frozenset())
+    names = "gcloud xcode oauth rustc jsonl systemd webhooks flink"
+    assert speller.corrected(names) == names  # a letter before, or another one after
+    assert speller.corrected("searchh serach seearch") == "search search search"
+    assert plausible_slip("searchh", "search") and not plausible_slip("searchs", "search")
+    assert not plausible_slip("dearch", "search")  # the first letter is rarely the slip
 
 
 def test_short_words_values_known_words_and_indexed_words_are_never_corrected() -> None:

@@ -17,9 +17,11 @@ A word is corrected when all of these hold:
   notice beside it), so "stack" stays "stack" in a catalogue that only knows "slack", and
   "blocked" does not become "locked";
 - some indexed term is exactly one edit away: a letter added, dropped, replaced, or two
-  neighbours swapped (optimal string alignment distance 1). Among several, the term in most
-  tools wins, then the alphabetically first, so the choice does not depend on the order
-  tools were added.
+  neighbours swapped (optimal string alignment distance 1), in a way a hand slips
+  (:func:`plausible_slip`: the first letter right, and no other letter than a doubled one
+  added at the end, so "gcloud", "rustc" and "webhooks" keep their meaning). Among several,
+  the term in most tools wins, then the alphabetically first, so the choice does not depend
+  on the order tools were added.
 
 A name or a coined word that is in neither list and one edit from an indexed term is still
 rewritten ("certs" -> "cents"); that costs little, because a hit still has to be confident on
@@ -44,7 +46,14 @@ import re
 from collections.abc import Callable, Mapping
 from importlib import resources
 
-__all__ = ["MIN_LENGTH", "Speller", "checked_words", "english_words", "within_one_edit"]
+__all__ = [
+    "MIN_LENGTH",
+    "Speller",
+    "checked_words",
+    "english_words",
+    "plausible_slip",
+    "within_one_edit",
+]
 
 #: The shortest word that is corrected; the shortest term it can become is one letter less.
 MIN_LENGTH = 5
@@ -82,6 +91,19 @@ def within_one_edit(a: str, b: str) -> bool:
     if a[i + 1 :] == b[i + 1 :]:  # one letter replaced at i
         return True
     return i + 1 < la and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+
+
+def plausible_slip(typed: str, term: str) -> bool:
+    """Whether ``typed`` (one edit from ``term``) looks like a slip at the keyboard rather
+    than another word: its first letter is right (people rarely get it wrong; "gcloud",
+    "xcode" and "oauth" are words of their own, not "cloud", "code" and "auth"), and a letter
+    added at the end only doubles the last one ("searchh"); another letter there makes a
+    word of its own ("rustc", "jsonl", "systemd", "webhooks")."""
+    if not typed or not term or typed[0] != term[0]:
+        return False
+    if len(typed) == len(term) + 1 and typed.startswith(term):
+        return typed[-1] == term[-1]
+    return True
 
 
 def _deletions(word: str) -> set[str]:
@@ -140,7 +162,7 @@ class Speller:
             term
             for key in _deletions(word)
             for term in self._by_key.get(key, ())
-            if within_one_edit(word, term)
+            if within_one_edit(word, term) and plausible_slip(word, term)
         }
         if not found:
             return None

@@ -123,8 +123,12 @@ def _plain_check(schema: Mapping[str, Any]) -> Callable[[dict[str, Any]], bool] 
     props = schema.get("properties", {})
     required = schema.get("required", [])
     extra = schema.get("additionalProperties", True)
-    if not isinstance(props, Mapping) or not isinstance(required, list) or type(extra) is not bool:
+    if not isinstance(props, Mapping) or type(extra) is not bool:
         return None
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return None
+    if not isinstance(schema.get("$schema", ""), str):
+        return None  # jsonschema cannot evaluate it: let it say so
     checks: dict[str, Callable[[Any], bool]] = {}
     for name, sub in props.items():
         if not (isinstance(sub, Mapping) and set(sub) <= _PLAIN_PROPERTY):
