@@ -3,14 +3,16 @@
 ``with_typos(queries)`` copies each query with one word mistyped: a word of four letters or
 more, outside quoted text, URLs, addresses and paths, and not a stop word, gets one of the
 slips people make at a keyboard: two neighbouring letters swapped, a letter dropped, a
-letter doubled, or a letter replaced by one next to it on a QWERTY keyboard. The first letter
-is left alone (people rarely get it wrong). Which word and which slip come from a hash of
+letter doubled, a letter replaced by one next to it on a QWERTY keyboard, or such a
+neighbour added after a letter. Any letter may slip, the first and the last included, each
+as likely as another (in real typing the first letter slips less often, so this is the
+harder case for a corrector that trusts it). Which word and which slip come from a hash of
 the query text, so every run and every machine types the same slips, and the slips know
 nothing of the catalogue or of how search corrects them. A query with no such word is kept
 as it is.
 
 >>> with_typos([{"query": "list the files in the folder", "relevant": ["ls"]}])[0]["query"]
-'lisy the files in the folder'
+'ist the files in the folder'
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ def _neighbours(letter: str) -> str:
 
 
 def _slip(word: str, rng: random.Random) -> str:
-    i = rng.randrange(1, len(word))  # never the first letter
-    kind = rng.choice(("swap", "drop", "double", "near"))
+    i = rng.randrange(len(word))
+    kind = rng.choice(("swap", "drop", "double", "near", "extra"))
     if kind == "swap" and i + 1 < len(word) and word[i] != word[i + 1]:
         return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
     if kind == "drop":
@@ -50,6 +52,8 @@ def _slip(word: str, rng: random.Random) -> str:
     if kind == "double":
         return word[: i + 1] + word[i:]
     near = _neighbours(word[i].lower()) or word[i]
+    if kind == "extra":  # a neighbouring key struck too, after this letter
+        return word[: i + 1] + rng.choice(near) + word[i + 1 :]
     return word[:i] + rng.choice(near) + word[i + 1 :]
 
 
@@ -74,8 +78,14 @@ def mistyped(query: str) -> str:
 
 
 def _outside(query: str) -> list[str]:
+    """The pieces of ``query`` between its values."""
     parts: list[str] = []
-    outside_values(query, lambda part: parts.append(part) or part)
+
+    def keep(part: str) -> str:
+        parts.append(part)
+        return part
+
+    outside_values(query, keep)
     return parts
 
 

@@ -210,9 +210,10 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
         }
         for h in hits
     ]
-    spelled = reg.spelled(args.query)
-    if spelled != args.query:
-        print(f"searched for: {spelled}", file=sys.stderr)
+    if not args.json:  # like the notes below: the JSON rows stay what they were
+        spelled = reg.spelled(args.query)
+        if spelled != args.query:
+            print(f"searched for: {spelled}", file=sys.stderr)
     if args.json:
         _print_json(rows)
     elif not rows:

@@ -154,8 +154,10 @@ class ToolsHandler(NexusHandler):
 
     Without ``q`` the tools come sorted by name; with ``q`` by relevance. Each tool that
     shadows others is followed by their rows (``shadowed_by`` names the winner's source);
-    ``total`` counts rows. ``suggestions`` holds close names when nothing matched, and
-    ``unserved`` the services the query names that no installed tool works with.
+    ``total`` counts rows. ``suggestions`` holds close names when nothing matched,
+    ``unserved`` the services the query names that no installed tool works with, and
+    ``searched_for`` the query as search read it (misspelt words corrected; ``q`` itself
+    when nothing was).
     """
 
     @web.authenticated

@@ -7,7 +7,7 @@ A full example (every key optional)::
     audit: ~/.nexus/audit.jsonl         # false to turn the audit log off
     search:
       mode: auto                        # keyword | hybrid | auto
-      signals: {intent: false}          # switch off abbreviations, slots, intent or services
+      signals: {intent: false}          # off: spelling, abbreviations, slots, intent, services
       services: [Acmeboard]             # more product names for the named-services signal
       abbreviations: {kb: knowledge base}
       model_path: ~/models/all-MiniLM-L6-v2   # where the sentence model's files are

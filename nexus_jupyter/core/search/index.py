@@ -94,8 +94,8 @@ from .intent import query_action, query_intent, tool_action, tool_intent
 from .model_files import fetch_model, semantic_missing
 from .options import SearchOptions
 from .scope import mentioned_services
-from .slots import NAMED, outside_values, query_slots, slot_share, tool_slots, without_values
-from .spelling import Speller, checked_words, english_words
+from .slots import query_slots, slot_share, tool_slots, without_values
+from .spelling import QuerySpelling
 from .text import (
     FIELDS,
     embedding_texts,
@@ -209,7 +209,7 @@ class SearchIndex:
         # the kind of change its name says it makes ("create", "change", "delete" or None)
         self._fit: dict[str, tuple[int, int, str | None]] = {}
         self._keyword = KeywordEngine()
-        self._speller: tuple[int, Speller] | None = None  # built for one keyword generation
+        self._spelling = QuerySpelling(self._keyword, self.vocabulary)
         self._dense: DenseIndex | None = None
         if self.mode == "hybrid":
             from .dense import DenseIndex
@@ -357,34 +357,7 @@ class SearchIndex:
             return self._spelled(query)
 
     def _spelled(self, query: str) -> str:
-        if not self.signals.spelling:
-            return query
-        english = english_words()
-        words = checked_words(NAMED.sub(" ", without_values(query))) - english
-        if not words or all(self._keyword.doc_freq(words).values()):
-            return query  # every word is known: the common case costs a cached lookup
-        speller = self._current_speller()
-        short = self.vocabulary.abbreviations
-        return outside_values(
-            query, lambda part: speller.corrected(part, lambda w: w.lower() in short), names=True
-        )
-
-    def _current_speller(self) -> Speller:
-        """The speller for the index as it is now, brought up to date after writes."""
-        generation = self._keyword.generation
-        if self._speller is not None and self._speller[0] == generation:
-            return self._speller[1]
-        known = self._keyword.vocabulary()
-        for name in self.vocabulary.services:  # a misspelt service is still reported
-            for word in name.split():
-                known[word] = known.get(word, 0) + 1
-        if self._speller is None:
-            speller = Speller(known, spellings=self.vocabulary.spellings)
-        else:
-            speller = self._speller[1]
-            speller.update(known)
-        self._speller = (generation, speller)
-        return speller
+        return self._spelling.read(query) if self.signals.spelling else query
 
     def unserved_services(self, query: str) -> list[str]:
         """Services ``query`` names that no indexed tool mentions, as the query writes them

@@ -60,7 +60,8 @@ class Vocabulary:
     services: Mapping[str, bool]
     abbreviations: Mapping[str, tuple[str, ...]]
     verbs: Verbs
-    #: How a one-word service is written ("paypal" -> "PayPal"), when not in lower case.
+    #: How a one-word service a project lists is written ("paypal" -> "PayPal"), when that is
+    #: not in lower case (the shipped names are matched in lower case and have none).
     spellings: Mapping[str, str] = field(default_factory=dict)
 
     @functools.cached_property
@@ -79,6 +80,7 @@ class Vocabulary:
         """The shipped lists, with ``services`` and ``abbreviations`` added (a project's
         entries win over shipped ones)."""
         shipped = default_vocabulary()
+        services = list(services)
         extra_services = {" ".join(n.lower().split()): False for n in services if n.strip()}
         extra_abbr = {k.lower(): tuple(v.lower().split()) for k, v in (abbreviations or {}).items()}
         return cls(
@@ -94,10 +96,8 @@ def default_vocabulary() -> Vocabulary:
     """The lists shipped in ``core/search/data`` (read once per process)."""
     raw_services = _data("services.json")
     services: dict[str, bool] = {}
-    written: list[str] = list(raw_services["capitalised"])
     for names in raw_services["any_case"].values():
         services.update({" ".join(n.lower().split()): False for n in names})
-        written += names
     services.update({" ".join(n.lower().split()): True for n in raw_services["capitalised"]})
     abbreviations = {
         short: tuple(long.split())
@@ -117,7 +117,7 @@ def default_vocabulary() -> Vocabulary:
         query_actions=kinds(raw_verbs["query_actions"]),
         tool_actions=kinds(raw_verbs["tool_actions"]),
     )
-    return Vocabulary(services, abbreviations, verbs, _spellings(written))
+    return Vocabulary(services, abbreviations, verbs)
 
 
 def _spellings(names: Iterable[str]) -> dict[str, str]:
