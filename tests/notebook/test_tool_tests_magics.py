@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from nbhelpers import run_ok
-from waiting import wait_for_test_state  # tests/ is on sys.path
+from waiting import wait_for_test_state, wait_until  # tests/ is on sys.path
 
 from nexus_jupyter import Registry
 from nexus_jupyter.notebook import api, testing
@@ -183,14 +183,18 @@ def test_the_catalog_shows_a_test_badge_that_follows_the_status(
     reg = api.current_registry()
     wait_for_test_state(reg, "add", "passed", time.monotonic() + 10)
     catalog = api.browse()
-    assert reg.wait_for_events()
-    row = next(r for r in catalog.rows.children if r.children[0].description == "add")
-    assert "tests 1/1" in row.children[1].value
+
+    def badge_shows(text: str) -> bool:
+        # A new test state is visible a moment before its event is queued: wait for the
+        # event and the catalog's redraw, not just for the state.
+        reg.wait_for_events()
+        row = next(r for r in catalog.rows.children if r.children[0].description == "add")
+        return text in row.children[1].value
+
+    wait_until(reg, lambda: badge_shows("tests 1/1"), timeout=10)
     run_ok(shell, ADD.format(op="*"))
     wait_for_test_state(reg, "add", "failed", time.monotonic() + 5)
-    assert reg.wait_for_events()
-    row = next(r for r in catalog.rows.children if r.children[0].description == "add")
-    assert "tests failed" in row.children[1].value
+    wait_until(reg, lambda: badge_shows("tests failed"), timeout=10)
     catalog.select("add")
     assert "$: expected 3, got 2" in catalog.details.value
     catalog.close()
