@@ -3,20 +3,21 @@
 "serach notion for the roadmap" has no keyword for ``search``, and the sentence model's word
 pieces for "serach" mean little, so both candidate stages miss the tool that searches. The
 ``spelling`` signal (:mod:`.options`) rewrites such a word before the stages run. The words
-it can become are the index's own terms, so the fix follows the catalogue with nothing to
-maintain by hand, as a search engine's typo tolerance does.
+it can become are the index's own terms (and the names of the products the services list
+matches in any case), so the fix follows the catalogue with nothing to maintain by hand, as
+a search engine's typo tolerance does.
 
 A word is corrected when all of these hold:
 
 - it is a whole word of at least :data:`MIN_LENGTH` ASCII letters (shorter words are too
   often another real word one edit away; a word inside an id, a version, a hash or a
-  hyphenated name is left alone, and so is the query's argument values and the name after
+  hyphenated name is left alone, and so are the query's argument values and the name after
   "called", "named" or "titled", which the caller gives as written);
 - no indexed tool contains it (a word the catalogue knows is never "corrected"), and it is
   not an English word: :func:`english_words` ships SCOWL's list (``data/english-words.txt.gz``,
   notice beside it), so "stack" stays "stack" in a catalogue that only knows "slack", and
   "blocked" does not become "locked";
-- some indexed term is exactly one edit away: a letter added, dropped, replaced, or two
+- some such word is exactly one edit away: a letter added, dropped, replaced, or two
   neighbours swapped (optimal string alignment distance 1), in a way a hand slips
   (:func:`plausible_slip`: the first letter right, and no other letter than a doubled one
   added at the end, so "gcloud", "rustc" and "webhooks" keep their meaning). Among several,
