@@ -2,7 +2,7 @@
 //
 // Run by tests/e2e/test_sidebar_toolsets.py, which writes catalog-toolsets.ipynb (it opens
 // the catalog) into the server's root. Saves test-artifacts/catalog-toolsets-grouped.png and
-// catalog-toolsets-filtered.png.
+// catalog-toolsets-filtered.png and catalog-toolsets-spelled.png.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { launchBrowser, openNotebook, runAllCells } from './browser.mjs';
@@ -61,6 +61,20 @@ try {
   );
   step('the shell toolset alone: bash under its heading');
   await catalog.screenshot({ path: path.join(shots, 'catalog-toolsets-filtered.png') });
+
+  // A misspelt search: the count line says how search read it, bash still comes first.
+  await dropdown('toolset').selectOption({ index: 0 });
+  await catalog.locator('input[placeholder="search tools…"]').fill('run a shell commnad');
+  await page.waitForFunction(
+    () =>
+      document.querySelector('.nexus-catalog')?.textContent?.includes('searched for run a shell command'),
+    null,
+    { timeout: 10000 }
+  );
+  const first = catalog.locator('.nexus-catalog-row').first();
+  assert.match(await first.innerText(), /^bash/);
+  step('a misspelt search says what it searched for: bash first');
+  await catalog.screenshot({ path: path.join(shots, 'catalog-toolsets-spelled.png') });
 } finally {
   await browser.close();
 }

@@ -46,10 +46,11 @@ def test_notebook_catalog_groups_and_filters_by_toolset(
         },
     )
     nbformat.write(notebook, root / "catalog-toolsets.ipynb")
-    shots = [f"catalog-toolsets-{s}.png" for s in ("grouped", "filtered")]
+    shots = [f"catalog-toolsets-{s}.png" for s in ("grouped", "filtered", "spelled")]
     stdout, report = _run_spec(
         lab, "catalog_toolsets.spec.mjs", ARTIFACTS / "catalog-toolsets-grouped.png", shots=shots
     )
     assert "grouped by toolset: Toolset · files 5 | Toolset · meta 2" in stdout, report
     assert "the shell toolset alone" in stdout, report
+    assert "a misspelt search says what it searched for: bash first" in stdout, report
     print(stdout)

@@ -65,6 +65,8 @@ _GROUPS: tuple[tuple[int, ...], ...] = tuple(
     tuple(i for i, f in enumerate(FIELDS) if FIELD_WEIGHTS[f] == w)
     for w in sorted(set(FIELD_WEIGHTS.values()), reverse=True)
 )
+# The fields a hit reports as matched (the summary is part of the description).
+_REPORTED_FIELDS = tuple(field for field in FIELDS if field != "summary")
 _COLS = ", ".join(f"c{n}" for n in range(len(_GROUPS)))
 _MARKS = ", ".join("?" * len(_GROUPS))
 _WEIGHTS = tuple(FIELD_WEIGHTS[FIELDS[group[0]]] for group in _GROUPS)
@@ -346,6 +348,28 @@ class KeywordEngine:
             t: math.log(1 + (n - df + 0.5) / (df + 0.5))
             for t, df in self.doc_freq(query_terms).items()
         }
+
+    def coverage(
+        self, names: list[str], idf: dict[str, float]
+    ) -> dict[str, tuple[float, tuple[str, ...]]]:
+        """Per tool: the share of the query's IDF mass (``idf``, from :meth:`idf`) found in
+        its fields, and those fields (the summary is part of the description, so it is not
+        reported on its own)."""
+        total = sum(idf.values())
+        padded = [(f" {t} ", t) for t in idf]  # a term inside a field's space-joined terms
+        out = {}
+        for name, fields in self.fields_of(names).items():
+            found: set[str] = set()
+            matched = []
+            for field in _REPORTED_FIELDS:
+                text = f" {fields[field]} "
+                hit = [t for p, t in padded if p in text]
+                if hit:
+                    found.update(hit)
+                    matched.append(field)
+            share = sum(idf[t] for t in found) / total if total else 0.0
+            out[name] = (share, tuple(matched))
+        return out
 
     def fields_of(self, names: Iterable[str]) -> dict[str, dict[str, str]]:
         """The indexed (term-split) text of some tools, by name and field."""

@@ -97,7 +97,6 @@ from .scope import mentioned_services
 from .slots import query_slots, slot_share, tool_slots, without_values
 from .spelling import QuerySpelling
 from .text import (
-    FIELDS,
     embedding_texts,
     normalize_name,
     query_terms,
@@ -113,7 +112,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
 
-_REPORTED_FIELDS = tuple(field for field in FIELDS if field != "summary")
 _POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
 # (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
 # Candidates from each ranking before fusion; a tool outside the keyword pool counts as no
@@ -391,27 +389,6 @@ class SearchIndex:
         specs = self._specs
         return lambda name: keep(specs[name])
 
-    def _coverage(
-        self, names: list[str], idf: dict[str, float]
-    ) -> dict[str, tuple[float, tuple[str, ...]]]:
-        """Per tool: the share of the query's IDF mass found in its fields, and those fields
-        (the summary is part of the description, so it is not checked on its own)."""
-        total = sum(idf.values())
-        padded = [(f" {t} ", t) for t in idf]  # a term inside a field's space-joined terms
-        out = {}
-        for name, fields in self._keyword.fields_of(names).items():
-            found: set[str] = set()
-            matched = []
-            for field in _REPORTED_FIELDS:
-                text = f" {fields[field]} "
-                hit = [t for p, t in padded if p in text]
-                if hit:
-                    found.update(hit)
-                    matched.append(field)
-            share = sum(idf[t] for t in found) / total if total else 0.0
-            out[name] = (share, tuple(matched))
-        return out
-
     def _keyword_ranking(
         self, q_terms: list[str], pool: int, keep: Callable[[ToolSpec], bool] | None
     ) -> list[tuple[str, float]]:
@@ -447,7 +424,7 @@ class SearchIndex:
             query, self._keyword_ranking(q_terms, max(_POOL, limit), keep), "keyword"
         )
         ranking = ranking[: max(_POOL, limit)]
-        coverage = self._coverage([name for name, _ in ranking], self._keyword.idf(q_terms))
+        coverage = self._keyword.coverage([name for name, _ in ranking], self._keyword.idf(q_terms))
         return [Candidate(name, score, *coverage.get(name, (0.0, ()))) for name, score in ranking]
 
     def _hybrid_candidates(
@@ -500,7 +477,7 @@ class SearchIndex:
             fused[name] = fused.get(name, 0.0) + FEEDBACK_WEIGHT * score
         fused = dict(self._with_fit(query, list(fused.items()), "hybrid"))
         best_names = sorted(fused, key=lambda n: (-fused[n], n))[: max(_POOL, limit)]
-        coverage = self._coverage(best_names, self._keyword.idf(q_terms))
+        coverage = self._keyword.coverage(best_names, self._keyword.idf(q_terms))
         request = self._dense.cosines(bare, best_names) if has_values else {}
         in_dense = {name for name, _ in dense}
         out = []
