@@ -200,7 +200,7 @@ def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
 def cmd_search(reg: Any, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageProblem(f"--limit must be at least 1, got {args.limit!r}.")
-    hits = reg.search(args.query, limit=args.limit)
+    found = reg.search_results(args.query, limit=args.limit)
     rows = [
         {
             "name": h.name,
@@ -208,19 +208,17 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
             "summary": h.spec.summary,
             "matched": list(h.matched),
         }
-        for h in hits
+        for h in found.hits
     ]
-    if not args.json:  # like the notes below: the JSON rows stay what they were
-        spelled = reg.spelled(args.query)
-        if spelled != args.query:
-            print(f"searched for: {spelled}", file=sys.stderr)
+    unserved = list(found.unserved)
+    if not args.json and found.respelled:  # like the notes below: JSON rows stay as they were
+        print(f"searched for: {found.searched_for}", file=sys.stderr)
     if args.json:
         _print_json(rows)
     elif not rows:
-        print(no_hits_text(args.query, reg.unserved_services(args.query)), file=sys.stderr)
+        print(no_hits_text(args.query, unserved), file=sys.stderr)
     else:
         _table(rows, ["name", "score", "summary"])
-        unserved = reg.unserved_services(args.query)
         if unserved:
             print(scored_down_text(unserved), file=sys.stderr)
     return 0

@@ -105,8 +105,8 @@ def search_tools(
 
         raise NexusError("Search for something: give a query, e.g. `%tool search weather`.")
     reg = current_registry(registry)
-    hits = reg.search(query, limit=limit, **filters)
-    return SearchView(query, hits, reg.unserved_services(query), reg.spelled(query))
+    found = reg.search_results(query, limit=limit, **filters)
+    return SearchView(query, list(found.hits), list(found.unserved), found.searched_for)
 
 
 def tool_info(name: str, *, registry: Any = None) -> ToolInfo:

@@ -177,12 +177,13 @@ class ToolsHandler(NexusHandler):
             if not query:
                 every = [row for e in reg.entries(**filters) for row in entry_rows(e, None, reg)]
                 return every, [], query
-            found: list[dict[str, Any]] = []
-            for hit in reg.search(query, limit=_MAX_LIMIT, **filters):
+            rows: list[dict[str, Any]] = []
+            found = reg.search_results(query, limit=_MAX_LIMIT, **filters)
+            for hit in found.hits:
                 entry = reg.snapshot.entries.get(hit.name)
                 if entry is not None:
-                    found += entry_rows(entry, round(float(hit.score), 4), reg)
-            return found, reg.unserved_services(query), reg.spelled(query)
+                    rows += entry_rows(entry, round(float(hit.score), 4), reg)
+            return rows, list(found.unserved), found.searched_for
 
         try:
             # Off the server's loop: a first hybrid search embeds the catalog (seconds), and

@@ -239,3 +239,46 @@ def test_unknown_signals_and_settings_are_config_errors() -> None:
         SearchIndex({"mode": "keyword", "signals": {"intnet": False}})
     with pytest.raises(ConfigError, match="Unknown search setting"):
         SearchIndex({"mode": "keyword", "treshold": 0.3})
+
+
+def test_search_results_give_the_hits_the_reading_and_the_unserved_services_of_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    idx = _index([*SEARCHERS, *BOARD], services=["Acmeboard"])
+    query = "serach the pages of our Acmeboadr board"
+    found = idx.search_results(query)
+    assert found.query == query and found.respelled
+    assert found.searched_for == idx.spelled(query) == "search the pages of our Acmeboard board"
+    assert list(found.unserved) == idx.unserved_services(query) == ["Acmeboard"]
+    assert list(found.hits) == idx.search(query) and found.names[0] == "search_pages"
+    reads: list[str] = []
+    spelling = type(idx._spelling)
+    original = spelling.read
+    monkeypatch.setattr(spelling, "read", lambda self, q: reads.append(q) or original(self, q))
+    idx.search_results(query)
+    assert reads == [query]  # one reading serves the hits, searched_for and unserved
+    listed = idx.search_results("")  # no query: every tool by name, nothing read
+    assert not listed.respelled and listed.unserved == ()
+    assert listed.names == sorted(t.name for t in [*SEARCHERS, *BOARD])
+
+
+def add_card(column: str, title: str) -> str:
+    """Add a card to a column of a board."""
+    return title
+
+
+def create_invoice(customer: str) -> str:
+    """Create an invoice for a customer."""
+    return customer
+
+
+def test_registry_search_results_apply_filters_like_search() -> None:
+    with Registry(search={"mode": "keyword", "services": ["Acmeboard"]}) as reg:
+        reg.add(add_card, categories=["boards"])
+        reg.add(create_invoice, categories=["billing"])
+        query = "add a card to our Acmeboadr board"
+        found = reg.search_results(query, category="boards")
+        assert found.names == [h.name for h in reg.search(query, category="boards")]
+        assert found.names == ["add_card"] and found.unserved == ("Acmeboard",)
+        assert found.searched_for == "add a card to our Acmeboard board"
+        assert reg.search_results(query, category="billing").hits == ()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..policy.protocols import Credentials
     from ..search.index import SearchHit, SearchIndex
     from ..search.options import SearchSetting
+    from ..search.results import SearchResults
 
 __all__ = ["RegistryReader"]
 
@@ -178,6 +179,14 @@ class RegistryReader:
     ) -> builtins.list[SearchHit]:
         """Ranked hits for ``query``; filters as in :meth:`entries`. A query no tool serves
         returns ``[]`` (see :meth:`suggest` for near names)."""
+        return builtins.list(self.search_results(query, limit, threshold=threshold, **filters).hits)
+
+    def search_results(
+        self, query: str, limit: int = 10, *, threshold: float | None = None, **filters: Any
+    ) -> SearchResults:
+        """:meth:`search`'s hits together with how search read ``query``: ``searched_for``
+        (as :meth:`spelled` gives it) and ``unserved`` (as :meth:`unserved_services`), from
+        one pass over one state of the index. What a face that shows all three should call."""
         from .filters import entry_filter
 
         keep = entry_filter(**filters)
@@ -188,7 +197,7 @@ class RegistryReader:
             return entry is not None and keep(self._with_live_status(entry))
 
         use = spec_filter if filters else None
-        return self.search_index.search(query, limit, filter=use, threshold=threshold)
+        return self.search_index.search_results(query, limit, filter=use, threshold=threshold)
 
     def find_tools(self, **job: Any) -> builtins.list[ToolEntry]:
         """The entries that can do a job (``capabilities``, ``categories``,

@@ -65,7 +65,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import wait
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +92,7 @@ from .fusion import (
 from .intent import query_action, query_intent, tool_action, tool_intent
 from .model_files import fetch_model, semantic_missing
 from .options import SearchOptions
+from .results import SearchHit, SearchResults
 from .scope import mentioned_services
 from .slots import query_slots, slot_share, tool_slots, without_values
 from .spelling import QuerySpelling
@@ -110,7 +110,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_THRESHOLDS", "SearchHit", "SearchIndex", "make_filter", "semantic_missing"]
+__all__ = [
+    "DEFAULT_THRESHOLDS",
+    "SearchHit",
+    "SearchIndex",
+    "SearchResults",
+    "make_filter",
+    "semantic_missing",
+]
 
 _POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
 # (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
@@ -132,19 +139,6 @@ NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of
 SLOT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 INTENT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 ACTION_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One result. ``score`` is its confidence in [0, 1] on a scale shared by every query
-    of one mode (see the module docstring), never above the score of the hit before it;
-    ``matched`` names the fields the query met (``"name"``, ``"description"``, ...,
-    ``"semantic"`` for a match by meaning)."""
-
-    name: str
-    score: float
-    spec: ToolSpec
-    matched: tuple[str, ...] = ()
 
 
 _fallback_said = False  # ``auto`` says once per process when it falls back to keyword
@@ -311,27 +305,40 @@ class SearchIndex:
 
         An empty query lists every tool (that ``filter`` keeps) by name with score 0.
         """
+        return list(self.search_results(query, limit, filter=filter, threshold=threshold).hits)
+
+    def search_results(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        filter: Callable[[ToolSpec], bool] | None = None,
+        threshold: float | None = None,
+    ) -> SearchResults:
+        """:meth:`search`'s hits with how it read ``query``: as :meth:`spelled` reads it and
+        with the :meth:`unserved_services` it names, from the same pass (a face that shows
+        all three shows one reading of one index state)."""
         keep = filter
         threshold = self.threshold if threshold is None else threshold
         self._embed_pending()
         with self._lock:
             if not query.strip():
                 names = sorted(n for n, s in self._specs.items() if keep is None or keep(s))
-                return [SearchHit(n, 0.0, self._specs[n]) for n in names[:limit]]
+                listed = tuple(SearchHit(n, 0.0, self._specs[n]) for n in names[:limit])
+                return SearchResults(query, query, listed, ())
             exact = self._exact(query, keep)
             spelled = self._spelled(query)
             if not exact and spelled != query:  # a misspelt tool name
                 exact = self._exact(spelled, keep)
-            query = spelled
-            unserved = self._unserved(query)
+            unserved = self._unserved(spelled)
             if self._dense is None:
-                ranked = self._keyword_candidates(query, limit + len(exact), keep)
+                ranked = self._keyword_candidates(spelled, limit + len(exact), keep)
             else:
-                ranked = self._hybrid_candidates(query, limit + len(exact), keep, threshold)
+                ranked = self._hybrid_candidates(spelled, limit + len(exact), keep, threshold)
             ranked = [c for c in ranked if c.name not in exact]
             if unserved:
                 ranked = scored_down(ranked, SERVICE_PENALTY[self.mode])
-            intent = query_intent(query, self.vocabulary.verbs) if self.signals.intent else 0
+            intent = query_intent(spelled, self.vocabulary.verbs) if self.signals.intent else 0
             if intent:
                 fit = self._fit
                 ranked = scored_down(  # a tool that reads cannot make the change asked for
@@ -342,7 +349,7 @@ class SearchIndex:
                 SearchHit(c.name, c.confidence, self._specs[c.name], c.matched)
                 for c in confident(ranked, threshold, MARGINS[self.mode])
             ]
-            return (first + hits)[:limit]
+            return SearchResults(query, spelled, tuple((first + hits)[:limit]), tuple(unserved))
 
     def spelled(self, query: str) -> str:
         """``query`` as search reads it: each word that no indexed tool contains and that is

@@ -104,6 +104,8 @@ class Catalog(W.VBox):
         self.selected: str | None = None
         self.stale: dict[str, str] = {}  # tool name -> why its file failed to reload
         self.groups: list[str] = []  # the group headings shown, in order
+        # how the last search read its query: as read (spelling) and the unserved services
+        self._read_as: tuple[str, list[str]] = ("", [])
         self.form: Any = None
         # Registry changes redraw from the subscriber's thread while a control's change
         # redraws from the kernel's: one at a time, each reading the controls when it starts
@@ -159,11 +161,13 @@ class Catalog(W.VBox):
     def matches(self) -> list[Any]:
         """The entries shown: ranked by the query, or all by name when there is none."""
         query, filters = self.search.value.strip(), self.filters()
+        self._read_as = (query, [])
         if not query:
             return list(self.registry.entries(**filters))
-        hits = self.registry.search(query, limit=200, **filters)
+        found = self.registry.search_results(query, limit=200, **filters)
+        self._read_as = (found.searched_for, list(found.unserved))
         entries = []
-        for hit in hits:
+        for hit in found.hits:
             try:
                 entries.append(self.registry.entry(hit.name))
             except Exception:
@@ -213,10 +217,9 @@ class Catalog(W.VBox):
             rows.extend(self._row(entry) for entry in members)
         self.rows.children = rows
         more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
-        unserved = self.registry.unserved_services(query) if query else []
+        spelled, unserved = self._read_as  # how the search of matches() read the query
         if unserved:
             more = f": {html.escape(unserved_text(unserved))}"
-        spelled = self.registry.spelled(query) if query else query
         if spelled != query:  # misspelt words were read as the catalogue's own
             more += f" (searched for <i>{html.escape(spelled)}</i>)"
         noun = "tool" if len(entries) == 1 else "tools"

@@ -72,16 +72,16 @@ def tool_search_tool(registry: Any) -> Tool:
             return out
         if not text:
             raise ValueError("query is empty; give words describing the tool, or 'select:NAME'.")
-        hits = registry.search(text, limit=max_results)
+        found = registry.search_results(text, limit=max_results)
+        hits = found.hits
         answer: dict[str, Any] = {
             "query": text,
             "tools": [_brief(h.spec) for h in hits],
             "total_tools": len(registry),
         }
-        spelled = registry.spelled(text)
-        if spelled != text:  # misspelt words were read as the catalogue's own
-            answer["searched_for"] = spelled
-        unserved = registry.unserved_services(text)
+        if found.respelled:  # misspelt words were read as the catalogue's own
+            answer["searched_for"] = found.searched_for
+        unserved = list(found.unserved)
         if not hits and not unserved:
             answer["note"] = (
                 "No tool fits this request confidently (every hit must reach confidence "
