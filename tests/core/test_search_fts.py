@@ -31,10 +31,10 @@ def full_sort(engine: KeywordEngine, query_terms: list[str], k: int) -> list[tup
     return engine.ranked(query_terms)[:k]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_top_k_equals_the_full_sort(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "length_prior"), [(1, 0), (2, 0), (3, 10), (4, 40)])
+def test_top_k_equals_the_full_sort(seed: int, length_prior: int) -> None:
     rng = random.Random(seed)
-    engine = KeywordEngine()
+    engine = KeywordEngine(length_prior)
     tools = [random_tool(rng, f"t{i}") for i in range(3000)]
     engine.upsert_many(tools)
     names = [tool.name for tool in tools]
@@ -68,3 +68,27 @@ def test_phrase_presence_follows_updates() -> None:
     assert not engine.has_phrase(["microsoft", "teams"])
     engine.remove("post")
     assert not engine.has_phrase(["channel"])
+
+
+def test_the_length_prior_holds_short_rows_less_against_long_ones() -> None:
+    short = ToolSpec("alpha", "Rotate the keys.")
+    long = ToolSpec(
+        "beta", "Rotate the keys of a vault, then report which services, hosts and jobs use them."
+    )
+    plain, prior = KeywordEngine(), KeywordEngine(length_prior=40)
+    for engine in (plain, prior):
+        engine.upsert_many([short, long])
+    gap = {}
+    for label, engine in (("plain", plain), ("prior", prior)):
+        scores = dict(engine.ranked(["rotate", "keys"]))
+        assert scores["alpha"] > scores["beta"]  # the short row still wins
+        gap[label] = scores["alpha"] / scores["beta"]
+    assert gap["prior"] < gap["plain"]  # by less: its shortness counts for less
+    # The padding is not the tool's text: no term of it is searchable or in the vocabulary.
+    assert prior.vocabulary() == plain.vocabulary()
+    assert prior.ranked(terms("0 00 000")) == []
+    assert prior.fields_of(["alpha"]) == plain.fields_of(["alpha"])
+    prior.remove("alpha")
+    assert [name for name, _ in prior.ranked(["rotate"])] == ["beta"]
+    with pytest.raises(ValueError, match="0 or more"):
+        KeywordEngine(length_prior=-1)

@@ -105,9 +105,20 @@ def _best_first(row: tuple[int, float]) -> tuple[float, int]:
 
 
 class KeywordEngine:
-    """BM25 over the fields of each tool. Scores are positive, higher is better."""
+    """BM25 over the fields of each tool. Scores are positive, higher is better.
 
-    def __init__(self) -> None:
+    ``length_prior`` terms are added to the length of every row in BM25's length
+    normalisation (as a run of ``0`` tokens, which no query term can be: digits alone are
+    values, see :func:`.text.terms`). FTS5's bm25() fixes ``b`` at 0.75; a constant ``C`` added
+    to every length is BM25 with ``b = 0.75 * avgdl / (avgdl + C)``, so short rows are held
+    less against long ones. It changes only the ranking: the fields, coverage and the
+    vocabulary are the tool's own."""
+
+    def __init__(self, length_prior: int = 0) -> None:
+        if length_prior < 0:
+            raise ValueError(f"length_prior must be 0 or more, got {length_prior}")
+        self.length_prior = length_prior
+        self._pad = " ".join(["0"] * length_prior)
         self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         for table, options in (("docs", ""), ("bound", ", columnsize=0")):
             self._db.execute(
@@ -165,10 +176,14 @@ class KeywordEngine:
         self._df.clear()
         self._phrases.clear()
         columns = _columns(values)
-        self._count_length(_length(columns), 1)
-        args = (rowid, *columns)
-        self._db.execute(f"INSERT INTO docs(rowid, {_COLS}) VALUES (?, {_MARKS})", args)
-        self._db.execute(f"INSERT INTO bound(rowid, {_COLS}) VALUES (?, {_MARKS})", args)
+        self._count_length(_length(columns) + self.length_prior, 1)
+        self._db.execute(
+            f"INSERT INTO docs(rowid, {_COLS}) VALUES (?, {_MARKS})",
+            (rowid, *self._padded(columns)),
+        )
+        self._db.execute(
+            f"INSERT INTO bound(rowid, {_COLS}) VALUES (?, {_MARKS})", (rowid, *columns)
+        )
 
     def upsert_many(self, specs: Iterable[ToolSpec]) -> None:
         count = 0
@@ -185,11 +200,18 @@ class KeywordEngine:
         self.generation += 1
         self._df.clear()
         self._phrases.clear()
-        self._count_length(_length(columns), -1)
-        args = (rowid, *columns)
-        for table in ("docs", "bound"):
+        self._count_length(_length(columns) + self.length_prior, -1)
+        for table, values in (("docs", self._padded(columns)), ("bound", columns)):
             sql = f"INSERT INTO {table}({table}, rowid, {_COLS}) VALUES ('delete', ?, {_MARKS})"
-            self._db.execute(sql, args)
+            self._db.execute(sql, (rowid, *values))
+
+    def _padded(self, columns: tuple[str, ...]) -> tuple[str, ...]:
+        """A row's columns for ``docs``: the last one followed by the length prior's tokens
+        (``bound`` reports no lengths, so it takes the columns as they are)."""
+        if not self._pad:
+            return columns
+        last = f"{columns[-1]} {self._pad}" if columns[-1] else self._pad
+        return (*columns[:-1], last)
 
     def _count_length(self, length: int, change: int) -> None:
         count = self._lengths.get(length, 0) + change
@@ -323,8 +345,9 @@ class KeywordEngine:
         return {t: self._df[t] for t in unique}
 
     def vocabulary(self) -> dict[str, int]:
-        """Every indexed term with the number of tools that contain it."""
-        return dict(self._db.execute("SELECT term, doc FROM vocab"))
+        """Every indexed term with the number of tools that contain it (not the length
+        prior's ``0``, which is no tool's: :func:`.text.terms` never makes a term of digits)."""
+        return dict(self._db.execute("SELECT term, doc FROM vocab WHERE term != '0'"))
 
     def has_phrase(self, phrase_terms: list[str]) -> bool:
         """Whether some tool's text holds these terms next to each other, in this order."""
