@@ -24,6 +24,7 @@ Faces (magics, REST, MCP, CLI) turn these into their own error shape at the edge
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,6 +126,13 @@ def _jsonable_preview(value: Any) -> Any:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
+def _quoted(value: Any) -> str:
+    """A refused value as an error message shows it: in JSON, the notation every caller
+    sends (``true``, ``null``, ``"2"``), cut at 200 characters."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
 class ToolValidationError(NexusError, ValueError):
     """Raised when call arguments do not match the tool's input schema.
 
@@ -137,7 +145,7 @@ class ToolValidationError(NexusError, ValueError):
         parts = [
             # a missing argument has no value to quote ("(got None)" would read as a null sent)
             f"{e.path}: {e.message}"
-            + ("" if "missing" in e.message else f" (got {_jsonable_preview(e.value)!r})")
+            + ("" if "missing" in e.message else f" (got {_quoted(e.value)})")
             for e in self.errors
         ]
         n = len(self.errors)

@@ -125,8 +125,10 @@ def _mcp_forwarder(name: str, ref: McpReference, registry: Any, **spec_fields: A
     description = (
         fields.pop("description", "") or f"Tool {ref.tool!r} of MCP server {ref.server!r}."
     )
+    # Checked here too, so a bad call is refused in this tool's name (not as a failure of the
+    # MCP tool it forwards to); without the server's schema yet, there is nothing to check.
     return Tool.from_schema(
-        name, description, schema, forward, validate=False, origin=target, **fields
+        name, description, schema, forward, validate=known is not None, origin=target, **fields
     )
 
 

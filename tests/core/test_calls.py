@@ -282,6 +282,29 @@ def test_null_for_an_optional_argument_means_not_given(reg: Registry) -> None:
     assert [e.path for e in info.value.errors] == ["$.title"]
 
 
+def test_a_boolean_is_not_a_number_on_every_face(reg: Registry) -> None:
+    """The Python face checks calls as MCP does: numbers sent as strings are fine, but a
+    boolean for a number (Python's ``True == 1``) or a number for a boolean is refused,
+    so a saved test case, the CLI and an agent see the same answer."""
+
+    @tool
+    def shout(text: str, times: int = 1, loud: bool = False) -> str:
+        """Shout some text."""
+        return " ".join([text.upper() if loud else text] * times)
+
+    reg.add(shout)
+    assert reg.call_sync("shout", {"text": "a", "times": "2"}).value == "a a"
+    for bad, path, said in (
+        ({"text": "a", "times": True}, "$.times", "expected a number, got a boolean (got true)"),
+        ({"text": "a", "loud": 1}, "$.loud", "expected a boolean (true or false) (got 1)"),
+    ):
+        with pytest.raises(ToolValidationError) as info:
+            reg.call_sync("shout", bad)
+        assert [e.path for e in info.value.errors] == [path]
+        assert said in str(info.value)
+    assert reg.stats()["shout"].refused == 2
+
+
 def test_from_schema_handler_gets_context(reg: Registry) -> None:
     async def handler(arguments: dict[str, Any], ctx: ToolContext) -> str:
         return f"{ctx.tool_name}:{arguments['q']}"

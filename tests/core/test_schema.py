@@ -328,4 +328,4 @@ def test_a_missing_argument_is_reported_without_a_value() -> None:
         Tool.from_function(add).validate({"a": None})
     message = str(info.value)
     assert "$.b: required argument is missing" in message and "missing (got" not in message
-    assert "$.a:" in message and "(got None)" in message  # a null that was sent is quoted
+    assert "$.a:" in message and "(got null)" in message  # a null that was sent is quoted

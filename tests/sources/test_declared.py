@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nexus_jupyter import Registry
-from nexus_jupyter.core.errors import ConfigError
+from nexus_jupyter.core.errors import ConfigError, ToolValidationError
 from tests.waiting import wait_until
 
 VENV_BIN = Path(sys.executable).parent
@@ -254,6 +254,12 @@ def test_mcp_reference_forwards_to_a_real_server(tmp_path: Path) -> None:
         result = reg.call_sync("now", {"timezone": "UTC"})
         assert result.ok, result.error
         assert "UTC" in result.text
+        # A bad call is refused in the declared tool's own name, and counted as refused.
+        with pytest.raises(ToolValidationError) as refused:
+            reg.call_sync("now", {})
+        assert refused.value.tool == "now"
+        assert [e.path for e in refused.value.errors] == ["$.timezone"]
+        assert (reg.stats()["now"].refused, reg.stats()["now"].errors) == (1, 0)
         from nexus_jupyter.sources.maintenance import check_tools
 
         assert check_tools(reg, ["now"])[0]["available"] is True

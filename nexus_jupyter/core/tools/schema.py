@@ -31,6 +31,7 @@ from .content import is_content_annotation
 from .docstrings import parse_docstring
 from .schema_refs import inline_refs, strip_generated_titles
 from .simple_schema import simple_input_schema
+from .strict_types import argument_checker
 
 __all__ = ["FunctionSchema", "derive_function_schema", "pydantic_errors_to_fields"]
 
@@ -49,6 +50,7 @@ class FunctionSchema:
     __slots__ = (
         "_fields",
         "_model",
+        "_type_check",
         "context_param",
         "description",
         "input_schema",
@@ -80,6 +82,7 @@ class FunctionSchema:
         self.input_schema = input_schema
         self.output_schema = output_schema
         self._model = model
+        self._type_check: Callable[[Mapping[str, Any]], list[FieldError]] | None = None
         self._fields = fields
         self.context_param = context_param
         self.positional_only = positional_only
@@ -95,10 +98,20 @@ class FunctionSchema:
             model = self._model = _create_model(self.name, self._fields)
         return model
 
+    @property
+    def type_check(self) -> Callable[[Mapping[str, Any]], list[FieldError]]:
+        """The boolean-versus-number check of the arguments (built on first use)."""
+        check = self._type_check
+        if check is None:
+            check = self._type_check = argument_checker(self.input_schema)
+        return check
+
     def validate(self, tool_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check ``arguments`` and return the keyword arguments for the function.
 
         JSON strings sent for list/object parameters are parsed first (LLM clients do that).
+        Numbers sent as strings are fine, but a boolean is not a number nor a number a boolean
+        (:mod:`.strict_types`), whichever face the call comes from.
         Raises :class:`ToolValidationError` with one :class:`FieldError` per bad field.
         """
         if arguments is None:
@@ -115,6 +128,9 @@ class FunctionSchema:
                     data[key] = json.loads(value)  # type: ignore[index]
                 except ValueError:
                     pass  # leave it: the validator reports the field with the original value
+        # pydantic's lax mode would take true for 1: every face refuses that, as MCP does
+        if wrong := self.type_check(data):
+            raise ToolValidationError(tool_name, wrong)
         try:
             validated = self.model.__pydantic_validator__.validate_python(data)
         except ValidationError as exc:
