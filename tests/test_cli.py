@@ -95,8 +95,8 @@ def test_exit_codes_and_one_line_errors(env: dict[str, str], tmp_path: Path) -> 
     assert "%tool" not in nothing_close.stderr
     bad_json = run(env, tmp_path, "call", "read", "{nope")
     assert bad_json.returncode == 2 and "not valid JSON" in one_line_error(bad_json)
-    invalid = run(env, tmp_path, "call", "read", "path=3")
-    assert invalid.returncode == 2 and "$.path" in one_line_error(invalid)
+    invalid = run(env, tmp_path, "call", "read", "path=hello.txt", "offset=first")
+    assert invalid.returncode == 2 and "$.offset" in one_line_error(invalid)
     failing = run(env, tmp_path, "call", "read", "path=missing.txt")
     assert failing.returncode == 1 and "FileNotFoundError" in one_line_error(failing)
     outside = run(env, tmp_path, "call", "write", "path=../escape.txt", "content=x")

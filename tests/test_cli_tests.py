@@ -104,16 +104,77 @@ def test_passing_cases_exit_0_and_a_failure_exits_1_with_a_junit_report(
     assert as_json["ok"] is False and as_json["counts"]["failed"] == 1
 
 
-def test_an_unreadable_case_file_fails_the_run_and_says_where(
+def test_a_malformed_case_is_an_error_and_the_files_other_cases_still_run(
     env: dict[str, str], ws: Path
 ) -> None:
-    write_cases(ws, "- tool: add\n  expect: 3\n  expcet: 4\n")
-    proc = run(env, ws, "test")
+    write_cases(
+        ws,
+        "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
+        "- tool: add\n  arguments: {a: 1}\n  expcet: 4\n"
+        "- tool: add\n  arguments: {a: 2, b: 2}\n  expect: 4\n",
+    )
+    proc = run(env, ws, "test", "--junit", "junit.xml")
     assert proc.returncode == 1
     assert (
-        "add.tests.yaml case 1 (line 1): unknown key 'expcet'. Did you mean 'expect'?"
-        in proc.stdout
+        "ERROR   add.tests.yaml case 2 (line 4): add(a=1)" in proc.stdout
+        and "\n        unknown key 'expcet'. Did you mean 'expect'?" in proc.stdout
+    ), proc.stdout
+    assert proc.stdout.count("ok      add.tests.yaml") == 2
+    assert "1 error, 2 passed in" in proc.stdout
+    suite = ET.parse(ws / "junit.xml").getroot()
+    assert (suite.get("tests"), suite.get("errors")) == ("3", "1")
+    error = suite.find(".//testcase[@line='4']/error")
+    assert error is not None and error.get("message", "").startswith("unknown key 'expcet'")
+
+
+def test_a_case_whose_tool_does_not_exist_is_an_error_that_names_it(
+    env: dict[str, str], ws: Path
+) -> None:
+    write_cases(
+        ws,
+        "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
+        "- tool: nosuchtool\n  arguments: {r: 1}\n  expect: 3\n"
+        "- tool: ad\n  arguments: {a: 1, b: 2}\n"
+        "- arguments: {a: 1, b: 2}\n  expect: 3\n",
     )
+    proc = run(env, ws, "test")
+    assert proc.returncode == 1
+    out = proc.stdout
+    assert "ERROR   add.tests.yaml case 2 (line 4): nosuchtool(r=1)" in out
+    assert (
+        "No tool named 'nosuchtool'. Correct the case's `tool:`, or delete the case if the "
+        "tool is gone." in out
+    )
+    assert "ERROR   add.tests.yaml case 3 (line 7): ad(a=1, b=2)" in out
+    assert "No tool named 'ad'. Did you mean 'add'" in out
+    assert "ERROR   add.tests.yaml case 4 (line 9)  (" in out
+    assert "`tool:` must name the tool to call; add `tool: NAME` to the case." in out
+    assert "3 error, 1 passed in" in out
+    report = json.loads(run(env, ws, "--json", "test").stdout)
+    assert report["counts"] == {"failed": 0, "error": 3, "passed": 1, "skipped": 0}
+
+
+def test_an_unreadable_case_file_is_reported_once_whatever_tools_it_covers(
+    env: dict[str, str], ws: Path
+) -> None:
+    (ws / "tools" / "dynamic" / "add.py").write_text(
+        ADD + "\n\n@tool\ndef sub(a: int, b: int) -> int:\n    return a - b\n"
+    )
+    write_cases(ws, "- tool: add\n  arguments: {a: 1, b: 2}\n- tool: sub\n  arguments: {a: [\n")
+    everything = run(env, ws, "test", "--junit", "junit.xml")
+    assert everything.returncode == 1
+    assert everything.stdout.count("not valid YAML") == 1, everything.stdout
+    assert "/tools/dynamic/add.tests.yaml: not valid YAML (line 5)" in everything.stdout
+    assert "1 unreadable case file(s)" in everything.stdout
+    suites = ET.parse(ws / "junit.xml").getroot()
+    assert (suites.get("tests"), suites.get("errors")) == ("1", "1")
+    assert suites.find("testsuite").get("name") == "tools/dynamic/add.tests.yaml"
+    named = run(env, ws, "test", "add", "sub")
+    assert named.returncode == 1
+    assert named.stdout.count("not valid YAML") == 1, named.stdout
+    assert "ERROR   add, sub: add.tests.yaml: not valid YAML (line 5)" in named.stdout
+    assert "1 unreadable case file(s)" in named.stdout
+    assert "no test cases for" not in named.stderr
 
 
 def test_naming_a_tool_without_cases_or_an_unknown_tool(env: dict[str, str], ws: Path) -> None:
@@ -137,6 +198,27 @@ def test_check_shows_each_tools_test_state_and_fails_on_a_broken_one(
     assert run(env, ws, "check", "--no-tests").returncode == 0
     report = json.loads(run(env, ws, "--json", "check").stdout)
     assert report["tests"]["add"]["state"] == "failed"
+
+
+def test_check_says_web_search_is_unavailable_until_a_provider_and_its_key_are_set(
+    env: dict[str, str], ws: Path
+) -> None:
+    def web_search_row(environment: dict[str, str]) -> str:
+        proc = run(environment, ws, "check", "--no-tests")
+        return next(line for line in proc.stdout.splitlines() if line.startswith("web_search "))
+
+    row = web_search_row(env)
+    assert " unavailable " in row and "web_search has no search provider configured" in row
+    assert "{search: {provider: brave}}" in row and "NEXUS_CRED_BRAVE_API_KEY" in row
+    assert "web_search" not in run(env, ws, "list", "--available").stdout
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\ntoolsets: {web: {options: {search: {provider: tavily}}}}\n"
+    )
+    row = web_search_row(env)
+    assert " unavailable " in row and "missing credential 'tavily/api_key'" in row
+    assert "NEXUS_CRED_TAVILY_API_KEY" in row
+    row = web_search_row({**env, "NEXUS_CRED_TAVILY_API_KEY": "tvly-key"})
+    assert row.split()[2] == "ok" and row.rstrip().endswith("available")
 
 
 def test_stats_come_from_the_audit_log(env: dict[str, str], ws: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .main import UsageProblem
+from .output import stdout
 
 __all__ = ["COMMANDS", "add_parsers", "check_named", "run"]
 
@@ -48,7 +49,12 @@ def add_parsers(sub: Any, shared: Sequence[argparse.ArgumentParser]) -> None:
 
 
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, default=str) if args.json else text)
+    _say(json.dumps(data, indent=2, default=str) if args.json else text)
+
+
+def _say(text: str) -> None:
+    """A line of the command's own output (stdout; what tools print goes to stderr)."""
+    print(text, file=stdout())
 
 
 def check_named(reg: Any, args: argparse.Namespace) -> int:
@@ -76,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _install(reg: Any, args: argparse.Namespace) -> int:
-    from ..sources.maintenance import install_tools, terminal_confirm
+    from ..core.errors import ToolNotFound
+    from ..sources.maintenance import declared_source, install_tools, terminal_confirm
 
     if bool(args.names) == args.all_missing:
         raise UsageProblem("install needs tool names or --all-missing (not both).")
@@ -86,10 +93,20 @@ def _install(reg: Any, args: argparse.Namespace) -> int:
         confirm = terminal_confirm
     else:
         confirm = None  # install_tool refuses, saying to pass --yes
-    report = (lambda _line: None) if args.json else print
-    outcomes = install_tools(
-        reg, args.names, all_missing=args.all_missing, confirm=confirm, report=report
-    )
+    report = (lambda _line: None) if args.json else _say
+    try:
+        outcomes = install_tools(
+            reg, args.names, all_missing=args.all_missing, confirm=confirm, report=report
+        )
+    except ToolNotFound as exc:
+        if exc.suggestions or exc.cause:
+            raise
+        declared = declared_source(reg)
+        names = ", ".join(sorted(declared.declarations)) if declared is not None else ""
+        raise UsageProblem(
+            f"No declared tool named {exc.name!r}: `install` installs the tools declared under "
+            f"`tools:` in nex.yaml, here {names}."
+        ) from None
     if args.json:
         _print(args, [o.__dict__ for o in outcomes], "")
     return 0 if all(o.ok for o in outcomes) else 1
@@ -126,15 +143,15 @@ def _sync(reg: Any, args: argparse.Namespace) -> int:
         _print(args, report, "")
         return 0
     if report["first"]:
-        print(f"First sync of this project: {len(report['added'])} tools recorded.")
+        _say(f"First sync of this project: {len(report['added'])} tools recorded.")
         return 0
     for name in report["added"]:
-        print(f"added    {name}")
+        _say(f"added    {name}")
     for name in report["removed"]:
-        print(f"removed  {name}")
+        _say(f"removed  {name}")
     for change in report["changed"]:
         parts = [f"{k} {change['before'][k]} -> {change['after'][k]}" for k in change["changed"]]
-        print(f"changed  {change['name']}: " + ", ".join(parts))
+        _say(f"changed  {change['name']}: " + ", ".join(parts))
     if not (report["added"] or report["removed"] or report["changed"]):
-        print("No changes since the last sync.")
+        _say("No changes since the last sync.")
     return 0

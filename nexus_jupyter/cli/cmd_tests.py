@@ -102,7 +102,7 @@ def _test(reg: Any, args: argparse.Namespace) -> int:
         print(report_text(report))
     if names:
         untested = [n for n in names if not any(o.case.tool == n for o in report.outcomes)]
-        untested = [n for n in untested if n not in report.problems]
+        untested = [n for n in untested if reg.tests.status(n).state == "none"]
         if untested:
             print(
                 f"nexus-tools: error: no test cases for {', '.join(untested)}; save one with "

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.toolsets.overview import toolset_rows
+from .output import stdout
 
 __all__ = ["add_parser", "cmd_toolsets", "toolsets_text"]
 
@@ -52,7 +53,7 @@ def cmd_toolsets(reg: Any, args: argparse.Namespace) -> int:
             )
             return 2
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json.dumps(rows, indent=2, ensure_ascii=False), file=stdout())
     else:
-        print(toolsets_text(rows))
+        print(toolsets_text(rows), file=stdout())
     return 1 if any(r["error"] for r in rows) else 0

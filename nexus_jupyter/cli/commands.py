@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import getpass
 import importlib.util
 import json
@@ -16,12 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import ApprovalRequired, NexusError
-from ..core.tools.arguments import parse_call_arguments as parse_typed_arguments
+from ..core.errors import ApprovalRequired
 from ..core.tools.context import CLI_CALLER, RequestInfo
 from ..render.catalog import no_hits_text, scored_down_text
 from ..render.results import content_text
 from .main import UsageProblem
+from .output import stdout, tools_print_to_stderr
 
 __all__ = [
     "cmd_call",
@@ -39,14 +40,22 @@ _DIRECTORY = "nexus_jupyter.sources.directory"
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    _say(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+
+
+def _say(text: str = "") -> None:
+    """A line of the command's own output (stdout; what tools print goes to stderr)."""
+    print(text, file=stdout())
 
 
 @contextlib.contextmanager
 def open_registry(args: argparse.Namespace) -> Iterator[Any]:
     """The configured registry of ``--root``/``--config``, its tools folder loaded once
-    (not watched), MCP servers connected and CLI checks done (up to ``--wait`` s)."""
-    with one_shot_registry(Path(args.root), args.config, args.wait) as reg:
+    (not watched), MCP servers connected and CLI checks done (up to ``--wait`` s). What
+    tool files print while they load goes to stderr."""
+    with contextlib.ExitStack() as stack:
+        with tools_print_to_stderr():
+            reg = stack.enter_context(one_shot_registry(Path(args.root), args.config, args.wait))
         yield reg
 
 
@@ -65,7 +74,10 @@ def one_shot_registry(root: Path, config: Any = None, wait: float = 15.0) -> Ite
         if folder.is_dir() and importlib.util.find_spec(_DIRECTORY) is not None:
             from ..sources.directory import DirectorySource
 
-            reg.add_source(DirectorySource(folder), start=False)
+            # nex.yaml's `isolation: process` runs the files in worker processes here too
+            isolation = getattr(reg.settings, "isolation", "auto")
+            where = "process" if isolation == "process" else "thread"
+            reg.add_source(DirectorySource(folder, isolation=where), start=False)
         _wait_for_sources(reg, wait)
         _recheck_references(reg)
         yield reg
@@ -141,13 +153,13 @@ def _row(entry: Any) -> dict[str, Any]:
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     if not rows:
-        print("(none)")
+        _say("(none)")
         return
     widths = {c: max(len(c), *(len(str(r.get(c) or "")) for r in rows)) for c in columns[:-1]}
-    print("  ".join(c.upper().ljust(widths.get(c, 0)) for c in columns).rstrip())
+    _say("  ".join(c.upper().ljust(widths.get(c, 0)) for c in columns).rstrip())
     for r in rows:
         cells = [str(r.get(c) or "").ljust(widths.get(c, 0)) for c in columns[:-1]]
-        print("  ".join([*cells, str(r.get(columns[-1]) or "")]).rstrip())
+        _say("  ".join([*cells, str(r.get(columns[-1]) or "")]).rstrip())
 
 
 def cmd_list(reg: Any, args: argparse.Namespace) -> int:
@@ -159,6 +171,7 @@ def cmd_list(reg: Any, args: argparse.Namespace) -> int:
     }
     if args.available:
         filters["available"] = True
+    _check_list_filters(reg, args)
     rows = [_row(e) for e in reg.entries(**{k: v for k, v in filters.items() if v is not None})]
     if args.json:
         _print_json(rows)
@@ -168,6 +181,41 @@ def cmd_list(reg: Any, args: argparse.Namespace) -> int:
                 r["summary"] = f"[{r['status']}: {r['reason']}] {r['summary']}"
         _table(rows, ["name", "permission", "source", "summary"])
     return _report_broken_sources(reg, args.source, args.wait)
+
+
+def _check_list_filters(reg: Any, args: argparse.Namespace) -> None:
+    """A ``--source``, ``--category`` or ``--capability`` that names nothing here is a
+    mistake (a typo), not an empty listing: say so, with the close or known values."""
+    everything = reg.entries()
+    sources = {v for e in everything for v in (e.spec.source, e.spec.source_kind)}
+    for state in reg.sources():  # also a source with no tools (a broken MCP server)
+        sources |= {state.name, state.kind, state.name.split(":", 1)[0]}
+    known = {
+        "source": sources,
+        "category": {c for e in everything for c in e.spec.categories},
+        "capability": {c for e in everything for c in e.spec.capabilities},
+    }
+    for option, values in known.items():
+        wanted = getattr(args, option)
+        if wanted is None or any(_filter_matches(value, wanted) for value in values):
+            continue
+        close = difflib.get_close_matches(wanted, sorted(values), n=1, cutoff=0.6)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        if not values:
+            raise UsageProblem(
+                f"no tool here has a {option}, so --{option} {wanted} matches nothing; "
+                f"leave --{option} out."
+            )
+        plural = "categories" if option == "category" else f"{option}s"
+        raise UsageProblem(
+            f"--{option} {wanted}: there is no such {option}.{hint} "
+            f"Known {plural}: {', '.join(sorted(values))}."
+        )
+
+
+def _filter_matches(value: str, wanted: str) -> bool:
+    """As the registry's filters match (a trailing ``*`` matches any ending)."""
+    return value == wanted or (wanted.endswith("*") and value.startswith(wanted[:-1]))
 
 
 #: A source's error ends in when it tries again; this command exits before it would.
@@ -211,17 +259,31 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
         for h in found.hits
     ]
     unserved = list(found.unserved)
-    if not args.json and found.respelled:  # like the notes below: JSON rows stay as they were
+    # the notes go to stderr, with --json too: the JSON rows on stdout stay a plain list
+    if found.respelled:
         print(f"searched for: {found.searched_for}", file=sys.stderr)
     if args.json:
         _print_json(rows)
-    elif not rows:
-        print(no_hits_text(args.query, unserved), file=sys.stderr)
-    else:
+    elif rows:
         _table(rows, ["name", "score", "summary"])
-        if unserved:
-            print(scored_down_text(unserved), file=sys.stderr)
+    if not rows:
+        print(no_hits_text(args.query, unserved), file=sys.stderr)
+    elif unserved:
+        print(scored_down_text(unserved), file=sys.stderr)
+    if len(rows) >= args.limit:
+        _note_more_hits(reg, args.query, len(rows))
     return 0
+
+
+def _note_more_hits(reg: Any, query: str, shown: int) -> None:
+    """When the listing was cut at ``--limit``: how many more there are, and how to see them."""
+    total = len(reg.search_results(query, limit=len(reg.names()) + 1).hits)
+    if total > shown:
+        what = "tools" if not query.strip() else "tools that match"
+        print(
+            f"showing {shown} of {total} {what}; `--limit {total}` shows them all.",
+            file=sys.stderr,
+        )
 
 
 def cmd_info(reg: Any, args: argparse.Namespace) -> int:
@@ -230,31 +292,39 @@ def cmd_info(reg: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(data)
         return 0
-    print(f"{data['name']}  ({data['permission']}, from {data['source']}, v{data['version']})")
-    print(f"status: {data['status']}" + (f" -- {data['reason']}" if data["reason"] else ""))
+    _say(f"{data['name']}  ({data['permission']}, from {data['source']}, v{data['version']})")
+    _say(f"status: {data['status']}" + (f" -- {data['reason']}" if data["reason"] else ""))
     if data["requires_credentials"]:
-        print("credentials: " + ", ".join(data["requires_credentials"]))
-    print()
-    print(data["description"] or "(no description)")
-    print()
-    print("input schema:")
-    print(json.dumps(data["input_schema"], indent=2))
+        _say("credentials: " + ", ".join(data["requires_credentials"]))
+    _say()
+    _say(data["description"] or "(no description)")
+    _say()
+    _say("input schema:")
+    _say(json.dumps(data["input_schema"], indent=2))
     return 0
 
 
 # -- call ---------------------------------------------------------------------------------
 
 
-def parse_call_arguments(items: list[str]) -> dict[str, Any]:
-    """One JSON object, or ``key=value`` pairs (values parsed as JSON when they parse)."""
-    try:
-        return parse_typed_arguments(items, command="nexus-tools call")
-    except NexusError as exc:
-        raise UsageProblem(str(exc)) from None
+def parse_call_arguments(items: list[str], schema: Any = None, tool: str = "") -> dict[str, Any]:
+    """One JSON object, or ``key=value`` pairs: values parsed as JSON when they parse, but
+    kept as typed for a parameter that ``schema`` (the tool's input schema) says is a
+    string (see :mod:`.call_args`)."""
+    from .call_args import parse_call_arguments as parse_for_schema
+
+    return parse_for_schema(items, schema, tool)
 
 
 def cmd_call(reg: Any, args: argparse.Namespace) -> int:
-    arguments = parse_call_arguments(args.arguments)
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageProblem(
+            f"--timeout must be a positive number of seconds, got {args.timeout:g}; "
+            "leave it out to wait as long as the tool takes."
+        )
+    tool = reg.find(args.name)  # a missing one: the call below says so, with close names
+    schema = tool.spec.input_schema if tool is not None else None
+    arguments = parse_call_arguments(args.arguments, schema, args.name)
     request = RequestInfo(caller=CLI_CALLER)
     try:
         result = reg.call_sync(
@@ -276,7 +346,7 @@ def cmd_call(reg: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.to_dict())
     elif not result.is_error and (shown := _result_text(result)):
-        print(shown)
+        _say(shown)
     if result.is_error:
         message = " ".join(str(result.error).split())
         print(
@@ -342,7 +412,7 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report)
         return 1 if broken or failing else 0
-    print("Sources:")
+    _say("Sources:")
     for s in sources:
         state = s["details"].get("state") if isinstance(s["details"], dict) else None
         count = (f"{state}, " if state else "") + f"{s['tools']} tools"
@@ -352,19 +422,19 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     _table(sources, ["name", "kind", "status", "info"])
     for s in broken:
         for line in _file_errors(s["details"]):
-            print(f"  {s['name']}: {line}")
-    print("\nTools:")
+            _say(f"  {s['name']}: {line}")
+    _say("\nTools:")
     for t in tools:
         t["info"] = t["reason"] if t["status"] != "ok" else "available"
     _table(tools, ["name", "source", "status", "tests", "info"])
     bad = sum(1 for t in tools if t["status"] != "ok")
-    print(f"\n{len(tools) - bad} of {len(tools)} tools available.")
+    _say(f"\n{len(tools) - bad} of {len(tools)} tools available.")
     for t in failing:
-        print(f"  {t['name']}: tests {t['tests_detail']}")
+        _say(f"  {t['name']}: tests {t['tests_detail']}")
     if failing:
-        print(f"{len(failing)} tool(s) fail their tests; see above (`nexus-tools test NAME`).")
+        _say(f"{len(failing)} tool(s) fail their tests; see above (`nexus-tools test NAME`).")
     if broken:
-        print(f"{len(broken)} source(s) broken; fix the errors above.")
+        _say(f"{len(broken)} source(s) broken; fix the errors above.")
     return 1 if broken or failing else 0
 
 
@@ -409,7 +479,7 @@ def credentials(args: argparse.Namespace) -> int:
             raise UsageProblem(
                 f"No stored credential {what!r}; see `nexus-tools credentials list`."
             )
-        print(f"Deleted {args.service}" + (f"/{args.key}" if args.key else ""))
+        _say(f"Deleted {args.service}" + (f"/{args.key}" if args.key else ""))
         return 0
     if sys.stdin.isatty():
         value = getpass.getpass(f"Value for {args.service}/{args.key} (not shown): ")
@@ -418,5 +488,5 @@ def credentials(args: argparse.Namespace) -> int:
     if not value:
         raise UsageProblem("No value given; type it at the prompt or pipe it on stdin.")
     provider = store.set(args.service, args.key, value, provider=args.provider)
-    print(f"Stored {args.service}/{args.key} in {provider}.")
+    _say(f"Stored {args.service}/{args.key} in {provider}.")
     return 0

@@ -19,20 +19,22 @@ this file as the project level), ``--json`` (machine-readable output), ``--wait 
 go before or after the command: ``nexus-tools --json list`` and ``nexus-tools list --json`` are
 the same.
 
-Errors are one line on stderr. Exit codes: 0 success; 1 the call or command failed (a tool
-error, a policy refusal, a missing credential, a bad nex.yaml); 2 the command line was wrong
-(unknown command or tool, bad arguments).
+Errors are one line on stderr (``call --json`` also answers them as a JSON object on stdout).
+Exit codes: 0 success; 1 the call or command failed (a tool error, a policy refusal, a
+missing credential, a bad nex.yaml); 2 the command line was wrong (unknown command, tool,
+source or category, bad arguments, a ``--root`` that is not a folder). stdout is the
+command's own output: what tools print goes to stderr (:mod:`.output`).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import importlib.util
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import NexusError, ToolNotFound, ToolValidationError
@@ -51,8 +53,12 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '?([^' ]+)'? \(choose from (.*)\)
 
 
 class _Parser(argparse.ArgumentParser):
+    #: The last command-line error, for ``call --json``'s JSON answer.
+    last_error: str | None = None
+
     def error(self, message: str) -> Any:  # one line, exit 2 (argparse prints usage too)
-        self.exit(2, f"{self.prog}: error: {_with_suggestion(message)}\n")
+        _Parser.last_error = _with_suggestion(message)
+        self.exit(2, f"{self.prog}: error: {_Parser.last_error}\n")
 
 
 def _with_suggestion(message: str) -> str:
@@ -174,34 +180,94 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used by the console script)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        if exc.code == 2 and _Parser.last_error and _json_call(argv):
+            _print_call_error(None, _Parser.last_error, None)
+        raise
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
     try:
         return _dispatch(args, parser)
     except ToolNotFound as exc:
-        return _fail(exc.worded_for("See `nexus-tools list` or `nexus-tools search WORDS`."), 2)
-    except (UsageProblem, ToolValidationError) as exc:
-        return _fail(exc, 2)
+        text = exc.worded_for("See `nexus-tools list` or `nexus-tools search WORDS`.")
+        return _fail(text, 2, args, exc)
+    except ToolValidationError as exc:
+        from .call_args import validation_message
+
+        return _fail(validation_message(exc), 2, args, exc)
+    except UsageProblem as exc:
+        return _fail(exc, 2, args, exc)
     except NexusError as exc:
-        return _fail(exc, 1)
+        return _fail(exc, 1, args, exc)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:
         return 1
 
 
-def _fail(exc: Any, code: int) -> int:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+def _fail(message: Any, code: int, args: argparse.Namespace | None = None, exc: Any = None) -> int:
+    """The error on stderr, one line; with ``call --json`` also as JSON on stdout (a failed
+    call's result says what went wrong there too)."""
+    text = " ".join(str(message).split()) or type(message).__name__
     print(f"nexus-tools: error: {text}", file=sys.stderr)
+    if args is not None and args.command == "call" and getattr(args, "json", False):
+        _print_call_error(args.name, text, exc)
     return code
+
+
+def _print_call_error(tool: str | None, message: str, exc: Any) -> None:
+    import json
+
+    from .call_args import error_object
+    from .output import stdout
+
+    data = error_object(tool, message, exc)
+    print(json.dumps(data, indent=2, default=str, ensure_ascii=False), file=stdout())
+
+
+#: Global options that take a value (to find the command in an argv argparse refused).
+_VALUED = ("--root", "--config", "--wait")
+
+
+def _json_call(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` asks for ``call`` with ``--json`` (its errors are answered in JSON)."""
+    words = iter(argv)
+    for word in words:
+        if word in _VALUED:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word == "call" and "--json" in argv
+    return False
+
+
+def _check_root(args: argparse.Namespace) -> None:
+    """``--root`` must be an existing folder (the workspace: tools, files, nex.yaml)."""
+    root = getattr(args, "root", None)
+    if root is None or args.command == "credentials":  # credentials do not use it
+        return
+    path = Path(root).expanduser()
+    if not path.exists():
+        raise UsageProblem(
+            f"the workspace root {root!r} does not exist; give an existing folder with "
+            "--root DIR (default: the current folder)."
+        )
+    if not path.is_dir():
+        raise UsageProblem(
+            f"the workspace root {root!r} is a file, not a folder; give the project's folder "
+            "with --root DIR (default: the current folder)."
+        )
 
 
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from . import commands
+    from .output import masked_output, tools_print_to_stderr
 
+    _check_root(args)
     if args.command == "serve":
         import importlib as _il
 
@@ -220,9 +286,10 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from . import cmd_manifest, cmd_tests
 
     if args.command in cmd_manifest.COMMANDS:
-        return cmd_manifest.run(args)
+        with tools_print_to_stderr():
+            return cmd_manifest.run(args)
     if args.command in cmd_tests.COMMANDS:
-        return cmd_tests.run(args)
+        return cmd_tests.run(args)  # its registry loads with tool prints on stderr
     handler: Any = getattr(commands, f"cmd_{args.command}", None)
     if args.command == "check" and args.names:
         handler = cmd_manifest.check_named
@@ -230,29 +297,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from .cmd_toolsets import cmd_toolsets
 
         handler = cmd_toolsets
-    with commands.open_registry(args) as reg, _masked_output(reg):
-        result: int = handler(reg, args)
-        return result
-
-
-@contextlib.contextmanager
-def _masked_output(reg: Any) -> Iterator[None]:
-    """While a command runs, what it (and any tool it calls) prints has stored secrets
-    masked, like the results it shows."""
-    store = getattr(reg, "credentials", None)
-    if store is None:
-        yield
-        return
-    from ..core.policy.masking import MaskingStream
-
-    out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = MaskingStream(out, store.mask), MaskingStream(err, store.mask)
-    try:
-        yield
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        sys.stdout, sys.stderr = out, err
+    # what tools print (a tool file at import, a tool during a call) goes to stderr: stdout
+    # is the command's own output (`--json` must parse), as under `nexus-tools serve`
+    with tools_print_to_stderr(), commands.open_registry(args) as reg:
+        store = getattr(reg, "credentials", None)
+        with masked_output(store.mask if store is not None else None):
+            result: int = handler(reg, args)
+            return result
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,7 +8,9 @@ MCP servers of ``nex.yaml``) to MCP clients over stdio or streamable HTTP.
     nexus-tools serve --jupyter http://127.0.0.1:8888/ --token T   # + a Jupyter server's
     python -m nexus_jupyter.serve.cli_serve --dir tools/dynamic --defer
 
-Over stdio, stdout is the protocol channel: everything else goes to stderr.
+Over stdio, stdout is the protocol channel: everything else goes to stderr, where the
+operator also reads one line per broken source (at start and whenever one breaks), the
+tools above the MCP grant (not listed to clients) and the number of tools served.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from ..core.errors import ConfigError
 from .cli_jupyter import add_jupyter_arguments, attach_jupyter
 from .cli_serve_auth import add_auth_arguments, auth_from_arguments
+from .serve_notices import ServeNotices
 
 __all__ = ["add_parser", "build_registry", "main", "run"]
 
@@ -144,14 +147,13 @@ def run(args: argparse.Namespace) -> int:
         root=getattr(args, "root", None), tools_dir=args.dir, config=getattr(args, "config", None)
     )
 
+    level = logging.getLevelName(str(args.log_level).upper())
+    notices = ServeNotices(reg, quiet=isinstance(level, int) and level > logging.WARNING)
+
     def announce(address: tuple[str, int]) -> None:
         host, port = address
         shown = f"[{host}]" if ":" in host else host
-        print(
-            f"Serving {len(reg)} tools over MCP at http://{shown}:{port}/mcp",
-            file=sys.stderr,
-            flush=True,
-        )
+        notices.serving(f"at http://{shown}:{port}/mcp")
 
     _mask_output(reg, stdout=args.transport == "http")
     try:
@@ -176,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         reg.close()
         print(f"nexus-tools serve: {exc}", file=sys.stderr)
         return 2
+    notices.start()  # broken sources, tools above the MCP grant: now and as they change
     # Only once the settings are known good: exiting while the model loads aborts the process.
     reg.warm_search()  # an agent's first tool_search should not wait for the model
     reg.tests.watch()  # the tools' test cases run after every change of a tool
@@ -186,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         if args.transport == "stdio":
+            notices.serving("on stdio")
             asyncio.run(serve_stdio(reg, defer=args.defer))
         else:
             asyncio.run(
@@ -209,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     finally:
+        notices.stop()
         if replica is not None:
             replica.close()
         reg.close()

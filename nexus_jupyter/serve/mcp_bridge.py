@@ -14,6 +14,7 @@ MCPServer does).
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from ..core.errors import NexusError, ToolValidationError
 from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import ToolSpec
+from ..core.tools.tool_traceback import has_tool_frames
 
 __all__ = [
     "FIELD_ERRORS_META_KEY",
@@ -30,6 +32,8 @@ __all__ = [
     "error_result",
     "mcp_tool",
     "output_schema",
+    "refusal_names",
+    "validation_text",
 ]
 
 #: ``_meta`` key of a validation error result: the per-field errors as JSON.
@@ -119,7 +123,7 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
         if result.error_type and result.error_type not in text:
             text = f"{result.error_type}: {text}"
         blocks: list[Any] = [types.TextContent(type="text", text=text)]
-        trace = result.redacted().traceback
+        trace = result.redacted().traceback if _shows_the_tools_code(result) else None
         if trace:  # the tool's own frames: an agent (or the server of a kernel) can fix it
             blocks.append(types.TextContent(type="text", text=trace, _meta={TRACEBACK_MARK: True}))
         return types.CallToolResult(content=blocks, is_error=True, _meta=meta)
@@ -150,6 +154,29 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
     return types.CallToolResult(content=content, structured_content=structured, _meta=meta)
 
 
+def _shows_the_tools_code(result: ToolResult) -> bool:
+    """Whether a failed call's traceback is worth a block: it shows the tool's own frames
+    (here, or where the tool ran: a worker process, an upstream nexus). A refusal (one of
+    our errors, raised on purpose with its reason) and a failure inside our own code have
+    only our call machinery to show, which helps no one fix the tool."""
+    if result.error_type in refusal_names():
+        return False
+    exc = result.exception
+    return exc is None or (not isinstance(exc, NexusError) and has_tool_frames(exc))
+
+
+def refusal_names() -> frozenset[str]:
+    """The class names of our errors (a tool in a worker process raising one arrives as a
+    look-alike class of that name); read each time, as modules may add subclasses."""
+    names: set[str] = set()
+    todo: list[type[BaseException]] = [NexusError]
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return frozenset(names)
+
+
 def _block(block: dict[str, Any]) -> Any:
     import mcp_types as types
 
@@ -166,19 +193,87 @@ def _content_adapter() -> Any:
     return TypeAdapter(types.ContentBlock)
 
 
-def error_result(exc: NexusError) -> Any:
+def error_result(exc: NexusError, spec: ToolSpec | None = None) -> Any:
     """A pre-call failure as a tool error: one readable message (one line per invalid
-    field), with the field errors as JSON in ``_meta`` for clients that show forms."""
+    field, then what the tool takes when ``spec`` is known), with the field errors as JSON
+    in ``_meta`` for clients that show forms."""
     import mcp_types as types
 
     meta = None
     if isinstance(exc, ToolValidationError):
-        lines = [f"Invalid arguments for tool {exc.tool!r}:"]
-        lines += [f"- {e.path}: {e.message}" for e in exc.errors]
-        text = "\n".join(lines)
+        text = validation_text(exc, spec)
         meta = {FIELD_ERRORS_META_KEY: [e.to_dict() for e in exc.errors]}
     else:
         text = str(exc)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
     )
+
+
+def validation_text(exc: ToolValidationError, spec: ToolSpec | None = None) -> str:
+    """Invalid arguments, worded for an agent: each argument's JSON path, what was wrong
+    with the value it sent, and the tool's parameters to call it again with."""
+    lines = [f"Invalid arguments for tool {exc.tool!r}:"]
+    for e in exc.errors:
+        sent = ""
+        if not any(word in e.message for word in ("missing", "unexpected", "got ")):
+            sent = f" (got {_json_preview(e.value)})"
+        lines.append(f"- {e.path}: {e.message}{sent}")
+    takes = _parameters(spec.input_schema) if spec is not None else None
+    if takes is not None:
+        takes = f"takes: {takes}" if takes else "takes no arguments"
+        lines.append(f"{exc.tool!r} {takes}. Call it again with arguments that fit.")
+    return "\n".join(lines)
+
+
+def _json_preview(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except ValueError:  # a circular value, which no client sends
+        text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "…"
+
+
+#: At most this many parameters are spelled out after a validation error.
+_MAX_LISTED = 20
+
+
+def _parameters(schema: Mapping[str, Any]) -> str | None:
+    """``"path (string, required), limit (integer)"``: a tool's top-level parameters
+    (``""``: none); ``None`` when its schema does not name them."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    parts = []
+    for name, sub in list(props.items())[:_MAX_LISTED]:
+        facts = [_kind(sub)] if isinstance(sub, Mapping) and _kind(sub) else []
+        if name in needed:
+            facts.append("required")
+        parts.append(f"{name} ({', '.join(facts)})" if facts else str(name))
+    if len(props) > _MAX_LISTED:
+        parts.append(f"and {len(props) - _MAX_LISTED} more (see its inputSchema)")
+    return ", ".join(parts)
+
+
+def _kind(schema: Mapping[str, Any]) -> str:
+    """A parameter's type in a few words: ``integer``, ``one of "a", "b"``, ``string or null``."""
+    values = schema.get("enum")
+    if isinstance(values, list) and values:
+        return "one of " + ", ".join(_json_preview(v) for v in values[:10])
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return "array of " + _kind(schema["items"]) if _typed_items(schema) else declared
+    if isinstance(declared, list):
+        return " or ".join(str(t) for t in declared)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(options, list):
+        kinds = [_kind(o) for o in options if isinstance(o, Mapping)]
+        return " or ".join(k for k in kinds if k)
+    return ""
+
+
+def _typed_items(schema: Mapping[str, Any]) -> bool:
+    items = schema.get("items")
+    return schema.get("type") == "array" and isinstance(items, Mapping) and bool(_kind(items))

@@ -17,10 +17,12 @@ from ..core.registry.catalog import Catalog
 from ..core.tools.channel import CURRENT_CHANNEL, InputRequired
 from ..core.tools.context import ToolContext
 from ..core.tools.offers import PromptDef
+from ..core.tools.tool_traceback import format_tool_traceback
+from .mcp_bridge import refusal_names
 from .mcp_channel import LogLevels, McpClientChannel
 from .mcp_input import RoundTrip, StateError
 
-__all__ = ["OfferHandlers"]
+__all__ = ["OfferHandlers", "prompt_argument_errors", "prompt_arguments_text"]
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +142,13 @@ class OfferHandlers:
                 types.INVALID_PARAMS, f"Unknown prompt {params.name!r}; the prompts are: {known}."
             )
         arguments = dict(params.arguments or {})
+        wrong = prompt_argument_errors(found, arguments)
+        if wrong:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                prompt_arguments_text(found, wrong),
+                data={"prompt": found.name, "errors": wrong},
+            )
         try:
             asked = await self._render_asking(ctx, found, arguments, params)
             if not isinstance(asked, list):
@@ -150,7 +159,10 @@ class OfferHandlers:
         except NexusError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         except Exception as exc:
-            log.warning("prompt %s failed: %s", found.name, exc, exc_info=True)
+            if type(exc).__name__ in refusal_names():  # ours, from a worker process
+                raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+            # the prompt's own frames (where it ran: here or a worker), not our machinery
+            log.warning("prompt %s failed:\n%s", found.name, format_tool_traceback(exc))
             raise MCPError(
                 types.INTERNAL_ERROR, f"Prompt {found.name!r} failed: {type(exc).__name__}: {exc}"
             ) from None
@@ -207,3 +219,55 @@ class OfferHandlers:
                 has_more=len(values) > MAX_COMPLETIONS,
             )
         )
+
+
+def prompt_argument_errors(found: PromptDef, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """What is wrong with ``arguments`` for prompt ``found``, by its signature: a required
+    argument missing, an argument it does not take, a value its ``Literal`` does not allow.
+    Each as ``{"argument", "problem"}`` (and ``"value"``, ``"allowed"`` for a value not
+    allowed); ``[]`` when they fit."""
+    known = {a.name for a in found.arguments}
+    wrong: list[dict[str, Any]] = [
+        {"argument": a.name, "problem": "missing"}
+        for a in found.arguments
+        if a.required and a.name not in arguments
+    ]
+    wrong += [{"argument": name, "problem": "unknown"} for name in arguments if name not in known]
+    for name, value in arguments.items():
+        allowed = found.choices.get(name)
+        if allowed and name in known and str(value) not in allowed:
+            wrong.append(
+                {
+                    "argument": name,
+                    "problem": "not allowed",
+                    "value": value,
+                    "allowed": list(allowed),
+                }
+            )
+    return wrong
+
+
+def prompt_arguments_text(found: PromptDef, wrong: list[dict[str, Any]]) -> str:
+    """The client's error for ``wrong`` arguments: each problem, then what the prompt
+    takes (which are required, and the values of those that allow only some)."""
+    problems = []
+    for w in wrong:
+        name = w["argument"]
+        if w["problem"] == "missing":
+            problems.append(f"the required argument {name!r} is missing")
+        elif w["problem"] == "unknown":
+            problems.append(f"it has no argument {name!r}")
+        else:
+            values = ", ".join(repr(v) for v in w["allowed"])
+            problems.append(f"argument {name!r} must be one of {values}, not {w['value']!r}")
+    takes = []
+    for a in found.arguments:
+        facts = ["required" if a.required else "optional"]
+        if found.choices.get(a.name):
+            facts.append("one of " + ", ".join(repr(v) for v in found.choices[a.name]))
+        takes.append(f"{a.name} ({'; '.join(facts)})")
+    return (
+        f"Prompt {found.name!r}: {'; '.join(problems)}. It takes: "
+        + (", ".join(takes) or "no arguments")
+        + "."
+    )

@@ -11,7 +11,9 @@ validation, audit) as :data:`~nexus_jupyter.core.tools.context.MCP_CALLER`. Ever
 session without reconnecting: a ``subscriptions/listen`` event for 2026-07-28 clients (the
 SDK's ``SubscriptionBus``) and ``notifications/tools/list_changed`` for earlier revisions.
 With ``defer=True`` only the eager tools plus ``tool_search`` are listed (every tool stays
-callable by name), the deferred-loading pattern.
+callable by name), the deferred-loading pattern. ``serve_stdio`` / ``serve_http`` list only
+the tools the MCP grant lets a caller run (:mod:`.mcp_grant`); the others answer a call by
+name with the refusal.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from .auth.settings import identity_of
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_channel import LogLevels, McpClientChannel, run_soon
+from .mcp_grant import above_grant, mcp_grant
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
 from .mcp_task_events import TasksListenHandler
@@ -73,6 +76,7 @@ class RegistryServer:
         task_store: TaskStore | None = None,
         tool_meta: Callable[[str], Mapping[str, Any] | None] | None = None,
         hidden: Collection[str] = (),
+        granted_only: bool = False,
     ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -105,6 +109,8 @@ class RegistryServer:
         self.tool_meta = tool_meta
         #: tools that can be called but are not listed (a kernel's private tools)
         self.hidden = frozenset(hidden)
+        #: list only the tools an MCP caller may call (:mod:`.mcp_grant`)
+        self.granted_only = granted_only
         self._meta_stamp = 0
         self.log_levels = LogLevels()
         self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
@@ -143,7 +149,7 @@ class RegistryServer:
         self.tasks.register(self.server)
         LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()
-        self._listing: tuple[tuple[int, int], Any] | None = None
+        self._listing: tuple[tuple[int, int, str | None], Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Any = None
         self._unsubscribe_catalog: Any = None
@@ -250,11 +256,17 @@ class RegistryServer:
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
 
-        generation = (self.registry.snapshot.generation, self._meta_stamp)
+        level = None
+        if self.granted_only:  # the grant of this caller: the face's, capped by its token
+            level = mcp_grant(self.registry, identity_of(getattr(ctx, "request", None))[1])
+        generation = (self.registry.snapshot.generation, self._meta_stamp, level)
         cached = self._listing
         if cached is not None and cached[0] == generation:
             return cached[1]
         entries = [e for e in self.registry.entries() if e.name not in self.hidden]
+        if level is not None:  # refused to every caller of this level: not offered
+            over = set(above_grant((e.spec for e in entries), level))
+            entries = [e for e in entries if e.name not in over]
         if self.defer:
             entries = [e for e in entries if e.spec.eager or e.name == SEARCH_TOOL]
         tools = []
@@ -325,7 +337,7 @@ class RegistryServer:
         token = CancellationToken() if tool is not None and tool.wants_context else None
         arguments = params.arguments or {}
         if tool is not None and (wrong := type_errors(tool.spec.input_schema, arguments)):
-            return error_result(ToolValidationError(name, wrong))
+            return error_result(ToolValidationError(name, wrong), tool.spec)
         try:
             round_trip = _round_trip(ctx, name, arguments, params)
         except StateError as exc:
@@ -363,7 +375,7 @@ class RegistryServer:
         except NexusError as exc:
             if task is not None and isinstance(exc, ToolUnavailable):
                 raise MCPError(INTERNAL_ERROR, str(exc)) from None
-            return error_result(exc)
+            return error_result(exc, tool.spec if tool is not None else None)
         except asyncio.CancelledError:
             if token is not None:
                 token.cancel()
@@ -431,7 +443,7 @@ async def serve_stdio(registry: Any, *, defer: bool = False) -> None:
     """Serve ``registry`` on this process's stdin/stdout until the client closes stdin."""
     from mcp.server.stdio import stdio_server
 
-    app = RegistryServer(registry, defer=defer)
+    app = RegistryServer(registry, defer=defer, granted_only=True)
     app.attach()
     try:
         async with stdio_server() as (read, write):
@@ -465,7 +477,7 @@ async def serve_http(
     subject is the calls' principal."""
     from .mcp_http import run_uvicorn
 
-    app = RegistryServer(registry, defer=defer, bus=bus, task_store=task_store)
+    app = RegistryServer(registry, defer=defer, bus=bus, task_store=task_store, granted_only=True)
     app.attach()
     if hasattr(bus, "start"):
         await bus.start()

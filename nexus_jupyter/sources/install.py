@@ -139,6 +139,13 @@ def _mcp_missing(ref: McpReference, registry: Any) -> str | None:
 
 def unavailable_reason(decl: ToolDeclaration, root: Path, registry: Any = None) -> str | None:
     """Why the declared tool cannot run here now (with what to do), or ``None``."""
+    reason = _missing(decl, root, registry)
+    # no final period: the faces put the reason inside their own sentence
+    return (reason + _hint(decl)).rstrip(".") if reason else None
+
+
+def _missing(decl: ToolDeclaration, root: Path, registry: Any) -> str | None:
+    """Why the declared tool cannot run here now (without how to install it), or ``None``."""
     if decl.availability == "always":
         return None
     reason: str | None = None
@@ -154,8 +161,7 @@ def unavailable_reason(decl: ToolDeclaration, root: Path, registry: Any = None) 
                 reason = f"skill folder {str(folder)!r} has no SKILL.md."
     if reason is None:
         reason = run_check(decl, root)
-    # no final period: the faces put the reason inside their own sentence
-    return (reason + _hint(decl)).rstrip(".") if reason else None
+    return reason
 
 
 @dataclass(frozen=True)
@@ -208,7 +214,14 @@ def install_tool(
         last = (done.stderr or done.stdout).strip().splitlines()[-1:]
         said = f": {last[0][:300]}" if last else ""
         return InstallOutcome(decl.id, "failed", f"`{command}` exited {done.returncode}{said}")
-    still = unavailable_reason(decl, root, registry)
-    if still is not None:
-        return InstallOutcome(decl.id, "failed", f"`{command}` ran, but still: {still}")
+    still = _missing(decl, root, registry)
+    if still is not None:  # the install command is not the way out: it just ran
+        return InstallOutcome(
+            decl.id,
+            "failed",
+            f"`{command}` ran without error, but {decl.id!r} is still not available: "
+            f"{still.rstrip('.')}. Check that the command installs what the tool needs where "
+            "this process looks for it (PATH, the project folder), or correct install.command "
+            "or install.check in nex.yaml.",
+        )
     return InstallOutcome(decl.id, "installed", f"ran `{command}`; the check now passes.")

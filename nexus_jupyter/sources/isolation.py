@@ -243,7 +243,8 @@ class ProcessIsolation:
         if kind == "ok":
             return answer[1]
         if kind == "error":
-            raise remote_error(str(answer[1]), str(answer[2]))
+            told = answer[3] if len(answer) > 3 else None  # the tool's frames, over there
+            raise remote_error(str(answer[1]), str(answer[2]), told)
         raise ToolUnavailable(
             f"the worker process running {what} ended during the call (a crash, os._exit, "
             "or it was stopped); a new one takes the next call"

@@ -13,6 +13,7 @@ state the last sync saved for this project (``<NEXUS_HOME>/sync/<hash>.json``).
 from __future__ import annotations
 
 import concurrent.futures
+import difflib
 import hashlib
 import json
 import logging
@@ -96,7 +97,8 @@ def install_tools(
     for name in names:
         decl = declared.declaration(name)
         if decl is None:
-            raise ToolNotFound(name, sorted(declared.declarations))
+            close = difflib.get_close_matches(name, sorted(declared.declarations), cutoff=0.6)
+            raise ToolNotFound(name, close)
         if decl.install.command:
             report(f"{name}: install command: {decl.install.command}")
         outcome = install_tool(

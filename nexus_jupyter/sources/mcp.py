@@ -98,6 +98,7 @@ class McpSource:
         self.connects = 0
         self._stderr_lines = stderr_lines
         self._stderr: StderrTail | None = None
+        self._transport_used: Any = None  # the last session's (it says how the server ended)
         self._tools: list[Tool] = []
         self._task_only: set[str] = set()  # tools the server runs only as tasks
         self._skipped: dict[str, str] = {}
@@ -243,7 +244,9 @@ class McpSource:
                 reason = describe(exc, _CONNECT_TIMEOUT_S)
                 if self._refused and (self.auth is None or "error response" in reason):
                     reason = self._refused  # says what to do, where the SDK's words do not
-                log.info("MCP server %s: %s", self.server, reason)
+            if isinstance(self._transport_used, WatchedTransport):  # its process exited?
+                reason = await self._transport_used.ended(reason)
+            log.info("MCP server %s: %s", self.server, reason)
             self._client = None
             # Back off from the first quick retry only after a session that lasted: a server
             # that dies right after starting must not be restarted four times a second.
@@ -259,7 +262,7 @@ class McpSource:
 
         self._dropped.clear()
         self._relist.clear()
-        transport = self._transport()
+        transport = self._transport_used = self._transport()
         relay = self.relay
         client = mcp.Client(
             transport,
@@ -354,7 +357,7 @@ class McpSource:
         )
         if self._stderr is None:  # one pipe for every process of this source: history survives
             self._stderr = StderrTail(self._stderr_lines)
-        return WatchedTransport(stdio_client(params, errlog=self._stderr.writer))
+        return WatchedTransport(stdio_client(params, errlog=self._stderr.writer), self._stderr)
 
     async def _listen(self, client: Any, listening: asyncio.Event) -> None:
         """On 2026-07-28 connections change events come on a ``subscriptions/listen``

@@ -2,7 +2,8 @@
 
 - :class:`StderrTail` keeps the last lines a stdio server wrote to stderr (for the status).
 - :class:`WatchedTransport` wraps an SDK transport and sets an event when the server's stream
-  ends, so a server that exits is noticed at once instead of at the next call.
+  ends, so a server that exits is noticed at once instead of at the next call; for a stdio
+  server whose process exited it says so, with the exit code and its last stderr lines.
 - :func:`tool_from_mcp` turns an MCP tool listing entry into a registry :class:`Tool`;
   :func:`result_from_mcp` turns a ``CallToolResult`` into a :class:`ToolResult`.
 
@@ -14,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -43,6 +46,8 @@ class StderrTail:
 
     def __init__(self, max_lines: int = 40, on_line: Callable[[str], Any] | None = None) -> None:
         self.lines: deque[str] = deque(maxlen=max_lines)
+        self.count = 0  # lines read so far, whatever the tail still holds
+        self.last_read = 0.0  # time.monotonic() of the last line read
         self._on_line = on_line
         read_fd, write_fd = os.pipe()
         self.writer = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
@@ -55,6 +60,8 @@ class StderrTail:
             for line in self._reader:
                 text = line.rstrip("\n")
                 self.lines.append(text)
+                self.count += 1
+                self.last_read = time.monotonic()
                 if self._on_line is not None:
                     self._on_line(text)
         except (OSError, ValueError):
@@ -65,6 +72,19 @@ class StderrTail:
     def tail(self, n: int | None = None) -> list[str]:
         lines = list(self.lines)
         return lines if n is None else lines[-n:]
+
+    def since(self, count: int) -> list[str]:
+        """The lines read after the first ``count`` (those the tail still holds)."""
+        lines = list(self.lines)
+        return lines[max(0, len(lines) - (self.count - count)) :]
+
+    async def settle(self, quiet: float = 0.05, limit: float = 0.5) -> None:
+        """Wait until no line came for ``quiet`` seconds (at least that, at most ``limit``):
+        what a process wrote just before it exited is read by then."""
+        for _ in range(max(1, round(limit / quiet))):
+            await asyncio.sleep(quiet)
+            if time.monotonic() - self.last_read >= quiet:
+                return
 
     def close(self) -> None:
         """Close our write end; the reader thread ends once the server's copy closes too."""
@@ -77,9 +97,9 @@ class StderrTail:
 class _WatchedReadStream:
     """A read stream that reports end-of-stream (the server exited or dropped)."""
 
-    def __init__(self, inner: Any, closed: asyncio.Event) -> None:
+    def __init__(self, inner: Any, ended: Callable[[], None]) -> None:
         self._inner = inner
-        self._closed = closed
+        self._ended = ended
         self.last_context = None
 
     async def receive(self) -> Any:
@@ -88,7 +108,7 @@ class _WatchedReadStream:
         try:
             item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._closed.set()
+            self._ended()
             raise
         self.last_context = getattr(self._inner, "last_context", None)
         return item
@@ -116,19 +136,76 @@ class _WatchedReadStream:
 
 class WatchedTransport:
     """An SDK transport (async context manager of ``(read, write)``) whose ``closed`` event
-    is set when the server's side of the stream ends."""
+    is set when the server's side of the stream ends. ``stderr`` is the tail a stdio
+    server writes to; :meth:`ended` then says how its process ended."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, stderr: StderrTail | None = None) -> None:
         self._inner = inner
+        self._stderr = stderr
+        self._stderr_mark = 0
         self.closed = asyncio.Event()
+        self.end_of_stream = False  # the server's side ended (not our own close)
+        self.process: Any = None  # a stdio server's process, once started
 
     async def __aenter__(self) -> tuple[Any, Any]:
+        self._stderr_mark = self._stderr.count if self._stderr is not None else 0
         read, write = await self._inner.__aenter__()
-        return _WatchedReadStream(read, self.closed), write
+        self.process = _spawned_process(self._inner)
+        return _WatchedReadStream(read, self._end_of_stream), write
+
+    def _end_of_stream(self) -> None:
+        self.end_of_stream = True
+        self.closed.set()
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         self.closed.set()
         return await self._inner.__aexit__(*exc)
+
+    async def ended(self, reason: str, lines: int = 3) -> str:
+        """Why the session ended: ``reason``, unless the server's stream ended because its
+        process exited; then that, with the exit code (or signal) and the last ``lines``
+        lines it wrote to stderr. Said once per process."""
+        process, self.process = self.process, None
+        if process is None or not self.end_of_stream:
+            return reason
+        for _ in range(50):  # the SDK reaps it as the session closes: 1 s at most
+            if process.returncode is not None:
+                break
+            await asyncio.sleep(0.02)
+        code = process.returncode
+        if code is None:
+            return reason
+        if code < 0:
+            try:
+                how = f"was ended by signal {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was ended by signal {-code}"
+        else:
+            how = f"exited with code {code}"
+        text = f"the server process {how}"
+        if self._stderr is not None:
+            await self._stderr.settle()
+            wrote = [line for line in self._stderr.since(self._stderr_mark) if line.strip()]
+            if wrote:
+                text += "; the last lines of its stderr: " + " | ".join(wrote[-lines:])
+        return text
+
+
+def _spawned_process(transport: Any) -> Any:
+    """The process a stdio transport started (``None`` for other transports).
+
+    The SDK's ``stdio_client`` does not hand its process out: it is a local of that
+    generator, which stays suspended inside the ``async with`` while the transport is open.
+    It is looked up there, read-only, by what it is (a ``pid`` and a ``returncode``); an SDK
+    that keeps it elsewhere only means the exit code is not reported.
+    """
+    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+    if frame is None:
+        return None
+    for value in frame.f_locals.values():
+        if hasattr(value, "pid") and hasattr(value, "returncode"):
+            return value
+    return None
 
 
 def permission_from_annotations(annotations: Mapping[str, Any] | None) -> str:

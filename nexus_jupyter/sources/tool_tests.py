@@ -71,10 +71,19 @@ def case_files_under(folder: str | Path, *, recursive: bool = True) -> list[Path
     )
 
 
-def read_case_file(path: str | Path) -> list[TestCase]:
+def read_case_file(path: str | Path, *, strict: bool = True) -> list[TestCase]:
     """The cases of a case file (``[]`` when it does not exist or is empty). Raises
-    :class:`TestCaseError` for a file that is not a YAML list of cases."""
-    file = Path(path)
+    :class:`TestCaseError` for a file that is not a YAML list of cases, and (``strict``) for
+    its first malformed case; with ``strict=False`` a malformed case comes back invalid
+    (:meth:`TestCase.read`) and the others are read."""
+    cases = _read_case_file(Path(path))
+    invalid = next((c.error for c in cases if c.problem), None) if strict else None
+    if invalid is not None:
+        raise invalid
+    return cases
+
+
+def _read_case_file(file: Path) -> list[TestCase]:
     try:
         stat = file.stat()
     except FileNotFoundError:
@@ -97,7 +106,8 @@ def read_case_file(path: str | Path) -> list[TestCase]:
 
 
 def parse_cases(text: str, name: str) -> list[TestCase]:
-    """The cases of a case file's ``text`` (``name`` is used in messages)."""
+    """The cases of a case file's ``text`` (``name`` is used in messages), a malformed one
+    as an invalid case (its ``problem`` says what is wrong)."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -117,7 +127,7 @@ def parse_cases(text: str, name: str) -> list[TestCase]:
     for i, item in enumerate(data):
         line = lines[i] if i < len(lines) else 0
         where = f"{name} case {i + 1}" + (f" (line {line})" if line else "")
-        cases.append(TestCase.from_dict(item, where=where).located(where, name, line))
+        cases.append(TestCase.read(item, where=where).located(where, name, line))
     return cases
 
 
@@ -188,8 +198,9 @@ def append_case(path: str | Path, case: TestCase, *, title: str | None = None) -
     file = Path(path)
     text = file.read_text(encoding="utf-8") if file.exists() else ""
     entry = _entry_text(case)
-    if text.strip():
-        parse_cases(text, file.name)  # never add to a file that does not read
+    invalid = next((c.error for c in parse_cases(text, file.name) if c.problem), None)
+    if invalid is not None:
+        raise invalid  # never add to a file that does not read
     if not text.strip() or yaml.safe_load(text) is None:
         header = _HEADER.format(name=title or file.name.removesuffix(CASE_SUFFIX) + ".py")
         new = (text.rstrip() + "\n" if text.strip() else header) + entry
@@ -224,7 +235,8 @@ def cases_of_tool_file(spec: ToolSpec) -> list[TestCase] | None:
     """The cases of a tool defined by a file (its ``origin``), ``None`` for other tools."""
     if spec.source_kind != "directory" or not spec.origin:
         return None
-    return [c for c in read_case_file(case_file_for(spec.origin)) if c.tool == spec.name]
+    cases = read_case_file(case_file_for(spec.origin), strict=False)
+    return [c for c in cases if c.tool == spec.name]
 
 
 def save_case_of_tool_file(spec: ToolSpec, case: TestCase) -> str | None:
@@ -251,7 +263,8 @@ class ProjectCases:
     def cases_for(self, spec: ToolSpec) -> list[TestCase] | None:
         if spec.source_kind in self._OTHERS:
             return None
-        return [c for c in read_case_file(self.path_for(spec.name)) if c.tool == spec.name]
+        cases = read_case_file(self.path_for(spec.name), strict=False)
+        return [c for c in cases if c.tool == spec.name]
 
     def save_case(self, spec: ToolSpec, case: TestCase) -> str | None:
         if spec.source_kind in self._OTHERS:
@@ -260,6 +273,14 @@ class ProjectCases:
 
     def watch_cases(self, changed: CasesChanged) -> Callable[[], None]:
         return watch_case_files(self.folder, changed)
+
+    def case_files(self) -> list[str]:
+        """Every case file in the tools folder (beside tool files too): a run of every
+        tool's cases reads them whole (see :class:`~nexus_jupyter.core.tooltests.stores.CaseFiles`)."""
+        return [str(path) for path in case_files_under(self.folder)]
+
+    def read_cases(self, file: str) -> list[TestCase]:
+        return read_case_file(file, strict=False)
 
 
 def watch_case_files(folder: str | Path, changed: CasesChanged) -> Callable[[], None]:

@@ -9,9 +9,9 @@ It reads requests from stdin and answers on stdout, one length-prefixed pickle e
   describe its tools, ``offers`` its ``@resource``/``@prompt`` functions and ``helpers`` the
   modules beside it that it imported;
 - ``("call", path, hash, name, arguments, call)`` (``call``: a :class:`CallInfo`) →
-  ``("ok", value)``, ``("error", kind, message)``, or ``("missing",)`` when this worker has
-  not loaded that version of the file (it was restarted): the parent then sends the file
-  and asks again;
+  ``("ok", value)``, ``("error", kind, message[, traceback])`` (the traceback of the tool's
+  own frames, when any raised), or ``("missing",)`` when this worker has not loaded that
+  version of the file (it was restarted): the parent then sends the file and asks again;
 - ``("read", path, hash, uri)`` / ``("render", path, hash, name, arguments, call)``: a
   resource's contents or a prompt's messages, answered like a call.
 
@@ -392,6 +392,7 @@ def _own_pipes() -> tuple[int, IO[bytes]]:
 def main() -> None:
     from ..core.policy.credentials import CredentialStore
     from ..core.policy.masking import MaskingStream
+    from ..core.tools.tool_traceback import format_tool_traceback, has_tool_frames
     from . import loader  # noqa: F401 - imported before the first request, not during it
 
     if len(sys.argv) > 1:
@@ -415,6 +416,8 @@ def main() -> None:
             answer = handlers[kind](*args)
         except BaseException as exc:  # the tool's failure is the answer, not the worker's end
             answer = ("error", type(exc).__name__, str(exc) or type(exc).__name__)
+            if has_tool_frames(exc):  # the tool's own frames: the parent's would be ours
+                answer += (format_tool_traceback(exc),)
         try:
             parent.send(answer)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:

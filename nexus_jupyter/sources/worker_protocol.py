@@ -145,12 +145,14 @@ class CallInfo:
 _REMOTE_KINDS: dict[str, type[Exception]] = {}
 
 
-def remote_error(kind: str, message: str) -> Exception:
+def remote_error(kind: str, message: str, traceback: str | None = None) -> Exception:
     """The exception a message from the other side of the pipe stands for: the project's
     own kinds that callers act on (an input-required round, a caller that cannot answer)
     as themselves, any other as a class named like the original (``ValueError``...), so
-    results and the audit log show the kind that was raised."""
+    results and the audit log show the kind that was raised. ``traceback``: the tool's
+    own frames as formatted over there, which its result shows instead of ours here."""
     from ..core.tools.channel import CallerUnavailable, InputRequired
+    from ..core.tools.tool_traceback import TOLD_TRACEBACK
 
     known: dict[str, type[Exception]] = {
         "InputRequired": InputRequired,
@@ -159,4 +161,7 @@ def remote_error(kind: str, message: str) -> Exception:
     cls = known.get(kind) or _REMOTE_KINDS.get(kind)
     if cls is None:
         cls = _REMOTE_KINDS.setdefault(kind, type(kind, (Exception,), {"__module__": __name__}))
-    return cls(message)
+    error = cls(message)
+    if traceback:
+        setattr(error, TOLD_TRACEBACK, traceback)
+    return error

@@ -179,7 +179,7 @@ async def test_resources_prompts_and_completion(server: tuple[str, Path], mode: 
         assert args["code"].description == "the code to review"
         got = await client.get_prompt("review", {"code": "x = 1", "style": "thorough"})
         assert got.messages[0].content.text == "Review (thorough): x = 1"  # type: ignore[union-attr]
-        with pytest.raises(mcp.MCPError, match="missing code"):
+        with pytest.raises(mcp.MCPError, match="required argument 'code' is missing"):
             await client.get_prompt("review", {})
 
         ref = types.PromptReference(type="ref/prompt", name="review")

@@ -251,6 +251,14 @@ def test_server_clients_cannot_write_code_into_a_watched_folder(tmp_path: Path) 
         for client in ("mcp", "rest"):
             result = reg.call_sync("write", payload, request=RequestInfo(client=client))
             assert result.error_type == "PermissionDenied" and "create_dynamic_tool" in result.error
+            # the folder as the caller names paths (relative to the workspace), not 'dynamic'
+            assert "the watched tools folder 'tools/dynamic' would run" in result.error
+        edited = reg.call_sync(
+            "edit",
+            {"path": "tools/dynamic/pwn.py", "old_string": "a", "new_string": "b"},
+            request=RequestInfo(client="mcp"),
+        )
+        assert "the watched tools folder 'tools/dynamic' would run" in (edited.error or "")
         assert not (tmp_path / "tools" / "dynamic" / "pwn.py").exists()
         elsewhere = reg.call_sync(
             "write", {"path": "notes/a.txt", "content": "x"}, request=RequestInfo(client="mcp")

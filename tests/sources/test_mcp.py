@@ -146,6 +146,42 @@ def test_status_shows_error_reason_and_stderr(reg: Registry) -> None:
     assert "nonexistent" in (missing.reason or "") or "No such file" in (missing.reason or "")
 
 
+def test_a_server_process_that_exits_is_named_with_its_exit_code_and_stderr(
+    reg: Registry,
+) -> None:
+    """Not the SDK's "Connection closed": the process exited, with which code, and what it
+    last wrote to stderr (only its own lines, not an earlier process's)."""
+    script = (
+        "import sys; sys.stderr.write('dead: starting\\n\\nfatal: NEED_API_KEY is not set\\n')"
+        "; sys.exit(3)"
+    )
+    source = reg.add_source(McpSource("dead", command=sys.executable, args=["-c", script]))
+    wait_until(reg, lambda: "exited" in (source.reason or ""))
+    expected = (
+        "the server process exited with code 3; the last lines of its stderr: "
+        "dead: starting | fatal: NEED_API_KEY is not set"
+    )
+    assert (source.reason or "").startswith(expected), source.reason
+    state = next(s for s in reg.sources() if s.name == "mcp:dead")
+    assert (state.error or "").startswith(expected) and "Connection closed" not in state.error
+
+
+def test_a_ready_server_that_crashes_says_how_it_ended(reg: Registry) -> None:
+    reasons: list[str] = []
+    source = reg.add_source(McpSource("peer", command=sys.executable, args=[str(PEER_SERVER)]))
+    unsubscribe = reg.subscribe(lambda _change: reasons.append(source.reason or ""))
+    for crashes in (1, 2):  # the second one's stderr holds its own lines, not the first's
+        wait_until(reg, lambda: source.state == "ready" and source.connects == crashes)
+        assert reg.call_sync("mcp__peer__crash", {}).is_error
+    wait_until(reg, lambda: source.state == "ready" and source.connects == 3)
+    unsubscribe()
+    crashed = {r.split("; reconnecting")[0] for r in reasons if "exited" in r}
+    assert crashed == {
+        "the server process exited with code 7; the last lines of its stderr: "
+        "peer: started | peer: crashing on request"
+    }, crashed
+
+
 def test_a_server_that_failed_stays_broken_while_it_tries_again(reg: Registry) -> None:
     """Every status published between the first failure and the next success carries the
     error: a check that reads it during a retry must not see a healthy source."""

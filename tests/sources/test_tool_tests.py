@@ -52,6 +52,13 @@ def test_a_case_file_reads_with_lines_and_refuses_a_bad_key(tmp_path: Path) -> N
     with pytest.raises(TestCaseError) as caught:
         read_case_file(path)
     assert str(caught.value).startswith("add.tests.yaml case 3 (line 8): unknown key 'expcet'")
+    *good, bad = read_case_file(path, strict=False)  # the stores read on past a bad case
+    assert [c.expectation.kind for c in good] == ["equals", "error"]
+    assert (bad.tool, bad.where, bad.line) == ("add", "add.tests.yaml case 3 (line 8)", 8)
+    assert bad.problem.startswith("unknown key 'expcet'. Did you mean 'expect'?")
+    assert str(bad.error) == str(caught.value)
+    with pytest.raises(TestCaseError, match="case 3 \\(line 8\\): unknown key 'expcet'"):
+        append_case(path, TestCase("add", {"a": 1, "b": 1}, Expectation("equals", 2)))
     path.write_text("tool: add\n")
     with pytest.raises(TestCaseError, match="a case file is a YAML list"):
         read_case_file(path)
@@ -86,14 +93,35 @@ def test_saving_a_case_for_a_file_tool_writes_beside_the_file(folder: Path) -> N
 
 
 def test_an_unreadable_case_file_is_the_tools_test_error(folder: Path) -> None:
-    (folder / "add.tests.yaml").write_text("- tool: add\n  expect: 3\n  oops: 1\n")
+    (folder / "add.tests.yaml").write_text("- tool: add\n  arguments: {a: [\n")
     with Registry(search="keyword") as reg:
         reg.watch(folder)
         status = reg.test_status("add")
         assert status.state == "error"
-        assert "add.tests.yaml case 1 (line 1): unknown key 'oops'" in (status.problem or "")
+        assert "add.tests.yaml: not valid YAML (line 3)" in (status.problem or "")
         report = reg.tests.run()
-        assert not report.ok and "add" in report.problems
+        assert not report.ok and list(report.problems) == ["add"]
+
+
+def test_a_malformed_case_is_an_error_and_the_files_other_cases_still_run(
+    folder: Path,
+) -> None:
+    (folder / "add.tests.yaml").write_text(CASES + "- tool: add\n  expect: 3\n  oops: 1\n")
+    lenient = read_case_file(folder / "add.tests.yaml", strict=False)
+    assert [bool(c.problem) for c in lenient] == [False, False, True]
+    with Registry(search="keyword") as reg:
+        reg.watch(folder)
+        report = reg.tests.run()
+        assert report.counts == {"failed": 0, "error": 1, "passed": 2, "skipped": 0}
+        assert report.problems == {}
+        bad = next(o for o in report.outcomes if o.state == "error")
+        assert bad.case.where == "add.tests.yaml case 3 (line 8)"
+        assert bad.message.startswith("unknown key 'oops'. A case has: tool, arguments")
+        status = reg.test_status("add")
+        assert status.state == "error" and status.counts["passed"] == 2
+        assert "first: add.tests.yaml case 3 (line 8): add(): unknown key 'oops'" in (
+            status.summary()
+        )
 
 
 @pytest.mark.timing  # a latency target: runs alone, after the parallel phase

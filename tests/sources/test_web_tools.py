@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from nexus_jupyter import Registry
+from nexus_jupyter.core.errors import ToolUnavailable
 
 PAGE = b"""<html><head><title>Demo</title><script>var secret = 1;</script></head>
 <body><h1>Tool catalog</h1><p>Register a <b>tool</b> from a <a href="/cell">cell</a>.</p>
@@ -203,12 +204,41 @@ def test_web_search_speaks_searxng(tmp_path: Path, server: str) -> None:
         reg.close()
 
 
-def test_web_search_without_provider_says_how_to_configure(tmp_path: Path) -> None:
+def test_web_search_without_provider_is_unavailable_and_says_how_to_configure(
+    tmp_path: Path,
+) -> None:
     reg = registry(tmp_path, {})
     try:
-        result = reg.call_sync("web_search", {"query": "q"})
-        assert result.is_error and "no search provider configured" in (result.error or "")
-        assert "provider: brave" in (result.error or "")
+        entry = reg.entry("web_search")
+        assert entry.status == "unavailable"
+        assert "web_search has no search provider configured" in (entry.reason or "")
+        assert "{search: {provider: brave}}" in (entry.reason or "")
+        assert "NEXUS_CRED_BRAVE_API_KEY" in (entry.reason or "")
+        assert "web_search" not in [t.spec.name for t in reg.list(available=True)]
+        assert reg.entry("web_fetch").status == "ok"
+        with pytest.raises(ToolUnavailable, match="Tool 'web_search' cannot run now: web_search"):
+            reg.call_sync("web_search", {"query": "q"})
+    finally:
+        reg.close()
+
+
+def test_web_search_with_a_provider_needs_its_key(
+    tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    search = {"provider": "brave", "url": f"{server}/res/v1/web/search"}
+    reg = Registry.default(
+        root=tmp_path,
+        config={"toolsets": {"web": {"prefix": "net_", "options": {"search": search}}}},
+        watch=False,
+        mcp=False,
+        search="keyword",
+    )
+    try:
+        entry = reg.entry("net_web_search")
+        assert entry.status == "unavailable"
+        assert (entry.reason or "").startswith("missing credential 'brave/api_key'; set it with")
+        monkeypatch.setenv("NEXUS_CRED_BRAVE_API_KEY", "brave-secret-123")
+        assert reg.entry("net_web_search").status == "ok"  # live: no reload needed
     finally:
         reg.close()
 

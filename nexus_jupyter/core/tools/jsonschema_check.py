@@ -84,7 +84,7 @@ class JsonSchemaValidator:
             data = {key: value for key, value in data.items() if key not in unset}
             errors = self._errors(tool, data)
         if errors:
-            raise ToolValidationError(tool, [_field_error(e) for e in errors])
+            raise ToolValidationError(tool, [f for e in errors for f in _field_errors(e)])
         return data
 
     def _errors(self, tool: str, data: dict[str, Any]) -> list[Any]:
@@ -185,14 +185,64 @@ def _container_only(schema: Mapping[str, Any]) -> bool:
     return bool(kinds & {"array", "object"}) and "string" not in kinds
 
 
-def _field_error(err: Any) -> FieldError:
+_KIND_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean (true or false)",
+    "object": "an object",
+    "array": "an array",
+    "null": "null",
+}
+
+
+def _kind_of(value: Any) -> str:
+    """The JSON type of ``value``, as the messages name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list | tuple) else "an object"
+
+
+def _field_errors(err: Any) -> list[FieldError]:
+    """One jsonschema error as :class:`FieldError` s worded like the other validator's (the
+    path of the argument itself, what was wrong, what the tool takes), not jsonschema's
+    ``None is not of type 'string'``; validators without such wording keep jsonschema's."""
     loc = tuple(p for p in err.absolute_path if isinstance(p, str | int))
     message = err.message
-    if err.validator == "required" and isinstance(err.validator_value, list):
+    kind = err.validator
+    if kind == "required" and isinstance(err.validator_value, list):
         # jsonschema reports a missing property at the parent; point at the property itself
         missing = message.split("'")[1] if message.count("'") >= 2 else None
         if missing:
-            return FieldError((*loc, missing), "required argument is missing", None)
-    if err.validator == "additionalProperties":
-        return FieldError(loc, message, None)
-    return FieldError(loc, message, err.instance)
+            what = "argument" if not loc else "field"
+            return [FieldError((*loc, missing), f"required {what} is missing", None)]
+    if kind == "additionalProperties":
+        props = err.schema.get("properties") if isinstance(err.schema, Mapping) else None
+        props = props if isinstance(props, Mapping) else {}
+        instance = err.instance if isinstance(err.instance, Mapping) else {}
+        extra = [key for key in instance if key not in props]
+        if extra and not err.schema.get("patternProperties"):
+            what, whose = ("argument", "this tool") if not loc else ("field", "this object")
+            takes = ", ".join(str(k) for k in props)
+            said = f"unexpected {what}; {whose} takes: {takes}" if takes else f"unexpected {what}"
+            return [FieldError((*loc, key), said, instance[key]) for key in extra]
+        return [FieldError(loc, message, None)]
+    if kind == "type":
+        wanted = err.validator_value
+        wanted = [wanted] if isinstance(wanted, str) else list(wanted or ())
+        expected = " or ".join(_KIND_NAMES.get(str(w), str(w)) for w in wanted)
+        message = f"expected {expected}, got {_kind_of(err.instance)}"
+    elif kind == "enum" and isinstance(err.validator_value, list):
+        allowed = ", ".join(json.dumps(v, ensure_ascii=False) for v in err.validator_value)
+        message = f"must be one of: {allowed}"
+    elif kind == "const":
+        message = f"must be {json.dumps(err.validator_value, ensure_ascii=False)}"
+    return [FieldError(loc, message, err.instance)]

@@ -34,6 +34,22 @@ def _types(schema: Mapping[str, Any]) -> set[str] | None:
     return None
 
 
+_NAMES = {
+    "integer": "a number",
+    "number": "a number",
+    "string": "a string",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def _wanted(allowed: set[str]) -> str:
+    """What a schema's types ask for, in words ("a number", "a string or null")."""
+    words = sorted({_NAMES.get(t, t) for t in allowed}, key=lambda w: (w == "null", w))
+    return " or ".join(words) or "something else"
+
+
 def type_errors(
     schema: Mapping[str, Any], value: Any, path: tuple[str | int, ...] = ()
 ) -> list[FieldError]:
@@ -42,7 +58,7 @@ def type_errors(
     # null is the validator's to judge: for an optional argument it means "not given"
     if allowed is not None and value is not None:
         if isinstance(value, bool) and "boolean" not in allowed:
-            return [FieldError(path, "expected a number, got a boolean", value)]
+            return [FieldError(path, f"expected {_wanted(allowed)}, got a boolean", value)]
         if allowed == {"boolean"} and not isinstance(value, bool):
             return [FieldError(path, "expected a boolean (true or false)", value)]
     errors: list[FieldError] = []

@@ -28,11 +28,17 @@ from pathlib import Path
 from types import TracebackType
 
 __all__ = [
+    "TOLD_TRACEBACK",
     "add_code_namer",
     "format_tool_traceback",
+    "has_tool_frames",
     "remove_code_namer",
     "tool_traceback",
 ]
+
+#: The attribute of an exception that stands for one raised elsewhere (a tool in a worker
+#: process): the tool's traceback as formatted where it ran, which its own frames here lack.
+TOLD_TRACEBACK = "__nexus_traceback__"
 
 #: Our package: frames in it are call machinery, not the tool's code.
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[2]) + "/"
@@ -70,6 +76,21 @@ def tool_traceback(exc: BaseException) -> TracebackType | None:
     return first if first is not None else tb
 
 
+def has_tool_frames(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised through code other than ours (the tool's, a library's),
+    or stands for such an exception raised elsewhere (:data:`TOLD_TRACEBACK`). A failure
+    inside our own code only (a built-in tool's refusal) has no traceback worth showing to
+    the tool's author."""
+    if getattr(exc, TOLD_TRACEBACK, None):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:
+        if not _is_ours(tb):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _label(filename: str) -> str:
     with _namers_lock:
         namers = list(_namers)
@@ -90,7 +111,12 @@ def format_tool_traceback(exc: BaseException) -> str:
       Cell In[3], line 4, in circle_area
         return math.pi * radius ** 2 / scale
     ZeroDivisionError: float division by zero
+
+    An exception that carries :data:`TOLD_TRACEBACK` gives that text instead.
     """
+    told = getattr(exc, TOLD_TRACEBACK, None)
+    if isinstance(told, str) and told:
+        return told
     lines = ["Traceback (most recent call last):"]
     for frame in traceback.extract_tb(tool_traceback(exc)):
         lines.append(f"  {_label(frame.filename)}, line {frame.lineno}, in {frame.name}")

@@ -20,7 +20,9 @@ A case is the YAML mapping a person writes by hand in ``<tool file stem>.tests.y
 
 At most one of ``expect``, ``expect_error``, ``expect_subset`` (or ``subset``) and ``check``;
 none means the call must succeed. :meth:`TestCase.from_dict` checks all of it and names the
-key and the case in its :class:`~nexus_jupyter.core.errors.TestCaseError`.
+key and the case in its :class:`~nexus_jupyter.core.errors.TestCaseError`;
+:meth:`TestCase.read` keeps a malformed case as an *invalid* one (``problem`` says what is
+wrong), so that the other cases of its file still run and it is reported as an error.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ class TestCase:
 
     ``where`` says where it was read from, for messages (``"add.tests.yaml case 2 (line
     5)"``), ``file`` and ``line`` the same for tools (a CI report); none of them is part of
-    the case's YAML.
+    the case's YAML. ``problem`` is why a case read by :meth:`read` is invalid (``""`` for a
+    valid one): such a case is never called, its outcome is an error saying that.
     """
 
     __test__ = False  # not a pytest test class, whatever its name
@@ -98,13 +101,25 @@ class TestCase:
     where: str = field(default="", compare=False)
     file: str = field(default="", compare=False)
     line: int = field(default=0, compare=False)
+    problem: str = ""
 
     @property
     def label(self) -> str:
-        """The case for people: where it is, its name, the call."""
-        call = f"{self.tool}({_short_arguments(self.arguments)})"
+        """The case for people: where it is, its name, the call (when it names a tool)."""
         head = self.where or "case"
-        return f"{head} {self.name!r}: {call}" if self.name else f"{head}: {call}"
+        if self.name:
+            head = f"{head} {self.name!r}"
+        if not self.tool:
+            return head
+        return f"{head}: {self.tool}({_short_arguments(self.arguments)})"
+
+    @property
+    def error(self) -> TestCaseError | None:
+        """For an invalid case, the error :meth:`from_dict` raises for it (where, then what
+        is wrong); ``None`` for a valid one."""
+        if not self.problem:
+            return None
+        return TestCaseError(f"{self.where}: {self.problem}" if self.where else self.problem)
 
     @property
     def limit(self) -> float:
@@ -132,10 +147,37 @@ class TestCase:
     def from_dict(cls, data: Any, *, where: str = "", tool: str | None = None) -> TestCase:
         """A case from its YAML mapping; ``tool`` fills in a missing ``tool:`` (a case saved
         for a known tool). Raises :class:`TestCaseError` naming ``where`` and the key."""
-        at = f"{where}: " if where else ""
+        case = cls.read(data, where=where, tool=tool)
+        error = case.error
+        if error is not None:
+            raise error
+        return case
+
+    @classmethod
+    def read(cls, data: Any, *, where: str = "", tool: str | None = None) -> TestCase:
+        """A case from its YAML mapping, as :meth:`from_dict` reads it, except that a
+        malformed case comes back invalid (``problem`` says what is wrong) instead of
+        raising: a case file's other cases still run."""
+        try:
+            return cls._parse(data, tool, where)
+        except TestCaseError as exc:
+            name_of_tool = data.get("tool", tool) if isinstance(data, Mapping) else tool
+            arguments = data.get("arguments") if isinstance(data, Mapping) else None
+            name = data.get("name") if isinstance(data, Mapping) else None
+            return cls(
+                tool=name_of_tool if isinstance(name_of_tool, str) else "",
+                arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
+                name=name if isinstance(name, str) else "",
+                where=where,
+                problem=str(exc),
+            )
+
+    @classmethod
+    def _parse(cls, data: Any, tool: str | None, where: str) -> TestCase:
+        """The case of ``data``; :class:`TestCaseError` says what is wrong (without where)."""
         if not isinstance(data, Mapping):
             raise TestCaseError(
-                f"{at}a test case is a mapping with tool, arguments and expect (or expect_error, "
+                f"a test case is a mapping with tool, arguments and expect (or expect_error, "
                 f"expect_subset, check), got {_json(data)}."
             )
         unknown = [k for k in data if k not in _KNOWN]
@@ -143,37 +185,38 @@ class TestCase:
             close = difflib.get_close_matches(str(unknown[0]), _KNOWN, n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise TestCaseError(
-                f"{at}unknown key {unknown[0]!r}.{hint} A case has: {', '.join(_KNOWN)}."
+                f"unknown key {unknown[0]!r}.{hint} A case has: {', '.join(_KNOWN)}."
             )
         name_of_tool = data.get("tool", tool)
+        if name_of_tool is None:
+            raise TestCaseError("`tool:` must name the tool to call; add `tool: NAME` to the case.")
         if not isinstance(name_of_tool, str) or not name_of_tool:
-            raise TestCaseError(f"{at}`tool:` must name the tool to call, got {name_of_tool!r}.")
+            raise TestCaseError(f"`tool:` must name the tool to call, got {name_of_tool!r}.")
         arguments = data.get("arguments") or {}
         if not isinstance(arguments, Mapping):
             raise TestCaseError(
-                f"{at}`arguments:` must be a mapping of argument names to values, "
+                f"`arguments:` must be a mapping of argument names to values, "
                 f"got {_json(arguments)}."
             )
         given = [k for k in EXPECTATION_KEYS if k in data]
         if len(given) > 1:
             raise TestCaseError(
-                f"{at}a case has one expectation, got {', '.join(given)}; split it into "
-                "several cases."
+                f"a case has one expectation, got {', '.join(given)}; split it into several cases."
             )
         expectation = Expectation()
         if given:
             key = given[0]
             expectation = Expectation(EXPECTATION_KEYS[key], data[key])
-            _check_expectation(expectation, key, at)
+            _check_expectation(expectation, key)
         name = data.get("name") or ""
         if not isinstance(name, str):
-            raise TestCaseError(f"{at}`name:` must be text, got {name!r}.")
+            raise TestCaseError(f"`name:` must be text, got {name!r}.")
         timeout = data.get("timeout")
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
         ):
             raise TestCaseError(
-                f"{at}`timeout:` must be a positive number of seconds, got {timeout!r}."
+                f"`timeout:` must be a positive number of seconds, got {timeout!r}."
             )
         return cls(
             tool=name_of_tool,
@@ -185,21 +228,19 @@ class TestCase:
         )
 
 
-def _check_expectation(expectation: Expectation, key: str, at: str) -> None:
+def _check_expectation(expectation: Expectation, key: str) -> None:
     value = expectation.value
     if expectation.kind == "error" and (not isinstance(value, str) or not value):
-        raise TestCaseError(
-            f"{at}`{key}:` is the text the error message must contain, got {value!r}."
-        )
+        raise TestCaseError(f"`{key}:` is the text the error message must contain, got {value!r}.")
     if expectation.kind == "subset" and not isinstance(value, Mapping | list):
         raise TestCaseError(
-            f"{at}`{key}:` must be a mapping (or a list) that the result contains, got "
+            f"`{key}:` must be a mapping (or a list) that the result contains, got "
             f"{_json(value)}; use `expect:` to compare a whole value."
         )
     if expectation.kind == "check":
         from .predicate import compile_check
 
-        compile_check(value, where=at.rstrip(": "))  # a bad expression fails on load
+        compile_check(value)  # a bad expression fails on load
 
 
 def _json(value: Any) -> str:

@@ -70,7 +70,7 @@ def junit_xml(report: TestReport, *, name: str = "nexus-tools") -> str:
         for outcome in outcomes:
             case = outcome.case
             attributes = {
-                "classname": case.tool,
+                "classname": case.tool or suite_name,  # a malformed case may name no tool
                 "name": _case_name(outcome),
                 "time": f"{outcome.duration:.6f}",
             }
@@ -86,6 +86,7 @@ def junit_xml(report: TestReport, *, name: str = "nexus-tools") -> str:
             )
             detail.text = outcome.describe()
     for where, problem in report.problems.items():
+        where = _relative(where) if Path(where).is_absolute() else where
         head = {"name": where, "timestamp": stamp, "hostname": host, "tests": "1"}
         head.update(failures="0", errors="1", skipped="0", time="0")
         suite = ET.SubElement(root, "testsuite", head)

@@ -17,6 +17,11 @@ the result) reaches every subscriber of the registry as ``RegistryChanged(tests=
 
 Tools whose source tests them where they run (a live kernel's tools, on the Jupyter server)
 show that status (:class:`~.stores.MirroredStatus`) and are not run here.
+
+**Every case.** A run of every tool (``run()`` without names) also reads the case files of
+the stores that list them (:class:`~.stores.CaseFiles`) whole: a case that no tool's own
+cases include (its tool does not exist, it names none) is run too, so it is reported as an
+error rather than left out, and a file that cannot be read is reported once.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -35,7 +41,7 @@ from ..registry.state import RegistryChanged
 from .cases import TestCase
 from .outcomes import CaseOutcome, TestReport, TestStatus
 from .runner import TEST_CALLER, request_for_tests, run_cases, run_cases_sync
-from .stores import CaseStore, MirroredStatus, WatchedCases
+from .stores import CaseFiles, CaseStore, MirroredStatus, WatchedCases
 
 if TYPE_CHECKING:
     from ..registry.registry import Registry
@@ -50,7 +56,25 @@ LIVE_CONCURRENCY = 4
 
 
 def _fingerprint(version: str, cases: Sequence[TestCase]) -> str:
-    return version + json.dumps([c.to_dict() for c in cases], sort_keys=True, default=repr)
+    listed = [{**c.to_dict(), "problem": c.problem} for c in cases]
+    return version + json.dumps(listed, sort_keys=True, default=repr)
+
+
+def _once(files: dict[str, str], by_tool: dict[str, str]) -> dict[str, str]:
+    """Unreadable cases, each reported once: by file when the file is known (``files``:
+    path -> why, the file's name dropped from the front of why), else under the names of
+    the tools that share the same problem."""
+    out = {
+        path: problem.removeprefix(f"{os.path.basename(path)}: ").removeprefix(f"{path}: ")
+        for path, problem in files.items()
+    }
+    known = set(files.values())
+    shared: dict[str, list[str]] = {}
+    for tool, problem in by_tool.items():
+        if problem not in known:
+            shared.setdefault(problem, []).append(tool)
+    out.update({", ".join(tools): problem for problem, tools in shared.items()})
+    return out
 
 
 class ToolTests:
@@ -183,7 +207,7 @@ class ToolTests:
     def _collect(
         self, names: Iterable[str] | None
     ) -> tuple[dict[str, list[TestCase]], dict[str, str]]:
-        """Cases by tool name, and unreadable case sources (tool -> why)."""
+        """Cases by tool name, and the tools whose cases cannot be read (tool -> why)."""
         wanted = list(names) if names is not None else self.registry.names()
         cases: dict[str, list[TestCase]] = {}
         problems: dict[str, str] = {}
@@ -222,16 +246,49 @@ class ToolTests:
             if isinstance(source, MirroredStatus) and hasattr(source, "run_tests"):
                 outcomes += source.run_tests(spec).outcomes  # run where the tool lives
                 del by_tool[name]
+        request = (
+            request_for_tests(caller or TEST_CALLER, principal)
+            if caller is not None or principal is not None
+            else None
+        )
+        ran = [case for cases in by_tool.values() for case in cases]
         for name, cases in by_tool.items():
-            request = (
-                request_for_tests(caller or TEST_CALLER, principal)
-                if caller is not None or principal is not None
-                else None
-            )
             found = run_cases_sync(self.registry, cases, approved=approved, request=request)
             self._finished(name, cases, found)
             outcomes += found
-        return TestReport(tuple(outcomes), problems, time.perf_counter() - started)
+        unreadable: dict[str, str] = {}
+        if named is None:  # every tool: also the cases no tool's list holds, file by file
+            strays, unreadable = self._strays(ran)
+            outcomes += run_cases_sync(self.registry, strays, approved=approved, request=request)
+        return TestReport(
+            tuple(outcomes), _once(unreadable, problems), time.perf_counter() - started
+        )
+
+    def _case_files(self) -> dict[str, tuple[CaseFiles, str]]:
+        """Every case file the stores and sources keep: its real path -> (store, path)."""
+        holders = [*self._stores, *(state.source for state in self.registry.sources())]
+        files: dict[str, tuple[CaseFiles, str]] = {}
+        for holder in holders:
+            if isinstance(holder, CaseFiles):
+                for path in holder.case_files():
+                    files.setdefault(os.path.realpath(path), (holder, path))
+        return files
+
+    def _strays(self, ran: Sequence[TestCase]) -> tuple[list[TestCase], dict[str, str]]:
+        """The cases of the case files that no tool's own cases include (one calling a tool
+        that does not exist, a malformed case naming none, a case of a tool whose own cases
+        live in another file), and the files that cannot be read (path -> why)."""
+        seen = {(os.path.realpath(c.file), c.line) for c in ran if c.file}
+        strays: list[TestCase] = []
+        unreadable: dict[str, str] = {}
+        for real, (store, path) in self._case_files().items():
+            try:
+                cases = store.read_cases(path)
+            except TestCaseError as exc:
+                unreadable[path] = str(exc)
+                continue
+            strays += [c for c in cases if (real, c.line) not in seen]
+        return strays, unreadable
 
     def _finished(self, name: str, cases: Sequence[TestCase], outcomes: list[CaseOutcome]) -> None:
         entry = self.registry.snapshot.entries.get(name)

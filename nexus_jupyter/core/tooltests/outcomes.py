@@ -51,7 +51,7 @@ class CaseOutcome:
     def from_dict(cls, data: Mapping[str, Any]) -> CaseOutcome:
         """The outcome :meth:`to_dict` described (a kernel reports its runs this way)."""
         where = str(data.get("where") or "")
-        case = TestCase.from_dict(data.get("case") or {}, where=where).located(where)
+        case = TestCase.read(data.get("case") or {}, where=where).located(where)
         state = data.get("state")
         return cls(
             case,
@@ -219,7 +219,8 @@ class TestReport:
     __test__ = False  # not a pytest test class, whatever its name
 
     outcomes: tuple[CaseOutcome, ...] = ()
-    problems: dict[str, str] = field(default_factory=dict)  # case file -> why it is unreadable
+    #: unreadable cases, each once: case file (or the tools whose cases it holds) -> why
+    problems: dict[str, str] = field(default_factory=dict)
     duration: float = 0.0
 
     @property

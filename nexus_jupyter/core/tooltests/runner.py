@@ -10,7 +10,8 @@ request of its own (:data:`TEST_REQUEST`: local, nobody to approve, client ``tes
 audit log tells test calls apart). Before the call the runner asks what the call pipeline
 would: a case whose tool cannot run now (a missing credential, a server that is down), that
 policy blocks, or that needs an approval nobody gave (``approved=True`` gives it: ``nexus-tools
-test --yes``) is **skipped** with that reason rather than run.
+test --yes``) is **skipped** with that reason rather than run. A malformed case (its
+``problem``) and a case whose tool does not exist are **errors** that say what is wrong.
 
 The value a case is held against is the result's structured value, else its text content (an
 MCP tool that answers with text), else ``None``. Messages have stored secrets masked.
@@ -87,10 +88,12 @@ def _skip_reason(
     registry: Registry, case: TestCase, request: RequestInfo, approved: bool
 ) -> tuple[CaseState, str] | None:
     """Why the case is not run (``("skipped" | "error", reason)``), or ``None`` to run it."""
+    if case.problem:  # a malformed case: say what is wrong with it, never call anything
+        return "error", case.problem
     try:
         entry = registry.entry(case.tool)  # the live status: a credential may be missing
     except ToolNotFound as exc:
-        return "error", str(exc)
+        return "error", _no_such_tool(exc)
     if entry.status != "ok":
         return "skipped", f"the tool cannot run now: {entry.reason or entry.status}"
     policy = registry.policy
@@ -105,6 +108,15 @@ def _skip_reason(
             "run it with `nexus-tools test --yes` or `%tool test NAME --yes`"
         )
     return None
+
+
+def _no_such_tool(exc: ToolNotFound) -> str:
+    """The message of a case whose tool does not exist, with what to do about it."""
+    fix = "Correct the case's `tool:`, or delete the case if the tool is gone."
+    text = exc.worded_for(fix)
+    if exc.cause or text.endswith(fix):  # its file failed to load: that message says the fix
+        return text
+    return f"{text} {fix}"
 
 
 def judge(
@@ -207,7 +219,7 @@ def _raised(registry: Registry, case: TestCase, exc: NexusError, started: float)
         return _outcome(registry, case, *judge(case, None, str(exc), type(exc).__name__), started)
     if isinstance(exc, ApprovalRequired | PermissionDenied | MissingCredential | ToolUnavailable):
         return _outcome(registry, case, "skipped", str(exc), started)
-    text = str(exc) if isinstance(exc, ToolNotFound) else f"{type(exc).__name__}: {exc}"
+    text = _no_such_tool(exc) if isinstance(exc, ToolNotFound) else f"{type(exc).__name__}: {exc}"
     return _outcome(registry, case, "error", text, started)
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .cases import TestCase
     from .outcomes import TestStatus
 
-__all__ = ["CaseStore", "CasesChanged", "MirroredStatus", "WatchedCases"]
+__all__ = ["CaseFiles", "CaseStore", "CasesChanged", "MirroredStatus", "WatchedCases"]
 
 #: Told the names of the tools whose cases changed (``None``: any tool's may have).
 CasesChanged = Callable[[Iterable[str] | None], object]
@@ -41,6 +41,22 @@ class CaseStore(Protocol):
     def save_case(self, spec: ToolSpec, case: TestCase) -> str | None:
         """Add ``case`` to the tool's cases; returns where it was written (a path, a
         notebook), ``None`` when not mine."""
+        ...
+
+
+@runtime_checkable
+class CaseFiles(Protocol):
+    """A store that can list its case files and read each whole, whatever tools its cases
+    call. A run of every tool's cases reads them so that a case calling a tool that does not
+    exist (or none at all) is reported, and a file that cannot be read is reported once."""
+
+    def case_files(self) -> list[str]:
+        """The paths of the case files it keeps."""
+        ...
+
+    def read_cases(self, file: str) -> list[TestCase]:
+        """Every case of ``file``, invalid ones included (:meth:`TestCase.read`); raises
+        :class:`~nexus_jupyter.core.errors.TestCaseError` when the file cannot be read."""
         ...
 
 

@@ -24,6 +24,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ...core.errors import SourceError
+from ...core.registry.publisher import SourcePublisher
+from ...core.registry.state import RegistryChanged
 from ...core.tools.spec import SourceKind
 from ...core.tools.tool import Tool
 from ...core.toolsets.settings import BUILTIN_TOOLSETS, ToolsetSettings
@@ -33,9 +36,9 @@ from .grep import grep_tool
 from .paths import Workspace
 from .shell import bash_tool
 from .tool_search import tool_search_tool
-from .web import web_tools
+from .web import web_tools, web_unavailable
 
-__all__ = ["BuiltinSource", "Workspace", "builtin_tools"]
+__all__ = ["BuiltinSource", "Workspace", "builtin_tools", "builtin_unavailable"]
 
 _DYNAMIC = "nexus_jupyter.sources.builtin.dynamic"
 
@@ -52,8 +55,16 @@ def builtin_tools(root: str | Path, registry: Any) -> list[Tool]:
     return tools
 
 
+def builtin_unavailable(registry: Any) -> dict[str, str]:
+    """The built-ins that cannot run as nex.yaml configures them (their names before a
+    toolset's prefix), each with the reason: ``web_search`` without a search provider."""
+    return web_unavailable(_toolset_settings(registry).get("web", ToolsetSettings()).options)
+
+
 class BuiltinSource:
-    """Source ``builtin`` (kind ``builtin``, the lowest precedence): the built-in tools."""
+    """Source ``builtin`` (kind ``builtin``, the lowest precedence): the built-in tools,
+    published with the ones that cannot run marked unavailable (:func:`builtin_unavailable`),
+    so that listings, ``check`` and a call say why before anything runs."""
 
     kind: SourceKind = "builtin"
 
@@ -63,6 +74,7 @@ class BuiltinSource:
         self.root = Path(root) if root is not None else Path.cwd()
         self.registry = registry
         self._tools: list[Tool] | None = None
+        self._publisher: SourcePublisher | None = None
 
     def load(self) -> Iterable[Tool]:
         if self._tools is None:
@@ -70,6 +82,34 @@ class BuiltinSource:
                 builtin_tools(self.root, self.registry), _toolset_settings(self.registry)
             )
         return list(self._tools)
+
+    def attach(self, publisher: SourcePublisher) -> None:
+        self._publisher = publisher
+
+    def refresh(self) -> RegistryChanged:
+        """Publish the set with the unavailable built-ins and their reasons (the registry
+        calls this instead of :meth:`load` once :meth:`attach` gave a publisher)."""
+        publisher = self._publisher
+        if publisher is None:
+            raise SourceError("BuiltinSource.refresh() needs the publisher that attach() gives.")
+        try:
+            tools = list(self.load())
+        except Exception as exc:  # as the registry does for load(): keep the last good set
+            publisher.set_status(error=f"{type(exc).__name__}: {exc}")
+            return RegistryChanged(sources=(self.name,))
+        settings = _toolset_settings(self.registry)
+        prefixed = {
+            name: settings.get(toolset, ToolsetSettings()).prefix + name
+            for toolset, names in BUILTIN_TOOLSETS.items()
+            for name in names
+        }
+        present = {t.spec.name for t in tools}
+        unavailable = {
+            prefixed.get(name, name): reason
+            for name, reason in builtin_unavailable(self.registry).items()
+            if prefixed.get(name, name) in present
+        }
+        return publisher.replace(tools, unavailable=unavailable)
 
     def __repr__(self) -> str:
         return f"BuiltinSource(root={str(self.root)!r})"

@@ -37,7 +37,7 @@ def _check_glob_pattern(pattern: str) -> None:
         )
 
 
-def _refuse_watched_folder(registry: Any, real: Path, ctx: ToolContext) -> None:
+def _refuse_watched_folder(registry: Any, ws: Workspace, real: Path, ctx: ToolContext) -> None:
     """A file written into a watched tools folder is imported at once: code runs in this
     process. For a remote caller (MCP, REST: no one here to approve) that would turn `write`
     into a shell, so it is refused; agents create tools with `create_dynamic_tool`, which asks."""
@@ -48,8 +48,10 @@ def _refuse_watched_folder(registry: Any, real: Path, ctx: ToolContext) -> None:
         if state.kind != "directory" or not isinstance(folder, Path):
             continue
         if real == folder or folder in real.parents:
+            # the folder as the caller names paths: relative to the workspace when inside it
+            shown = ws.relative(folder) if ws.contains(folder) else str(folder)
             raise PermissionDenied(
-                f"Writing into the watched tools folder {folder.name!r} would run that code in "
+                f"Writing into the watched tools folder {shown!r} would run that code in "
                 "this process; over MCP and REST use create_dynamic_tool (it needs approval), "
                 "or edit the file in the notebook."
             )
@@ -114,7 +116,7 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         """
         real = ws.resolve(path)
         refuse_protected(real, registry, path)
-        _refuse_watched_folder(registry, real, ctx)
+        _refuse_watched_folder(registry, ws, real, ctx)
         if real.is_dir():
             raise IsADirectoryError(f"{path!r} is a folder; give a file path.")
         data = content.encode("utf-8")
@@ -144,7 +146,7 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         """
         real = ws.resolve(path)
         refuse_protected(real, registry, path)
-        _refuse_watched_folder(registry, real, ctx)
+        _refuse_watched_folder(registry, ws, real, ctx)
         if not real.is_file():
             raise FileNotFoundError(f"No file {path!r} in the workspace; create it with `write`.")
         if old_string == new_string:

@@ -2,19 +2,23 @@
 
 Both read ``toolsets.web.options`` of nex.yaml: the fetch limits and ``allow_private`` (see
 :mod:`.web_fetching`) and the search provider (see :mod:`.web_search_providers`).
+``web_search`` is unavailable (:func:`web_unavailable`, with the reason) while no provider
+is configured, and needs the provider's key (``requires_credentials``), so the registry lists
+it as unavailable, saying how to set the key, until the key is there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...core.errors import ConfigError
 from ...core.tools.context import ToolContext
 from ...core.tools.decorator import tool
 from ...core.tools.tool import Tool
 from .web_fetching import FetchLimits, fetch, to_markdown
 from .web_search_providers import SearchConfig, search
 
-__all__ = ["web_tools"]
+__all__ = ["web_tools", "web_unavailable"]
 
 MAX_RESULTS = 20
 
@@ -22,6 +26,7 @@ MAX_RESULTS = 20
 def web_tools(options: dict[str, Any]) -> list[Tool]:
     """``web_fetch`` and ``web_search`` configured by ``options``."""
     limits = FetchLimits.from_options(options)
+    key = _search_key(options)
 
     @tool(
         permission="read_only",
@@ -55,6 +60,7 @@ def web_tools(options: dict[str, Any]) -> list[Tool]:
         categories=["web"],
         capabilities=["internet", "web_search"],
         summary="Searching the web for {query!r}",
+        requires_credentials=[key] if key else None,
     )
     async def web_search(query: str, limit: int = 5, *, ctx: ToolContext) -> list[dict[str, str]]:
         """Search the web through the configured provider (Brave, Tavily or SearXNG).
@@ -72,3 +78,23 @@ def web_tools(options: dict[str, Any]) -> list[Tool]:
         Tool.from_function(fn, source="builtin", source_kind="builtin")
         for fn in (web_fetch, web_search)
     ]
+
+
+def web_unavailable(options: dict[str, Any]) -> dict[str, str]:
+    """The web tools that cannot run with ``options``, each with why and how to fix it:
+    ``web_search`` without a (valid) search provider."""
+    try:
+        SearchConfig.from_options(options)
+    except ConfigError as exc:
+        return {"web_search": str(exc).rstrip(".")}  # a reason: the face ends the sentence
+    return {}
+
+
+def _search_key(options: dict[str, Any]) -> str | None:
+    """``service/key`` of the configured provider's API key (``None``: no provider, or one
+    without a key)."""
+    try:
+        credential = SearchConfig.from_options(options).credential
+    except ConfigError:
+        return None
+    return f"{credential[0]}/{credential[1]}" if credential else None

@@ -44,8 +44,8 @@ class SearchConfig:
             raise ConfigError(
                 "web_search has no search provider configured. Set one in nex.yaml, e.g. "
                 "toolsets: {web: {options: {search: {provider: brave}}}} (brave, tavily or "
-                "searxng with a url), and store its key: nexus-tools credentials set brave "
-                "api_key."
+                "searxng with a url), and store its key: `nexus-tools credentials set brave "
+                "api_key` (or the environment variable NEXUS_CRED_BRAVE_API_KEY)."
             )
         provider = str(raw["provider"]).lower()
         if provider not in PROVIDERS:

@@ -1,0 +1,64 @@
+"""Which tools MCP clients may call at all: the grant of the MCP face (``grant: {mcp: ...}``
+in nex.yaml, ``workspace_write`` by default), lowered by the scopes of the client's token.
+
+A tool above that level is refused on every call, whoever makes it: ``nexus-tools serve``
+does not list it (an agent would otherwise pick it, fail and have no way to fix it), tells
+the person running the server which tools that leaves out and how to offer them
+(:func:`above_grant_notice`), and still answers a call by name with the refusal and its
+reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..core.tools.context import MCP_CALLER
+from ..core.tools.spec import permission_rank
+
+__all__ = ["above_grant", "above_grant_notice", "mcp_grant"]
+
+
+def mcp_grant(registry: Any, ceiling: str | None = None) -> str | None:
+    """The highest permission an MCP caller can be granted by ``registry``'s policy (and
+    ``ceiling``, its token's scopes); ``None`` when the policy does not say (a custom one)."""
+    grant = getattr(getattr(registry, "policy", None), "grant", None)
+    for_caller = getattr(grant, "for_caller", None)
+    if not callable(for_caller):
+        return None
+    try:
+        level = str(for_caller(MCP_CALLER))
+        if ceiling is not None and permission_rank(ceiling) < permission_rank(level):
+            level = ceiling
+        permission_rank(level)
+    except Exception:  # an odd policy must not stop the listing: list everything
+        return None
+    return level
+
+
+def above_grant(specs: Iterable[Any], level: str | None) -> list[str]:
+    """The names of ``specs`` whose permission is above ``level`` (none when ``None``)."""
+    if level is None:
+        return []
+    rank = permission_rank(level)
+    return [s.name for s in specs if permission_rank(s.permission) > rank]
+
+
+def above_grant_notice(registry: Any, names: list[str]) -> str:
+    """For the person running the server: which tools MCP clients are not offered, why,
+    and the nex.yaml line that offers them."""
+    by_level: dict[str, list[str]] = {}
+    for name in names:
+        tool = registry.find(name)
+        if tool is not None:
+            by_level.setdefault(tool.spec.permission, []).append(name)
+    level = mcp_grant(registry) or "workspace_write"
+    needs = "; ".join(f"{', '.join(sorted(n))} need {p}" for p, n in sorted(by_level.items()))
+    top = max(by_level, key=permission_rank, default="danger_full_access")
+    ask = ""
+    if top == "danger_full_access":
+        ask = " (their calls still need approval: asked at the client, or `approvals:`)"
+    return (
+        f"not listed to MCP clients: {needs}, above the grant for MCP callers ({level}). "
+        f"To offer them, set `grant: {{mcp: {top}}}` in nex.yaml{ask}."
+    )

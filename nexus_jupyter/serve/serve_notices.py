@@ -1,0 +1,167 @@
+"""What the person running ``nexus-tools serve`` needs to know, on stderr, at the default
+log level: one line per broken source (a tool file that fails to load, a tools folder that
+does not exist, an MCP server or Jupyter server that cannot be reached), said at start and
+whenever a source breaks later, with what to do about it; the tools MCP clients are not
+offered because they are above the MCP grant; the number of tools served, and the MCP
+servers whose tools arrive after that.
+
+    notices = ServeNotices(registry)
+    notices.start()                      # the problems known now; then every change
+    notices.serving("at http://127.0.0.1:8765/mcp")
+    notices.stop()
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from typing import Any
+
+from .mcp_grant import above_grant, above_grant_notice, mcp_grant
+
+__all__ = ["ServeNotices", "source_problem"]
+
+PREFIX = "nexus-tools serve"
+_RETRY_NOTE = re.compile(r"; reconnecting( in [0-9.]+ s)?$")
+_WAITING = ("idle", "connecting", None)
+
+
+def _label(state: Any) -> str:
+    """How the operator knows a source: ``MCP server 'time'``, ``tools folder tools/dynamic``."""
+    kind, name = state.kind, state.name
+    if name.startswith("jupyter:"):
+        return f"Jupyter server {name.split(':', 1)[1]}"
+    if kind == "mcp":
+        return f"MCP server {name.split(':', 1)[-1]!r}"
+    if kind == "directory":
+        return f"tools folder {name.split(':', 1)[-1]}"
+    return f"source {name!r}"
+
+
+def source_problem(state: Any) -> str | None:
+    """What is wrong with a source and how to fix it, in one line; ``None`` when it works
+    (or is still on its first attempt: an MCP server that has not answered yet)."""
+    label = _label(state)
+    error = state.error
+    if error:
+        reason = _RETRY_NOTE.sub("", error)
+        retrying = reason != error
+        if state.name.startswith("jupyter:"):
+            fix = (
+                "Check that Jupyter runs there with nexus_jupyter installed (`jupyter server "
+                "list`) and that --jupyter and --token are right"
+            )
+        elif state.kind == "mcp" and "nex.yaml" not in reason and "sign in" not in reason:
+            fix = "Check this server's entry under mcp.servers in nex.yaml"
+        elif state.kind == "directory":
+            fix = (
+                "Fix each such file and save it: it loads at once (until then its last good "
+                "tools are served)"
+            )
+        else:
+            fix = ""
+        advice = "; ".join(
+            part for part in (fix, "nexus keeps retrying" if retrying else "") if part
+        )
+        advice = advice[:1].upper() + advice[1:]
+        return f"{label}: {reason.rstrip('.')}." + (f" {advice}." if advice else "")
+    details = state.details
+    if state.kind == "directory" and details.get("exists") is False:
+        return (
+            f"{label}: the folder {details.get('path')} does not exist, so no tool files are "
+            "served from it. Create it (tool files saved there load at once), or point --dir "
+            "or tools_dir in nex.yaml at your tools folder."
+        )
+    return None
+
+
+def _connecting(state: Any) -> bool:
+    return state.kind == "mcp" and not state.error and state.details.get("state") in _WAITING
+
+
+class ServeNotices:
+    """Watches ``registry`` and writes what the operator should know to stderr (nothing
+    when ``quiet``: a log level above WARNING)."""
+
+    def __init__(self, registry: Any, *, quiet: bool = False) -> None:
+        self.registry = registry
+        self.quiet = quiet
+        self._lock = threading.Lock()
+        self._problems: dict[str, str] = {}  # source name -> the problem last said
+        self._above: set[str] = set()  # tools said to be above the MCP grant
+        self._pending: set[str] | None = None  # MCP servers connecting when serving began
+        self._unsubscribe: Any = None
+
+    def start(self) -> None:
+        """Say the problems known now, and every change from here on."""
+        self._unsubscribe = self.registry.subscribe(self._on_change)
+        self.check()
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def serving(self, where: str) -> None:
+        """The start line: how many tools MCP clients are offered, and which MCP servers
+        are still connecting (each says when it connects)."""
+        with self._lock:
+            waiting = sorted(s.name for s in self.registry.sources() if _connecting(s))
+            self._pending = set(waiting)
+            self._say(f"Serving {self._offered()} tools over MCP {where}")  # the URL ends it
+            if waiting:
+                names = ", ".join(_label(s) for s in self.registry.sources() if s.name in waiting)
+                self._say(
+                    f"{PREFIX}: more tools to come: {names} still connecting (a line here "
+                    "says when each is connected, or what is wrong)"
+                )
+
+    # -- watching -------------------------------------------------------------------------
+
+    def _on_change(self, change: Any) -> None:
+        if change.sources or change.tools_changed:
+            self.check()
+
+    def check(self) -> None:
+        """Compare the sources and tools with what was said; say what changed."""
+        with self._lock:
+            for state in self.registry.sources():
+                self._check_source(state)
+            level = mcp_grant(self.registry)
+            above = set(above_grant((e.spec for e in self.registry.entries()), level))
+            if above - self._above:
+                self._say(f"{PREFIX}: note: {above_grant_notice(self.registry, sorted(above))}")
+            self._above = above
+
+    def _check_source(self, state: Any) -> None:
+        name = state.name
+        problem = source_problem(state)
+        said = self._problems.get(name)
+        if problem is not None:
+            if problem != said:
+                self._problems[name] = problem
+                self._say(f"{PREFIX}: warning: {problem}")
+            return
+        if _connecting(state):
+            return  # an MCP server between attempts: not fixed yet, not broken anew
+        ready = state.kind == "mcp" and state.details.get("state") == "ready"
+        if ready and self._pending is not None and (said or name in self._pending):
+            self._pending.discard(name)
+            self._say(
+                f"{PREFIX}: {_label(state)} connected: {len(state.tools)} tools; "
+                f"{self._offered()} tools are served now"
+            )
+        elif said:
+            self._say(f"{PREFIX}: {_label(state)} works again")
+        self._problems.pop(name, None)
+
+    def _offered(self) -> int:
+        """The tools MCP clients are offered (those above the grant are not listed)."""
+        entries = list(self.registry.entries())
+        level = mcp_grant(self.registry)
+        return len(entries) - len(above_grant((e.spec for e in entries), level))
+
+    def _say(self, line: str) -> None:
+        if not self.quiet:
+            print(line, file=sys.stderr, flush=True)  # sys.stderr now: it may be masked
