@@ -198,6 +198,23 @@ def test_tool_search_select_and_free_text(reg: Any) -> None:
     assert "select:" in err(reg, "tool_search", query="select:")
 
 
+def test_tool_search_offers_a_caller_only_the_tools_it_may_call(reg: Any) -> None:
+    reg.policy = Policy()  # MCP callers are granted workspace_write; bash needs more
+    agent = RequestInfo(client="mcp")
+
+    def search(query: str, request: RequestInfo | None = None) -> Any:
+        result = reg.call_sync("tool_search", {"query": query}, request=request)
+        assert not result.is_error, result.error
+        return result.structured
+
+    assert [t["name"] for t in search("run a shell command")["tools"]][:1] == ["bash"]
+    assert "bash" not in [t["name"] for t in search("run a shell command", agent)["tools"]]
+    picked = search("select:bash,read", agent)
+    assert [t["name"] for t in picked["tools"]] == ["read"]
+    assert "danger_full_access" in picked["not_allowed"]["bash"]
+    assert "not_allowed" not in search("select:bash,read")
+
+
 def test_tool_search_says_when_a_named_service_has_no_tool(reg: Any) -> None:
     found = ok(reg, "tool_search", query="create a card on our Trello board")
     assert found["tools"] == [] and found["not_installed"] == ["Trello"]

@@ -194,6 +194,18 @@ class Policy:
                 )
         return None
 
+    def granted(self, request: RequestInfo) -> Permission:
+        """The highest permission ``request`` may use: its face's grant, lowered by the
+        policies of its principal and by its token's scopes. A tool above it is refused
+        whatever the rules say, so a face need not offer it (``tool_search``, MCP listing)."""
+        principal = effective_principal(request)
+        acls = [
+            (i, p)
+            for i, p in enumerate(self.policies)
+            if fnmatch.fnmatchcase(principal, p.principal)
+        ]
+        return self._grant(request, acls)[0]
+
     def _grant(
         self, request: RequestInfo, acls: list[tuple[int, PrincipalPolicy]]
     ) -> tuple[Permission, str]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.tools.context import RequestInfo, ToolContext
 from ...core.tools.decorator import tool
+from ...core.tools.spec import PERMISSIONS, permission_rank
 from ...core.tools.tool import Tool
 
 __all__ = ["tool_search_tool"]
@@ -42,7 +44,7 @@ def tool_search_tool(registry: Any) -> Tool:
         eager=True,
         summary="Searching the tools for {query!r}",
     )
-    def tool_search(query: str, max_results: int = 5) -> dict[str, Any]:
+    def tool_search(query: str, ctx: ToolContext, max_results: int = 5) -> dict[str, Any]:
         """Search the available tools, or load the full schemas of named ones.
 
         Eager tools (those already listed with their schemas) need no search. Use free text
@@ -58,6 +60,7 @@ def tool_search_tool(registry: Any) -> Tool:
                 f"max_results must be between 1 and {MAX_RESULTS}, got {max_results!r}."
             )
         text = query.strip()
+        allowed = _allowed(registry, ctx.request)  # what this caller may call at all
         if text.lower().startswith("select:"):
             names = [n.strip() for n in text[len("select:") :].split(",") if n.strip()]
             if not names:
@@ -65,14 +68,22 @@ def tool_search_tool(registry: Any) -> Tool:
             specs = registry.search_index.select(names)
             found = {s.name.lower() for s in specs}
             missing = [n for n in names if n.lower() not in found]
-            out: dict[str, Any] = {"tools": [_full(s) for s in specs]}
+            out: dict[str, Any] = {"tools": [_full(s) for s in specs if s.permission in allowed]}
+            refused = {
+                s.name: f"needs permission {s.permission!r}, above what this caller is granted"
+                for s in specs
+                if s.permission not in allowed
+            }
             if missing:
                 out["not_found"] = missing
                 out["suggestions"] = {n: registry.suggest(n) for n in missing}
+            if refused:  # it exists, but a call would be refused: the agent should not plan on it
+                out["not_allowed"] = refused
             return out
         if not text:
             raise ValueError("query is empty; give words describing the tool, or 'select:NAME'.")
-        found = registry.search_results(text, limit=max_results)
+        narrowed = {"permission": list(allowed)} if len(allowed) < len(PERMISSIONS) else {}
+        found = registry.search_results(text, limit=max_results, **narrowed)
         hits = found.hits
         answer: dict[str, Any] = {
             "query": text,
@@ -98,3 +109,14 @@ def tool_search_tool(registry: Any) -> Tool:
         return answer
 
     return Tool.from_function(tool_search, source="builtin", source_kind="builtin")
+
+
+def _allowed(registry: Any, request: RequestInfo) -> tuple[str, ...]:
+    """The permissions ``request`` may use under ``registry``'s policy: a tool above them
+    is refused on every call, so search does not offer it (every one when the policy does
+    not say, a custom one)."""
+    granted = getattr(getattr(registry, "policy", None), "granted", None)
+    if not callable(granted):
+        return PERMISSIONS
+    rank = permission_rank(granted(request))
+    return tuple(p for p in PERMISSIONS if permission_rank(p) <= rank)
