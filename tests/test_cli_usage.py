@@ -104,6 +104,13 @@ def test_what_tools_print_goes_to_stderr(
         assert line in called.stderr
     plain = run(env, tmp_path, "call", "noisy", "n=7")
     assert plain.stdout == "7\n", plain.stdout
+    # the cases of `nexus-tools test` call tools too: its report stays the only output
+    cases = tmp_path / "ws" / "tools" / "dynamic" / "noisy.tests.yaml"
+    cases.write_text("- tool: noisy\n  arguments: {n: 3}\n  expect: 3\n")
+    tested = run(env, tmp_path, "test", "noisy", "--json")
+    assert tested.returncode == 0, tested.stderr
+    assert json.loads(tested.stdout)["outcomes"][0]["state"] == "passed"
+    assert "CALL-TIME PRINT" in tested.stderr and "PROGRAM PRINT" in tested.stderr
 
 
 def test_key_value_follows_the_schema(env: dict[str, str], tmp_path: Path) -> None:
@@ -123,7 +130,7 @@ def test_key_value_follows_the_schema(env: dict[str, str], tmp_path: Path) -> No
     wrong = run(env, tmp_path, "call", "noisy", "n=true")
     assert wrong.returncode == 2
     line = error_line(wrong)
-    assert "$.n" in line and "(got true)" in line and "True" not in line
+    assert "$.n" in line and "got a boolean" in line and "True" not in line
     assert "nexus-tools info noisy" in line
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .main import UsageProblem
+from .output import stdout
 
 __all__ = ["COMMANDS", "add_parsers", "run", "test_rows"]
 
@@ -75,13 +76,17 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "stats":
         return _stats(args)
     from .commands import open_registry
+    from .output import masked_output, tools_print_to_stderr
 
-    with open_registry(args) as reg:
-        return _test(reg, args)
+    # cases call tools, and what they print must not land in the report (`--json` parses)
+    with tools_print_to_stderr(), open_registry(args) as reg:
+        store = getattr(reg, "credentials", None)
+        with masked_output(store.mask if store is not None else None):
+            return _test(reg, args)
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    print(json.dumps(data, indent=2, default=str, ensure_ascii=False), file=stdout())
 
 
 # -- test ---------------------------------------------------------------------------------
@@ -99,7 +104,7 @@ def _test(reg: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_dict())
     else:
-        print(report_text(report))
+        print(report_text(report), file=stdout())
     if names:
         untested = [n for n in names if not any(o.case.tool == n for o in report.outcomes)]
         untested = [n for n in untested if reg.tests.status(n).state == "none"]
@@ -117,7 +122,7 @@ def test_rows(reg: Any) -> dict[str, Any]:
     """Run every tool's cases (for ``check``); tool name -> its status."""
     from ..core.tools.context import CLI_CALLER
 
-    reg.tests.run(caller=CLI_CALLER)
+    reg.tests.run(caller=CLI_CALLER, strays=False)  # `test` reports cases of missing tools
     return reg.tests.statuses()
 
 

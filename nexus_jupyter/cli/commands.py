@@ -9,7 +9,6 @@ import difflib
 import getpass
 import importlib.util
 import json
-import re
 import sys
 import threading
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ApprovalRequired
+from ..core.registry.filters import filter_matches
 from ..core.tools.context import CLI_CALLER, RequestInfo
 from ..render.catalog import no_hits_text, scored_down_text
 from ..render.results import content_text
@@ -197,7 +197,7 @@ def _check_list_filters(reg: Any, args: argparse.Namespace) -> None:
     }
     for option, values in known.items():
         wanted = getattr(args, option)
-        if wanted is None or any(_filter_matches(value, wanted) for value in values):
+        if wanted is None or any(filter_matches(value, wanted) for value in values):
             continue
         close = difflib.get_close_matches(wanted, sorted(values), n=1, cutoff=0.6)
         hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -213,18 +213,11 @@ def _check_list_filters(reg: Any, args: argparse.Namespace) -> None:
         )
 
 
-def _filter_matches(value: str, wanted: str) -> bool:
-    """As the registry's filters match (a trailing ``*`` matches any ending)."""
-    return value == wanted or (wanted.endswith("*") and value.startswith(wanted[:-1]))
-
-
-#: A source's error ends in when it tries again; this command exits before it would.
-_RETRY_NOTE = re.compile(r"; reconnecting( in [0-9.]+ s)?$")
-
-
 def _source_error(error: str | None) -> str | None:
     """A source's error as a one-shot command shows it (no "reconnecting in 0.25 s")."""
-    return _RETRY_NOTE.sub("", error) if error else error
+    from ..sources.mcp_session import without_retry_note
+
+    return without_retry_note(error) if error else error
 
 
 def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
@@ -245,10 +238,17 @@ def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
     return code
 
 
+_COUNTED = 100  # `search` counts the matches up to this many
+
+
 def cmd_search(reg: Any, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageProblem(f"--limit must be at least 1, got {args.limit!r}.")
-    found = reg.search_results(args.query, limit=args.limit)
+    # one pass for the rows shown and how many match in all (counted up to a cap: a large
+    # catalogue's search costs more the more candidates it is asked for)
+    counted = max(args.limit + 1, _COUNTED)
+    found = reg.search_results(args.query, limit=counted)
+    total = len(found.hits)
     rows = [
         {
             "name": h.name,
@@ -256,7 +256,7 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
             "summary": h.spec.summary,
             "matched": list(h.matched),
         }
-        for h in found.hits
+        for h in found.hits[: args.limit]
     ]
     unserved = list(found.unserved)
     # the notes go to stderr, with --json too: the JSON rows on stdout stay a plain list
@@ -270,20 +270,14 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
         print(no_hits_text(args.query, unserved), file=sys.stderr)
     elif unserved:
         print(scored_down_text(unserved), file=sys.stderr)
-    if len(rows) >= args.limit:
-        _note_more_hits(reg, args.query, len(rows))
+    if total > len(rows):  # the listing was cut at --limit: say how to see the rest
+        what = "tools" if not args.query.strip() else "tools that match"
+        if total < counted:
+            how = f"{total} {what}; `--limit {total}` shows them all"
+        else:
+            how = f"{total}+ {what}; a larger `--limit` shows more"
+        print(f"showing {len(rows)} of {how}.", file=sys.stderr)
     return 0
-
-
-def _note_more_hits(reg: Any, query: str, shown: int) -> None:
-    """When the listing was cut at ``--limit``: how many more there are, and how to see them."""
-    total = len(reg.search_results(query, limit=len(reg.names()) + 1).hits)
-    if total > shown:
-        what = "tools" if not query.strip() else "tools that match"
-        print(
-            f"showing {shown} of {total} {what}; `--limit {total}` shows them all.",
-            file=sys.stderr,
-        )
 
 
 def cmd_info(reg: Any, args: argparse.Namespace) -> int:

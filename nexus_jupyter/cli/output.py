@@ -58,14 +58,17 @@ def tools_print_to_stderr() -> Iterator[None]:
         yield
         return
     original = sys.stdout
+    if original is None:  # stdout closed (`>&-`): nothing to keep apart
+        yield
+        return
     with contextlib.suppress(OSError, ValueError):
         original.flush()
     copy = _real_stdout_copy(original)
-    if copy is not None:
-        os.dup2(sys.stderr.fileno() if _has_fileno(sys.stderr) else 2, 1)
     _own = copy if copy is not None else original
     sys.stdout = sys.stderr
     try:
+        if copy is not None:  # programs a tool starts write to descriptor 1: stderr too
+            os.dup2(sys.stderr.fileno() if _has_fileno(sys.stderr) else 2, 1)
         yield
     finally:
         own, _own = _own, None

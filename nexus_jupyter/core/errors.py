@@ -143,9 +143,14 @@ class ToolValidationError(NexusError, ValueError):
         self.tool = tool
         self.errors = tuple(errors)
         parts = [
-            # a missing argument has no value to quote ("(got None)" would read as a null sent)
+            # a missing argument has no value to quote ("(got None)" would read as a null
+            # sent), and a message that says what it got needs no second "got"
             f"{e.path}: {e.message}"
-            + ("" if "missing" in e.message else f" (got {_quoted(e.value)})")
+            + (
+                ""
+                if "missing" in e.message or "got " in e.message
+                else f" (got {_quoted(e.value)})"
+            )
             for e in self.errors
         ]
         n = len(self.errors)

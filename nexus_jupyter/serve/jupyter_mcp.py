@@ -34,7 +34,8 @@ class McpEndpoint:
 
         from .mcp_server import RegistryServer
 
-        self.app = RegistryServer(registry, name="nexus-jupyter")
+        # Agents reach it as MCP callers: offered only what their grant lets them call.
+        self.app = RegistryServer(registry, name="nexus-jupyter", granted_only=True)
         # No DNS-rebinding check here: Jupyter authenticates every request (token, or
         # cookie + XSRF) and applies its own host and origin rules.
         self.manager = StreamableHTTPSessionManager(app=self.app.server)

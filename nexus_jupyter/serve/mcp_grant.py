@@ -11,25 +11,28 @@ reason.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
-from ..core.tools.context import MCP_CALLER
+from ..core.tools.context import MCP_CALLER, RequestInfo
 from ..core.tools.spec import permission_rank
 
 __all__ = ["above_grant", "above_grant_notice", "mcp_grant"]
 
 
-def mcp_grant(registry: Any, ceiling: str | None = None) -> str | None:
-    """The highest permission an MCP caller can be granted by ``registry``'s policy (and
-    ``ceiling``, its token's scopes); ``None`` when the policy does not say (a custom one)."""
-    grant = getattr(getattr(registry, "policy", None), "grant", None)
-    for_caller = getattr(grant, "for_caller", None)
-    if not callable(for_caller):
+def mcp_grant(
+    registry: Any, principal: str | None = None, ceiling: str | None = None
+) -> str | None:
+    """The highest permission an MCP caller (``principal``, with a token whose scopes grant
+    at most ``ceiling``) can use under ``registry``'s policy: what the call path applies
+    (:meth:`~nexus_jupyter.core.policy.policy.Policy.granted`: the face's grant, the
+    principal's ``policies:``, the token). ``None`` when the policy does not say (a custom
+    one): then every tool is listed."""
+    granted = getattr(getattr(registry, "policy", None), "granted", None)
+    if not callable(granted):
         return None
+    request = RequestInfo(caller=MCP_CALLER, principal=principal, ceiling=cast(Any, ceiling))
     try:
-        level = str(for_caller(MCP_CALLER))
-        if ceiling is not None and permission_rank(ceiling) < permission_rank(level):
-            level = ceiling
+        level = str(granted(request))
         permission_rank(level)
     except Exception:  # an odd policy must not stop the listing: list everything
         return None

@@ -149,7 +149,8 @@ class RegistryServer:
         self.tasks.register(self.server)
         LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()
-        self._listing: tuple[tuple[int, int, str | None], Any] | None = None
+        # per grant level (None: every tool): the registry state it was made for, the listing
+        self._listing: dict[str | None, tuple[tuple[int, int], Any]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Any = None
         self._unsubscribe_catalog: Any = None
@@ -257,10 +258,11 @@ class RegistryServer:
         import mcp_types as types
 
         level = None
-        if self.granted_only:  # the grant of this caller: the face's, capped by its token
-            level = mcp_grant(self.registry, identity_of(getattr(ctx, "request", None))[1])
-        generation = (self.registry.snapshot.generation, self._meta_stamp, level)
-        cached = self._listing
+        if self.granted_only:  # this caller's grant: the face's, its principal's, its token's
+            principal, ceiling = identity_of(getattr(ctx, "request", None))
+            level = mcp_grant(self.registry, principal, ceiling)
+        generation = (self.registry.snapshot.generation, self._meta_stamp)
+        cached = self._listing.get(level)
         if cached is not None and cached[0] == generation:
             return cached[1]
         entries = [e for e in self.registry.entries() if e.name not in self.hidden]
@@ -276,7 +278,9 @@ class RegistryServer:
             except Exception as exc:  # one odd schema must not hide every other tool
                 log.warning("tool %s cannot be listed over MCP: %s", entry.name, exc)
         listing = types.ListToolsResult(tools=tools)
-        self._listing = (generation, listing)
+        if len(self._listing) > 8:  # a level per permission (and None): a guard, not an LRU
+            self._listing.clear()
+        self._listing[level] = (generation, listing)
         return listing
 
     def _listed(self, entry: Any) -> Any:

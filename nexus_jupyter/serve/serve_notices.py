@@ -13,17 +13,16 @@ servers whose tools arrive after that.
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 from typing import Any
 
+from ..sources.mcp_session import without_retry_note
 from .mcp_grant import above_grant, above_grant_notice, mcp_grant
 
 __all__ = ["ServeNotices", "source_problem"]
 
 PREFIX = "nexus-tools serve"
-_RETRY_NOTE = re.compile(r"; reconnecting( in [0-9.]+ s)?$")
 _WAITING = ("idle", "connecting", None)
 
 
@@ -45,7 +44,7 @@ def source_problem(state: Any) -> str | None:
     label = _label(state)
     error = state.error
     if error:
-        reason = _RETRY_NOTE.sub("", error)
+        reason = without_retry_note(error)
         retrying = reason != error
         if state.name.startswith("jupyter:"):
             fix = (

@@ -34,6 +34,7 @@ __all__ = [
     "permission_from_annotations",
     "result_from_mcp",
     "tool_from_mcp",
+    "without_retry_note",
 ]
 
 
@@ -196,15 +197,14 @@ def _spawned_process(transport: Any) -> Any:
 
     The SDK's ``stdio_client`` does not hand its process out: it is a local of that
     generator, which stays suspended inside the ``async with`` while the transport is open.
-    It is looked up there, read-only, by what it is (a ``pid`` and a ``returncode``); an SDK
-    that keeps it elsewhere only means the exit code is not reported.
+    It is looked up there, read-only, by its name (``process``, as the SDK calls it) and
+    what it is (a ``pid`` and a ``returncode``); an SDK that keeps it elsewhere only means
+    the exit code is not reported.
     """
     frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
-    if frame is None:
-        return None
-    for value in frame.f_locals.values():
-        if hasattr(value, "pid") and hasattr(value, "returncode"):
-            return value
+    value = frame.f_locals.get("process") if frame is not None else None
+    if hasattr(value, "pid") and hasattr(value, "returncode"):
+        return value
     return None
 
 
@@ -340,3 +340,14 @@ def describe(exc: BaseException, connect_timeout: float = 60.0) -> str:
         return f"{type(exc).__name__}: {exc!r}"
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"
+
+
+#: How an MCP source's error ends while it tries again (:mod:`.mcp`): "; reconnecting" or
+#: "; reconnecting in 0.25 s".
+_RETRY_NOTE = re.compile(r"; reconnecting( in [0-9.]+ s)?$")
+
+
+def without_retry_note(error: str) -> str:
+    """A source's error without the note that it is trying again (for a face that says
+    that in its own words, or exits before it would)."""
+    return _RETRY_NOTE.sub("", error)

@@ -52,3 +52,28 @@ def test_it_names_each_wrong_value_and_leaves_nulls_to_the_validator() -> None:
         ("$.n", "expected a number, got a boolean"),
         ("$.on", "expected a boolean (true or false)"),
     ]
+
+
+def test_optional_types_are_checked_as_their_type() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "flag": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+            "xs": {"anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}]},
+            "opts": {
+                "anyOf": [
+                    {"type": "object", "properties": {"n": {"type": "number"}}},
+                    {"type": "null"},
+                ]
+            },
+        },
+    }
+    check = argument_checker(schema)
+    sent = {"flag": 1, "xs": [1, True], "opts": {"n": False}}
+    assert [(e.path, e.message) for e in check(sent)] == [
+        ("$.flag", "expected a boolean (true or false)"),
+        ("$.xs[1]", "expected a number, got a boolean"),
+        ("$.opts.n", "expected a number, got a boolean"),
+    ]
+    assert check({"flag": None, "xs": None, "opts": None}) == []
+    assert check({"flag": True, "xs": [1, 2], "opts": {"n": 2.5}}) == []

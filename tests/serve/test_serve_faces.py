@@ -243,3 +243,33 @@ async def test_the_tools_of_mcp_servers_that_connect_later_are_counted(tmp_path:
         async with mcp.Client(server.url, mode="legacy") as client:
             names = [t.name for t in (await client.list_tools()).tools]
             assert len(names) == served and "mcp__time__get_current_time" in names
+
+
+async def test_the_listing_follows_the_policy_the_calls_follow(tmp_path: Path) -> None:
+    """Listing, tool_search and calls agree: a `policies:` line that lowers every MCP
+    caller's grant to read_only hides the tools that write, as its calls are refused."""
+    from nexus_jupyter import Registry
+    from nexus_jupyter.core.policy.policy import Policy
+    from nexus_jupyter.serve.mcp_server import RegistryServer
+    from nexus_jupyter.sources.builtin import BuiltinSource
+
+    reg = Registry(search="keyword")
+    reg.add_source(BuiltinSource(root=tmp_path, registry=reg))
+    served = RegistryServer(reg, granted_only=True)
+    served.attach()
+    try:
+        async with mcp.Client(served.server) as client:  # a real client, in memory
+            reg.policy = Policy()  # MCP callers: workspace_write
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"read", "write", "edit"} <= names and "bash" not in names
+            reg.policy = Policy(policies=[{"principal": "*", "grant": "read_only"}])
+            # a new level, so a new listing (a listing is kept per level)
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "read" in names and "write" not in names and "edit" not in names
+            refused = await client.call_tool("write", {"path": "a.txt", "content": "x"})
+            assert refused.is_error and "read_only" in texts(refused)[0]
+            found = await client.call_tool("tool_search", {"query": "write a file"})
+            assert "write" not in [t["name"] for t in found.structured_content["tools"]]
+    finally:
+        served.detach()
+        reg.close()

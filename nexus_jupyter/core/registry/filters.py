@@ -10,7 +10,7 @@ from ..errors import NexusError
 if TYPE_CHECKING:
     from .state import ToolEntry
 
-__all__ = ["FILTER_NAMES", "entry_filter"]
+__all__ = ["FILTER_NAMES", "entry_filter", "filter_matches"]
 
 FILTER_NAMES = (
     "source",
@@ -24,10 +24,12 @@ FILTER_NAMES = (
 )
 
 
-def _match(value: str, wanted: Any) -> bool:
+def filter_matches(value: str, wanted: Any) -> bool:
+    """Whether ``value`` is ``wanted`` (a string, where a trailing ``*`` matches any ending,
+    or a list of them), as every filter matches."""
     if isinstance(wanted, str):
         return value == wanted or (wanted.endswith("*") and value.startswith(wanted[:-1]))
-    return any(_match(value, w) for w in wanted)
+    return any(filter_matches(value, w) for w in wanted)
 
 
 def entry_filter(**filters: Any) -> Callable[[ToolEntry], bool]:
@@ -46,25 +48,27 @@ def entry_filter(**filters: Any) -> Callable[[ToolEntry], bool]:
         spec = entry.tool.spec
         for key, wanted in active.items():
             if key == "source":
-                if not (_match(spec.source, wanted) or _match(spec.source_kind, wanted)):
+                if not (
+                    filter_matches(spec.source, wanted) or filter_matches(spec.source_kind, wanted)
+                ):
                     return False
             elif key == "source_kind":
-                if not _match(spec.source_kind, wanted):
+                if not filter_matches(spec.source_kind, wanted):
                     return False
             elif key == "permission":
-                if not _match(spec.permission, wanted):
+                if not filter_matches(spec.permission, wanted):
                     return False
             elif key == "category":
-                if not any(_match(c, wanted) for c in spec.categories):
+                if not any(filter_matches(c, wanted) for c in spec.categories):
                     return False
             elif key == "capability":
-                if not any(_match(c, wanted) for c in spec.capabilities):
+                if not any(filter_matches(c, wanted) for c in spec.capabilities):
                     return False
             elif key == "status":
-                if not _match(entry.status, wanted):
+                if not filter_matches(entry.status, wanted):
                     return False
             elif (key == "available" and bool(wanted) != entry.available) or (
-                key == "toolset" and not _match(spec.toolset, wanted)
+                key == "toolset" and not filter_matches(spec.toolset, wanted)
             ):
                 return False
         return True

@@ -53,28 +53,45 @@ def _wanted(allowed: set[str]) -> str:
 def type_errors(
     schema: Mapping[str, Any], value: Any, path: tuple[str | int, ...] = ()
 ) -> list[FieldError]:
-    """The places in ``value`` where a boolean stands for a number or the other way round."""
-    allowed = _types(schema)
+    """The places in ``value`` where a boolean stands for a number or the other way round.
+    An optional type (``X | None``: ``anyOf`` with ``null``) counts as ``X``, and a list or
+    an object is looked into through the branch of its kind."""
     # null is the validator's to judge: for an optional argument it means "not given"
-    if allowed is not None and value is not None:
+    if value is None:
+        return []
+    allowed = _types(schema)
+    if allowed is not None:
         if isinstance(value, bool) and "boolean" not in allowed:
             return [FieldError(path, f"expected {_wanted(allowed)}, got a boolean", value)]
-        if allowed == {"boolean"} and not isinstance(value, bool):
+        if allowed - {"null"} == {"boolean"} and not isinstance(value, bool):
             return [FieldError(path, "expected a boolean (true or false)", value)]
     errors: list[FieldError] = []
     if isinstance(value, Mapping):
-        properties = schema.get("properties")
+        properties = _branch(schema, "properties")
         if isinstance(properties, Mapping):
             for key, item in value.items():
                 sub = properties.get(key)
                 if isinstance(sub, Mapping):
                     errors += type_errors(sub, item, (*path, key))
     elif isinstance(value, list):
-        items = schema.get("items")
+        items = _branch(schema, "items")
         if isinstance(items, Mapping):
             for i, item in enumerate(value):
                 errors += type_errors(items, item, (*path, i))
     return errors
+
+
+def _branch(schema: Mapping[str, Any], key: str) -> Any:
+    """``schema[key]`` (``properties`` of an object, ``items`` of a list), or that of the
+    first ``anyOf``/``oneOf`` option that has it."""
+    if key in schema:
+        return schema[key]
+    for option in schema.get("anyOf") or schema.get("oneOf") or ():
+        if isinstance(option, Mapping):
+            found = _branch(option, key)
+            if found is not None:
+                return found
+    return None
 
 
 def argument_checker(
@@ -85,13 +102,15 @@ def argument_checker(
     names, and the full walk only for nested ones. A call pays for it on every face."""
     properties = schema.get("properties")
     if not isinstance(properties, Mapping) or any(
-        not isinstance(sub, Mapping) or "properties" in sub or "items" in sub
+        not isinstance(sub, Mapping)
+        or _branch(sub, "properties") is not None
+        or _branch(sub, "items") is not None
         for sub in properties.values()
     ):
         return lambda arguments: type_errors(schema, arguments)
     kinds = {name: _types(sub) for name, sub in properties.items()}
     numbers = frozenset(n for n, k in kinds.items() if k is not None and "boolean" not in k)
-    flags = frozenset(n for n, k in kinds.items() if k == {"boolean"})
+    flags = frozenset(n for n, k in kinds.items() if k is not None and k - {"null"} == {"boolean"})
     if not numbers and not flags:
         return lambda arguments: []
 

@@ -21,6 +21,7 @@ ZeroDivisionError: integer division or modulo by zero
 from __future__ import annotations
 
 import linecache
+import sysconfig
 import threading
 import traceback
 from collections.abc import Callable
@@ -85,10 +86,23 @@ def has_tool_frames(exc: BaseException) -> bool:
         return True
     tb = exc.__traceback__
     while tb is not None:
-        if not _is_ours(tb):
+        if not _is_ours(tb) and not _is_runtime(tb.tb_frame.f_code.co_filename):
             return True
         tb = tb.tb_next
     return False
+
+
+_PATHS = sysconfig.get_paths()
+_RUNTIME_DIRS = tuple({_PATHS[key] + "/" for key in ("stdlib", "platstdlib")})
+_LIBRARY_DIRS = tuple({_PATHS[key] + "/" for key in ("purelib", "platlib")})
+
+
+def _is_runtime(filename: str) -> bool:
+    """Python's own code (the standard library, frozen modules; not the libraries installed
+    beside it): a failure of ours that passed through it is still ours."""
+    if filename.startswith("<frozen "):
+        return True
+    return filename.startswith(_RUNTIME_DIRS) and not filename.startswith(_LIBRARY_DIRS)
 
 
 def _label(filename: str) -> str:

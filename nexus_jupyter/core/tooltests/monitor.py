@@ -229,16 +229,20 @@ class ToolTests:
         approved: bool = False,
         caller: Caller | None = None,
         principal: str | None = None,
+        strays: bool = True,
     ) -> TestReport:
         """Run the cases of ``names`` (every tool with cases when ``None``) here, now, and
         update their statuses. ``approved=True`` runs cases that need approval; ``caller``
-        and ``principal`` say who asked (the face, the user), which policy sees. Raises
+        and ``principal`` say who asked (the face, the user), which policy sees. A run of
+        every tool also runs the cases no tool's list holds (a case naming a missing tool
+        is an error) unless ``strays=False``: a caller that reads only the statuses. Raises
         :class:`ToolNotFound` for a name that is not a tool."""
         started = time.perf_counter()
         named = list(names) if names is not None else None
         for name in named or ():
             self.registry.get(name)  # ToolNotFound with "did you mean"
         by_tool, problems = self._collect(named)
+        listed = [case for cases in by_tool.values() for case in cases]  # run here or there
         outcomes: list[CaseOutcome] = []
         for name in list(by_tool):
             spec = self.registry.get(name).spec
@@ -251,15 +255,14 @@ class ToolTests:
             if caller is not None or principal is not None
             else None
         )
-        ran = [case for cases in by_tool.values() for case in cases]
         for name, cases in by_tool.items():
             found = run_cases_sync(self.registry, cases, approved=approved, request=request)
             self._finished(name, cases, found)
             outcomes += found
         unreadable: dict[str, str] = {}
-        if named is None:  # every tool: also the cases no tool's list holds, file by file
-            strays, unreadable = self._strays(ran)
-            outcomes += run_cases_sync(self.registry, strays, approved=approved, request=request)
+        if named is None and strays:  # also the cases no tool's list holds, file by file
+            stray, unreadable = self._strays(listed)
+            outcomes += run_cases_sync(self.registry, stray, approved=approved, request=request)
         return TestReport(
             tuple(outcomes), _once(unreadable, problems), time.perf_counter() - started
         )
@@ -274,11 +277,11 @@ class ToolTests:
                     files.setdefault(os.path.realpath(path), (holder, path))
         return files
 
-    def _strays(self, ran: Sequence[TestCase]) -> tuple[list[TestCase], dict[str, str]]:
+    def _strays(self, listed: Sequence[TestCase]) -> tuple[list[TestCase], dict[str, str]]:
         """The cases of the case files that no tool's own cases include (one calling a tool
         that does not exist, a malformed case naming none, a case of a tool whose own cases
         live in another file), and the files that cannot be read (path -> why)."""
-        seen = {(os.path.realpath(c.file), c.line) for c in ran if c.file}
+        seen = {(os.path.realpath(c.file), c.line) for c in listed if c.file}
         strays: list[TestCase] = []
         unreadable: dict[str, str] = {}
         for real, (store, path) in self._case_files().items():
