@@ -78,7 +78,8 @@ _CALL_RE = re.compile(r"^\s*call(?:\s+(\S+))?(.*)$", re.DOTALL)
     "call",
     usage="%tool call NAME {json} | key=value ...",
     summary="Call a tool and show its result; the call goes into the history.",
-    details="Values of key=value are parsed as JSON where they parse, else kept as text.",
+    details="Values of key=value are parsed as JSON where they parse, else kept as text; "
+    'a parameter that takes text gets the text (`content=42` is "42").',
     example='%tool call add a=1 b=2   ·   %tool call add {"a": 1, "b": 2}',
     complete=complete_tool_names,
 )
@@ -87,7 +88,9 @@ def _call(ctx: MagicContext, argv: list[str]) -> Any:
     name = match.group(1) if match else None
     if not name:
         raise NexusError('Give a tool name: `%tool call NAME a=1` or `%tool call NAME {"a": 1}`.')
-    arguments = parse_call_arguments(match.group(2) if match else "", name)
+    found = ctx.registry.find(name)  # its schema: a string parameter takes `text=42` as text
+    schema = found.spec.input_schema if found is not None else None
+    arguments = parse_call_arguments(match.group(2) if match else "", name, schema=schema)
     return api.call_tool(name, arguments, registry=ctx.registry)
 
 

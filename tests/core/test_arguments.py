@@ -41,3 +41,32 @@ def test_mistakes_are_one_clear_sentence() -> None:
         parse_call_arguments('a="open')
     with pytest.raises(NexusError, match=r"nexus-tools call add a=1"):
         parse_call_arguments(["oops"], "add", command="nexus-tools call")
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "content": {"type": "string"},
+        "name": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "size": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "n": {"type": "integer"},
+    },
+}
+
+
+def test_a_parameter_that_takes_text_gets_the_text_on_both_faces() -> None:
+    line = "content=42 name=7 size=2 n=3"
+    want = {"content": "42", "name": "7", "size": 2, "n": 3}
+    assert parse_call_arguments(line, schema=SCHEMA) == want
+    assert parse_call_arguments(line.split(), schema=SCHEMA) == want
+    # null fits `str | None`; a word fits `int | str`
+    assert parse_call_arguments("name=null size=big", schema=SCHEMA) == {
+        "name": None,
+        "size": "big",
+    }
+    # on a line, quotes group words; from a shell (which removed the quotes a person typed)
+    # a string parameter takes what arrives, quotes included
+    assert parse_call_arguments('content="two words"', schema=SCHEMA) == {"content": "two words"}
+    assert parse_call_arguments(['content="kept"'], schema=SCHEMA) == {"content": '"kept"'}
+    # without a schema, JSON where it parses, as before
+    assert parse_call_arguments("content=42") == {"content": 42}

@@ -119,6 +119,8 @@ def test_call_with_json_and_key_value(face: Face, tools: None) -> None:
     assert face.call("shout", {"text": "two words", "mark": "?"}, style="kv").structured == (
         "TWO WORDS?"
     )
+    # `text=42`: the parameter takes text, so it gets the text (not the number 42)
+    assert face.call("shout", {"text": "42"}, style="kv").structured == "42!"
 
 
 def test_call_invalid_arguments_names_the_field(face: Face, tools: None) -> None:

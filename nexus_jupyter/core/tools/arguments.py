@@ -1,18 +1,30 @@
-"""Call arguments typed by a person: ``{json}`` or ``key=value ...`` (the magic and the CLI)."""
+"""Call arguments typed by a person: ``{json}`` or ``key=value ...`` (the magic and the CLI).
+
+A ``key=value`` value is JSON where it parses, else the text. Given the tool's input schema,
+a parameter that takes text gets text: ``content=42`` is ``"42"`` for a string parameter
+(and for ``str | None``, where 42 does not fit), while ``n=42`` stays the number 42. Typed
+on a line (``%tool call``), ``text="two words"`` is the text inside the quotes; from a
+shell (``nexus-tools call``), which has already removed the quotes a person typed, a string
+parameter takes the text exactly as it arrives.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import NexusError
 
-__all__ = ["parse_call_arguments", "split_top_level", "typed_value"]
+__all__ = ["json_type", "json_types", "parse_call_arguments", "split_top_level", "typed_value"]
 
 
 def parse_call_arguments(
-    text: str | Sequence[str], tool: str = "", *, command: str = "%tool call"
+    text: str | Sequence[str],
+    tool: str = "",
+    *,
+    command: str = "%tool call",
+    schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``{json}`` or ``key=value ...`` (a string, or argv items already split by a shell) (each value parsed as JSON where it parses, else kept
     as a string) -> the arguments dict.
@@ -21,6 +33,7 @@ def parse_call_arguments(
     {'a': 1, 'b': [2, 3], 'c': 'hello', 'd': 'quoted text', 'o': {'k': 'a b'}}
     """
     for_tool = f" for {tool!r}" if tool else ""
+    from_shell = not isinstance(text, str)
     if isinstance(text, str):
         text = text.strip()
         if text.startswith("{"):
@@ -30,6 +43,9 @@ def parse_call_arguments(
         tokens = list(text)
         if len(tokens) == 1 and tokens[0].lstrip().startswith("{"):
             return _json_object(tokens[0], for_tool)
+    properties = (schema or {}).get("properties")
+    if not isinstance(properties, Mapping):
+        properties = {}
     out: dict[str, Any] = {}
     for token in tokens:
         key, sep, raw = token.partition("=")
@@ -38,8 +54,65 @@ def parse_call_arguments(
                 f"Arguments{for_tool} are key=value pairs or one JSON object, got {token!r}; "
                 f'e.g. `{command} {tool or "NAME"} a=1 text="two words"`.'
             )
-        out[key] = _value(raw)
+        value = _value(raw)
+        types = json_types(properties.get(key))
+        if types is not None and "string" in types and not isinstance(value, str):
+            if types == {"string"} or not _admits(types, value):
+                value = raw  # a parameter that takes text: the text typed
+        elif from_shell and types == {"string"}:
+            value = raw  # the shell removed the quotes a person typed: any left are meant
+        out[key] = value
     return out
+
+
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a Python value (``"null"``, ``"boolean"``, ``"integer"``, ...)."""
+    if value is None:
+        return "null"
+    for kind, name in _JSON_TYPES:
+        if isinstance(value, kind):
+            return name
+    return "object"
+
+
+def json_types(schema: Any) -> set[str] | None:
+    """The JSON types ``schema`` admits (through ``anyOf``/``oneOf``, ``enum`` and
+    ``const``); ``None`` when it does not say (so admits anything)."""
+    if not isinstance(schema, Mapping):
+        return None
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list) and all(isinstance(t, str) for t in declared):
+        return set(declared)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(options, list) and options:
+        found: set[str] = set()
+        for option in options:
+            sub = json_types(option)
+            if sub is None:
+                return None
+            found |= sub
+        return found
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    if isinstance(values, list) and values:
+        return {json_type(v) for v in values}
+    return None
+
+
+def _admits(types: set[str], value: Any) -> bool:
+    kind = json_type(value)
+    return kind in types or (kind == "integer" and "number" in types)
 
 
 def _json_object(text: str, for_tool: str) -> dict[str, Any]:
