@@ -47,8 +47,10 @@ __all__ = [
 SETTLE_MS = 40
 #: How long after a change a file that does not parse is still treated as a save in progress.
 PARSE_SETTLE_MS = 1000
-#: How long after a change a file that lost a top-level function is held back.
-DROP_SETTLE_MS = 500
+#: How long after a change a file that lost a top-level function is held back. 500 ms let a
+#: writer that pauses 300 ms between two valid halves publish its first half once, on two
+#: busy cores (the test's writer woke late); a save that really removes a function waits this.
+DROP_SETTLE_MS = 1000
 #: The longest a file is held back; then it is loaded as it is.
 MAX_SETTLE_S = 10.0
 
