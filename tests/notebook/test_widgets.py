@@ -175,6 +175,21 @@ def test_validation_errors_appear_next_to_their_fields(reg: Registry) -> None:
     assert street.error.value == "" and "done" in form.result.status.value
 
 
+def test_a_refused_run_clears_the_last_result(reg: Registry, history: CallHistory) -> None:
+    form = ToolForm(reg.get("register_person"), reg, history=history)
+    form.fields.set({"name": "Ada", "age": 20})
+    run_and_wait(form)
+    assert "done" in form.result.status.value and form.result.output.children
+    form.fields.set({"address": {"street": "x"}})  # refused by the registry's validator
+    assert form.run() is None
+    assert "not run" in form.result.status.value and "done" not in form.result.status.value
+    assert form.result.output.children == () and form.result.result is None
+    form.fields.fields["age"].control.value = "old"  # refused before the validator
+    form.fields.set({"address": {"street": "Main"}})
+    assert form.run() is None and "not run" in form.result.status.value
+    assert len(history) == 1  # neither refused run was recorded as a call
+
+
 def test_json_mode_errors_name_their_path(reg: Registry) -> None:
     form = ToolForm(reg.get("register_person"), reg)
     form.mode.value = "JSON"

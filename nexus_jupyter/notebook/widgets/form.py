@@ -162,6 +162,7 @@ class ToolForm(W.VBox):
             arguments = self.arguments()
         except FieldInputError as exc:
             self.show_errors([FieldError(exc.loc, str(exc))])
+            self.result.show_refused()
             return None
         tool = self.registry.find(self.tool.spec.name) or self.tool
         try:
@@ -181,6 +182,7 @@ class ToolForm(W.VBox):
 
     def _invalid(self, error: ToolValidationError) -> None:
         self.show_errors(error.errors)
+        self.result.show_refused()  # not the last run's result under the new errors
         self.saver.prefill(error=str(error))
 
     def replay(self, arguments: dict[str, Any]) -> Any:

@@ -175,7 +175,7 @@ class ResultPane(W.VBox):
             return
         exc = future.exception()
         if isinstance(exc, ToolValidationError) and on_invalid is not None:
-            self.status.value = "<span style='color:#c62828'>invalid arguments</span>"
+            self.show_refused()
             on_invalid(exc)
         elif isinstance(exc, NexusError):
             self.show_error(str(exc), type(exc).__name__)
@@ -188,6 +188,17 @@ class ResultPane(W.VBox):
             self.show_result(result)
 
     # -- showing --------------------------------------------------------------------------
+
+    def show_refused(self) -> None:
+        """A call that did not run because its arguments were refused (the errors are next
+        to the fields): the last result is cleared, so it cannot be read as this one's."""
+        self.result = None
+        self.error = None
+        self.status.value = (
+            "<span style='color:#c62828'>not run: an argument is invalid; "
+            "see the field above</span>"
+        )
+        self.output.children = []
 
     def show_error(
         self,
