@@ -71,7 +71,8 @@ def param_rows(tool: Tool) -> list[tuple[str, str, bool, str, str]]:
 def _badge(text: str, color: str) -> str:
     return (
         f'<span style="background:{color};color:#fff;border-radius:3px;padding:0 5px;'
-        f'margin-right:4px;font-size:85%">{html.escape(text)}</span>'
+        f'margin-right:4px;font-size:85%;white-space:nowrap;display:inline-block">'
+        f"{html.escape(text)}</span>"
     )
 
 

@@ -48,7 +48,8 @@ def _ms(seconds: float | None) -> str:
 def _badge(text: str, color: str, title: str) -> str:
     return (
         f"<span class='nexus-test-badge' title='{html.escape(title)}' style='background:{color};"
-        f"color:#fff;border-radius:3px;padding:0 5px;margin-right:4px;font-size:85%'>"
+        f"color:#fff;border-radius:3px;padding:0 5px;margin-right:4px;font-size:85%;"
+        f"white-space:nowrap;display:inline-block'>"
         f"{html.escape(text)}</span>"
     )
 
