@@ -106,11 +106,7 @@ class Policy:
         """Decide a call of ``spec`` with ``arguments`` for ``request``."""
         name = spec.name
         principal = effective_principal(request)
-        acls = [
-            (i, p)
-            for i, p in enumerate(self.policies)
-            if fnmatch.fnmatchcase(principal, p.principal)
-        ]
+        acls = self._acls(principal)
         denied = self._acl_denial(name, principal, acls, request)
         if denied is not None:
             return denied
@@ -198,13 +194,15 @@ class Policy:
         """The highest permission ``request`` may use: its face's grant, lowered by the
         policies of its principal and by its token's scopes. A tool above it is refused
         whatever the rules say, so a face need not offer it (``tool_search``, MCP listing)."""
-        principal = effective_principal(request)
-        acls = [
+        return self._grant(request, self._acls(effective_principal(request)))[0]
+
+    def _acls(self, principal: str) -> list[tuple[int, PrincipalPolicy]]:
+        """The ``policies:`` entries (with their index) whose pattern matches ``principal``."""
+        return [
             (i, p)
             for i, p in enumerate(self.policies)
             if fnmatch.fnmatchcase(principal, p.principal)
         ]
-        return self._grant(request, acls)[0]
 
     def _grant(
         self, request: RequestInfo, acls: list[tuple[int, PrincipalPolicy]]
