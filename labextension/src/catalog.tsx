@@ -26,7 +26,7 @@ import {
   withCurrentNotebookFirst
 } from './notebook_tools';
 import { groupByToolset, toolsetTitle } from './grouping';
-import { sourceTitle } from './present';
+import { clearLabel, sourceTitle, toolsFolders } from './present';
 import { GroupBy, ViewBar } from './toolsets';
 
 const SEARCH_DEBOUNCE_MS = 150;
@@ -92,6 +92,35 @@ function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): J
         </div>
       )}
     </li>
+  );
+}
+
+/** An empty registry: the ways to add a tool. */
+function AddToolsHint(props: { folders: string[] }): JSX.Element {
+  const folders = props.folders.length ? props.folders : ['tools/dynamic'];
+  return (
+    <div className="jp-NexusTools-empty jp-NexusTools-addHint">
+      <p>
+        <b>No tools yet.</b> Add one:
+      </p>
+      <ul>
+        <li>
+          in a notebook, run <code>%load_ext nexus_jupyter</code>, then put <code>@tool</code>{' '}
+          (from <code>nexus_jupyter</code>) on a function and run its cell, or run a cell of
+          functions under <code>%%tool</code>;
+        </li>
+        <li>
+          or save a tool file in{' '}
+          {folders.map((f, i) => (
+            <React.Fragment key={f}>
+              {i > 0 && ' or '}
+              <code>{f.replace(/\/+$/, '')}/</code>
+            </React.Fragment>
+          ))}
+          : it shows up here as soon as it is saved.
+        </li>
+      </ul>
+    </div>
   );
 }
 
@@ -275,9 +304,22 @@ export function Catalog(props: {
               Searched for <q>{list.searched_for}</q>
             </div>
           )}
-          {list && list.tools.length === 0 && (
+          {list && list.tools.length === 0 && (query.trim() || toolset) && (
             <div className="jp-NexusTools-empty">
-              No tools match.
+              No tools match
+              {query.trim() && (
+                <>
+                  {' '}
+                  <q>{query.trim()}</q>
+                </>
+              )}
+              {toolset && (
+                <>
+                  {' '}
+                  in the toolset <code>{toolset}</code>
+                </>
+              )}
+              .
               {(list.unserved ?? []).length > 0 && (
                 <span className="jp-NexusTools-unserved">
                   {' '}
@@ -299,7 +341,22 @@ export function Catalog(props: {
                   ?
                 </>
               )}
+              <div>
+                <button
+                  className="jp-mod-styled jp-NexusTools-clearFilter"
+                  onClick={() => {
+                    setQuery('');
+                    setToolset('');
+                    props.searchRef.current?.focus();
+                  }}
+                >
+                  {clearLabel(query, toolset)}
+                </button>
+              </div>
             </div>
+          )}
+          {list && list.tools.length === 0 && !query.trim() && !toolset && (
+            <AddToolsHint folders={toolsFolders(status?.sources)} />
           )}
           {groups.map(([key, tools]) => (
             <section

@@ -3,7 +3,7 @@
  */
 import React from 'react';
 
-import { getTool, IToolDetails } from './api';
+import { getTool, IToolDetails, IToolStats } from './api';
 import { Badge, JsonBlock, PermissionBadge, StatusBadges, TestBadge } from './badges';
 import { CodeLinks } from './codelinks';
 import { NotebookFollower } from './following';
@@ -67,6 +67,15 @@ export function ToolDetails(props: {
   const [tool, setTool] = React.useState<IToolDetails | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const backRef = React.useRef<HTMLButtonElement>(null);
+  // The calls line: from the details, then fetched again after each call from the form.
+  const [stats, setStats] = React.useState<IToolStats | null | undefined>(undefined);
+  React.useEffect(() => setStats(tool?.stats), [tool]);
+  const refreshStats = React.useCallback(() => {
+    getTool(name).then(
+      details => setStats(details.stats),
+      err => console.warn('nexus-jupyter: could not refresh the call counts', err)
+    );
+  }, [name]);
 
   React.useEffect(() => {
     let cancelled = false;
@@ -217,8 +226,8 @@ export function ToolDetails(props: {
             )}
           </details>
           <TestsSection tool={tool} />
-          <CallsLine stats={tool.stats} />
-          <TryForm key={`${tool.name}`} tool={tool} blocked={blocked} />
+          <CallsLine stats={stats === undefined ? tool.stats : stats} />
+          <TryForm key={`${tool.name}`} tool={tool} blocked={blocked} onCalled={refreshStats} />
         </>
       )}
     </div>

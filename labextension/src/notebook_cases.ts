@@ -3,8 +3,12 @@
  * (`metadata.nexus_jupyter.tests`). The kernel keeps them while it runs and opens a comm
  * (target `nexus_jupyter.tests`); this side answers with the cases the notebook's model holds
  * (unsaved edits included) and, when the kernel saves a case, puts the new list into the
- * model's metadata and saves the notebook. Without this extension the kernel writes the file
- * itself (see nexus_jupyter/notebook/test_cases.py).
+ * model's metadata, saves the notebook and says `saved` (or `save-failed`). Without this
+ * extension the kernel writes the file itself (see nexus_jupyter/notebook/test_cases.py).
+ *
+ * A page loaded while the kernel already runs (a reload) never sees the kernel's first comm,
+ * which led to the page before: when the kernel has a comm of that target open, this side
+ * opens one of its own, and the kernel sends the cases there from then on.
  *
  * Notebook panels are found by shape in the main area (like following.ts), so the extension
  * does not need the whole notebook package for this.
@@ -28,7 +32,7 @@ interface ISessionContextLike {
 }
 
 interface INotebookPanelLike {
-  context: { path: string; save(): Promise<void>; model?: IModelLike };
+  context: { path: string; save(): Promise<void>; model?: IModelLike; ready?: Promise<void> };
   sessionContext: ISessionContextLike;
   model: IModelLike | null;
 }
@@ -83,15 +87,10 @@ export class NotebookCases {
       }
       this._kernels.add(kernel);
       kernel.registerCommTarget(COMM_TARGET, (comm: Kernel.IComm) => {
-        comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => {
-          const data = msg.content.data as { type?: string; tests?: unknown[] };
-          if (data?.type === 'tests' && Array.isArray(data.tests) && panel.model) {
-            withCases(panel.model, data.tests);
-            void panel.context.save();
-          }
-        };
+        keepCases(panel, comm);
         comm.send({ type: 'cases', tests: casesOf(panel.model) } as any);
       });
+      void reconnect(panel, kernel);
     };
     attach(panel.sessionContext.session?.kernel);
     panel.sessionContext.kernelChanged.connect((_sender, args) => attach(args.newValue));
@@ -99,4 +98,38 @@ export class NotebookCases {
 
   private readonly _panels = new WeakSet<INotebookPanelLike>();
   private readonly _kernels = new WeakSet<Kernel.IKernelConnection>();
+}
+
+/** Write the lists of cases the kernel sends on `comm` into the notebook and save it. */
+function keepCases(panel: INotebookPanelLike, comm: Kernel.IComm): void {
+  comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => {
+    const data = msg.content.data as { type?: string; tests?: unknown[] };
+    if (data?.type === 'tests' && Array.isArray(data.tests) && panel.model) {
+      withCases(panel.model, data.tests);
+      panel.context.save().then(
+        () => comm.send({ type: 'saved', count: data.tests!.length } as any),
+        (err: unknown) => comm.send({ type: 'save-failed', error: String((err as Error)?.message ?? err) })
+      );
+    }
+  };
+}
+
+/**
+ * A kernel that runs with the extension loaded already (this page was reloaded, or the
+ * notebook opened again) opened its comm to a page that is gone: open one from here.
+ */
+async function reconnect(panel: INotebookPanelLike, kernel: Kernel.IKernelConnection): Promise<void> {
+  try {
+    await panel.context.ready; // the cases it holds are read from the file first
+    const reply = await kernel.requestCommInfo({ target_name: COMM_TARGET });
+    const comms = (reply.content as { comms?: Record<string, unknown> }).comms ?? {};
+    if (reply.content.status !== 'ok' || Object.keys(comms).length === 0 || kernel.isDisposed) {
+      return; // the extension is not loaded there yet: its comm will come to us
+    }
+    const comm = kernel.createComm(COMM_TARGET);
+    keepCases(panel, comm);
+    comm.open({ type: 'cases', tests: casesOf(panel.model) } as any);
+  } catch (err) {
+    console.warn('nexus-jupyter: could not reach the kernel for test cases', err);
+  }
 }

@@ -82,7 +82,7 @@ export function isMultiline(name: string, schema: Record<string, any>): boolean 
 
 /**
  * The uiSchema of a tool's form: required fields titled with an asterisk, long strings as
- * text areas.
+ * text areas (numbers.ts adds the number fields).
  */
 export function formUiSchema(schema: Record<string, any>): Record<string, any> {
   const ui: Record<string, any> = {};
@@ -101,4 +101,19 @@ export function formUiSchema(schema: Record<string, any>): Record<string, any> {
     }
   }
   return ui;
+}
+
+/** The tools folders among a registry's sources (`directory:tools/dynamic` -> `tools/dynamic`). */
+export function toolsFolders(sources: { name: string; kind?: string }[] | undefined): string[] {
+  return (sources ?? [])
+    .filter(s => (s.kind ?? s.name.split(':')[0]) === 'directory' && s.name.includes(':'))
+    .map(s => s.name.slice(s.name.indexOf(':') + 1));
+}
+
+/** The label of the button that clears what hides every tool: the search, the toolset. */
+export function clearLabel(query: string, toolset: string): string {
+  if (query.trim() && toolset) {
+    return 'Clear the search and show every toolset';
+  }
+  return query.trim() ? 'Clear the search' : 'Show every toolset';
 }

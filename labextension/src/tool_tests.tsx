@@ -7,6 +7,7 @@ import React from 'react';
 import { CallOutcome, IToolDetails, IToolStats, ITestStatus, runTests, saveTest } from './api';
 import { TestBadge } from './badges';
 import { expectationOf, Kind, KINDS, suggestedExpectation } from './expectations';
+import { callCommand } from './present';
 
 function ms(value: number | null | undefined): string {
   if (value === null || value === undefined) {
@@ -109,7 +110,26 @@ export function TestsSection(props: { tool: IToolDetails }): JSX.Element {
   );
 }
 
-/** "Save as test": the form's call and what it must give, saved where the tool's cases live. */
+/** Why a call's outcome cannot be saved as a test (null: it can). */
+function nothingToSave(outcome: CallOutcome | null): string | null {
+  switch (outcome?.kind) {
+    case undefined:
+      return 'Run the tool, then save the call and what it gave as a test.';
+    case 'result':
+    case 'validation':
+      return null;
+    case 'cancelled':
+      return 'The call was cancelled: it gave nothing to save.';
+    default:
+      return 'The call did not run: it gave nothing to save.';
+  }
+}
+
+/**
+ * "Save as test": the call that ran (`args`) and what it must give, saved where the tool's
+ * cases live. Only after a run, and only that run's call: its outcome is not offered for
+ * other arguments (a run refused before it reached the tool has none).
+ */
 export function SaveAsTest(props: {
   tool: IToolDetails;
   args: Record<string, unknown>;
@@ -125,6 +145,7 @@ export function SaveAsTest(props: {
     setText(suggestedText);
     setNote(null);
   }, [props.outcome]);
+  const unsaveable = nothingToSave(props.outcome);
 
   const save = async () => {
     setSaving(true);
@@ -143,9 +164,9 @@ export function SaveAsTest(props: {
     <div className="jp-NexusTools-saveTest" aria-label="Save as test">
       <button
         className="jp-mod-styled jp-NexusTools-saveTestButton"
-        disabled={saving}
+        disabled={saving || unsaveable !== null}
         onClick={() => void save()}
-        title="Keep this call and what it must give as a test case of the tool"
+        title={unsaveable ?? `Keep this call (${callCommand(props.tool.name, props.args)}) and what it must give as a test case of the tool`}
       >
         Save as test
       </button>
@@ -153,6 +174,7 @@ export function SaveAsTest(props: {
         className="jp-mod-styled jp-NexusTools-saveTestKind"
         aria-label="What the call must give"
         value={kind}
+        disabled={unsaveable !== null}
         onChange={event => setKind(event.target.value as Kind)}
       >
         {KINDS.map(([value, label]) => (
@@ -161,7 +183,7 @@ export function SaveAsTest(props: {
           </option>
         ))}
       </select>
-      {kind !== 'succeeds' && (
+      {kind !== 'succeeds' && unsaveable === null && (
         <input
           className="jp-mod-styled jp-NexusTools-saveTestValue"
           aria-label="Expected value"
@@ -170,6 +192,7 @@ export function SaveAsTest(props: {
           onChange={event => setText(event.target.value)}
         />
       )}
+      {unsaveable && <div className="jp-NexusTools-muted jp-NexusTools-saveTestWhy">{unsaveable}</div>}
       {note && (
         <div
           className={`jp-NexusTools-notice ${note.ok ? 'jp-NexusTools-notice-ok' : 'jp-NexusTools-notice-error'}`}

@@ -13,8 +13,13 @@ import React from 'react';
 import { callTool, CallOutcome, IToolDetails, IToolResult } from './api';
 import { clearChangedFields, toExtraErrors } from './errors';
 import { TextBlock, ValueView } from './json';
+import { NumberTextField } from './number_field';
+import { unreadableNumbers, withNumberFields } from './numbers';
 import { callCommand, formUiSchema } from './present';
 import { SaveAsTest } from './tool_tests';
+
+// The form's own fields: numbers typed as text (see numbers.ts).
+const FIELDS = { nexusNumber: NumberTextField };
 
 /** How the user answered the approval dialog. */
 type Approval = 'once' | 'always' | null;
@@ -277,12 +282,16 @@ export function TryForm(props: {
   tool: IToolDetails;
   /** Why Run is disabled (policy forbids the call, the tool is gone), or null. */
   blocked?: string | null;
+  /** After each call that reached the server (its call counts changed). */
+  onCalled?: () => void;
 }): JSX.Element {
-  const { tool, blocked } = props;
+  const { tool, blocked, onCalled } = props;
   const [formData, setFormData] = React.useState<Record<string, unknown>>({});
   const [extraErrors, setExtraErrors] = React.useState<ErrorSchema | undefined>();
   const [running, setRunning] = React.useState(false);
   const [outcome, setOutcome] = React.useState<CallOutcome | null>(null);
+  // why Run did not call the server (a number field holds text that is not a number)
+  const [unread, setUnread] = React.useState<string | null>(null);
   // the arguments of the call `outcome` came from: what "Save as test" saves
   const [ranWith, setRanWith] = React.useState<Record<string, unknown>>({});
   const [history, setHistory] = React.useState<IHistoryEntry[]>(
@@ -297,15 +306,31 @@ export function TryForm(props: {
     const { title: _title, description: _description, ...rest } = tool.input_schema ?? {};
     return { type: 'object', properties: {}, ...rest } as any;
   }, [tool.input_schema]);
-  const uiSchema = React.useMemo(() => formUiSchema(tool.input_schema ?? {}), [tool.input_schema]);
+  const uiSchema = React.useMemo(
+    () => withNumberFields(formUiSchema(tool.input_schema ?? {}), tool.input_schema),
+    [tool.input_schema]
+  );
 
   const run = async () => {
+    const args = formData;
+    const unreadable = unreadableNumbers(tool.input_schema, args);
+    setSelected(null);
+    if (unreadable.length) {
+      // Not sent: the server would only say "not a number" too, and nothing ran to save.
+      setExtraErrors(toExtraErrors(unreadable));
+      setOutcome(null);
+      setUnread(
+        unreadable.length === 1
+          ? 'Not run: one value is not a number; see the field above.'
+          : `Not run: ${unreadable.length} values are not numbers; see the fields above.`
+      );
+      return;
+    }
+    setUnread(null);
     const controller = new AbortController();
     abort.current = controller;
-    const args = formData;
     setRunning(true);
     setOutcome(null);
-    setSelected(null);
     try {
       let result = await callTool(tool.name, args, false, controller.signal);
       if (result.kind === 'approval') {
@@ -328,6 +353,9 @@ export function TryForm(props: {
       const entries = [entry, ...(histories.get(tool.name) ?? [])].slice(0, HISTORY_LIMIT);
       histories.set(tool.name, entries);
       setHistory(entries);
+      if (result.kind !== 'cancelled' && !(result.kind === 'error' && !result.status)) {
+        onCalled?.();
+      }
     } finally {
       abort.current = null;
       setRunning(false);
@@ -361,10 +389,12 @@ export function TryForm(props: {
           noHtml5Validate={true}
           showErrorList={false}
           extraErrors={extraErrors}
+          fields={FIELDS}
           onChange={event => {
             const next = (event.formData ?? {}) as Record<string, unknown>;
             setExtraErrors(clearChangedFields(extraErrors, formData, next));
             setFormData(next);
+            setUnread(null);
           }}
           idPrefix={`jp-NexusTools-${tool.name}`}
         />
@@ -394,6 +424,7 @@ export function TryForm(props: {
             setFormData({});
             setExtraErrors(undefined);
             setOutcome(null);
+            setUnread(null);
             setSelected(null);
           }}
         >
@@ -401,8 +432,13 @@ export function TryForm(props: {
         </button>
         <CopyCall name={tool.name} args={formData} />
       </div>
+      {unread && (
+        <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="alert">
+          {unread}
+        </div>
+      )}
       {outcome && <Notice outcome={outcome} />}
-      <SaveAsTest tool={tool} args={outcome ? ranWith : formData} outcome={outcome} />
+      <SaveAsTest tool={tool} args={ranWith} outcome={running ? null : outcome} />
       <History
         entries={history}
         selected={selected}
@@ -415,6 +451,7 @@ export function TryForm(props: {
             entry.outcome.kind === 'validation' ? toExtraErrors(entry.outcome.errors) : undefined
           );
           setOutcome(entry.outcome);
+          setUnread(null);
           setRanWith(entry.args);
           setSelected(entry.id);
         }}

@@ -1,2 +1,3 @@
 import './base.css';
+import './tryform.css';
 import './offers.css';

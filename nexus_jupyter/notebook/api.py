@@ -13,6 +13,7 @@ Every function takes an optional ``registry`` (default: the session registry,
 
 from __future__ import annotations
 
+import html
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -80,7 +81,31 @@ def list_tools(
         _check_source(reg, source)
     entries = reg.entries(source=source, category=category, **filters)
     failed = [] if category or filters else failed_notes(reg, source)
-    return ToolListView(entries, stale=stale_notes(reg), failed=failed)
+    return ToolListView(
+        entries, stale=stale_notes(reg), failed=failed, hint=_empty_hint(reg, bool(entries))
+    )
+
+
+def _empty_hint(reg: Any, listed: bool) -> tuple[str, str]:
+    """What to do when a listing is empty, as (text, HTML): clear the filters when the
+    registry has tools, else how to add one."""
+    from ..render.catalog import add_tools_hint
+
+    if listed:
+        return ("", "")
+    total = len(reg.entries())
+    if total:
+        text = f"No tool matches these filters; `%tool list` shows all {total}."
+        return text, html.escape(text).replace("`%tool list`", "<code>%tool list</code>")
+    folders = tools_folders(reg)
+    return add_tools_hint(folders), add_tools_hint(folders, as_html=True)
+
+
+def tools_folders(reg: Any) -> list[str]:
+    """The tools folders ``reg`` watches, as their source names them (``tools/dynamic``)."""
+    return [
+        s.name.split(":", 1)[1] for s in reg.sources() if s.kind == "directory" and ":" in s.name
+    ]
 
 
 def _check_source(reg: Any, source: str) -> None:

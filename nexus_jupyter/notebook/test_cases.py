@@ -11,8 +11,12 @@ Who writes the metadata:
 - In JupyterLab with the nexus sidebar, the notebook's model is the truth (it may hold unsaved
   edits): the kernel opens a comm (target ``nexus_jupyter.tests``); the extension answers with
   the cases the model holds and, whenever a case is saved here, puts the new list into the
-  model's metadata and saves the notebook. Writing the file behind an open editor's back would
-  make JupyterLab ask "the file changed on disk" at the next save.
+  model's metadata, saves the notebook and answers ``saved``. Writing the file behind an open
+  editor's back would make JupyterLab ask "the file changed on disk" at the next save.
+- A page loaded while the kernel runs (a reload, the notebook opened again) opens a comm of its
+  own to the kernel, and from then on that page keeps the cases: the comm of the old page leads
+  nowhere. A case sent that no page confirms within :data:`FRONTEND_WAIT_S` (once no cell
+  runs) is written into the file by the kernel, so "saved" is never only a claim.
 - Elsewhere (classic Notebook, nbclient, VS Code, no extension) nobody answers the comm; after
   :data:`FRONTEND_WAIT_S` the kernel writes the metadata into the ``.ipynb`` itself (found from
   ``JPY_SESSION_NAME``, which Jupyter sets to the notebook's path, or VS Code's
@@ -28,7 +32,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -99,18 +103,27 @@ def write_notebook_cases(path: Path, cases: list[dict[str, Any]]) -> None:
 
 class NotebookCases:
     """The cases of the session's notebook tools (a
-    :class:`~nexus_jupyter.core.tooltests.stores.CaseStore` for source kind ``notebook``)."""
+    :class:`~nexus_jupyter.core.tooltests.stores.CaseStore` for source kind ``notebook``).
 
-    def __init__(self, path: Path | None, *, on_change: Any = None) -> None:
+    ``problem`` says why the cases saved last are not in the notebook (``None`` once they
+    are); :meth:`on_written` tells a caller (the form's "Save as test") when that is settled.
+    """
+
+    def __init__(
+        self, path: Path | None, *, on_change: Any = None, busy: Callable[[], bool] | None = None
+    ) -> None:
         self.path = path
         self._cases: list[dict[str, Any]] = read_notebook_cases(path) if path else []
         self._lock = threading.RLock()
         self._comm: Any = None
         self._frontend = False  # a frontend answered the comm: it keeps the metadata
-        self._dirty = False  # saved here, not yet written anywhere
+        self._dirty = False  # saved here, not yet written anywhere (nor confirmed written)
         self._timer: threading.Timer | None = None
         self._on_change = on_change  # called with None when the frontend changed the cases
-        self.saved_to = ""
+        # A running cell holds the frontend's answer in the kernel's queue: wait for it.
+        self._busy = busy or (lambda: False)
+        self._waiting: list[Callable[[str | None], Any]] = []
+        self.problem: str | None = None
 
     @property
     def where(self) -> str:
@@ -148,19 +161,53 @@ class NotebookCases:
         with self._lock:
             return [dict(c) for c in self._cases if c.get("tool") == tool]
 
+    @property
+    def pending(self) -> bool:
+        """Cases saved here that no one has written into the notebook yet."""
+        return self._dirty and self.path is not None
+
+    def on_written(self, callback: Callable[[str | None], Any]) -> None:
+        """Call ``callback(problem)`` once the cases saved so far are in the notebook
+        (``problem`` is ``None``) or could not be put there (why); at once if settled."""
+        with self._lock:
+            if self.pending:
+                self._waiting.append(callback)
+                return
+            problem = self.problem
+        callback(problem)
+
     # -- where the list goes ---------------------------------------------------------------
 
     def _persist(self) -> None:
-        if self._frontend and self._comm is not None:
-            self._comm.send({"type": "tests", "tests": self._cases})
-            return
         self._dirty = True
-        if self._comm is None:
+        if self._frontend and self._comm is not None:
+            # The frontend answers "saved" once the notebook is saved; a page that was
+            # reloaded or closed never does, and then the file is written here (_no_answer).
+            self._comm.send({"type": "tests", "tests": self._cases})
+            self._wait_for_answer()
+        elif self._comm is None:
             self._write_file()
-        elif self._timer is None:  # nobody answered yet: give a frontend a moment
-            self._timer = threading.Timer(FRONTEND_WAIT_S, self._no_frontend)
+        else:  # nobody answered yet: give a frontend a moment
+            self._wait_for_answer()
+
+    def _wait_for_answer(self) -> None:
+        if self._timer is None:
+            self._timer = threading.Timer(FRONTEND_WAIT_S, self._no_answer)
             self._timer.daemon = True
             self._timer.start()
+
+    def _no_answer(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._dirty:
+                return
+            if self._busy():
+                self._wait_for_answer()
+                return
+            if self._frontend:
+                log.info("no frontend confirmed the test cases of %s; writing the file", self.path)
+                self._frontend = False  # its page was reloaded or closed
+            self._write_file()
 
     def _write_file(self) -> None:
         with self._lock:
@@ -168,42 +215,81 @@ class NotebookCases:
                 return
             try:
                 write_notebook_cases(self.path, self._cases)
-                self._dirty = False
             except (OSError, ValueError) as exc:
                 log.warning("could not write the test cases into %s: %s", self.path, exc)
+                self._settled(f"The test cases could not be written into {self.path}: {exc}")
+                return
+            self._settled(None)
 
-    def _no_frontend(self) -> None:
+    def _settled(self, problem: str | None) -> None:
         with self._lock:
-            self._timer = None
-            if not self._frontend:
-                self._write_file()
+            self._dirty = False
+            self.problem = problem
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            waiting, self._waiting = self._waiting, []
+        for callback in waiting:
+            try:
+                callback(problem)
+            except Exception:  # a closed widget: the problem stays in .problem
+                log.exception("a test-case listener failed")
 
     # -- the comm with the JupyterLab extension --------------------------------------------
 
     def open_comm(self) -> None:
-        """Offer the cases to a frontend (in a kernel); see the module docstring."""
+        """Offer the cases to a frontend (in a kernel), and take comms that a frontend opens
+        (a reloaded page asks again); see the module docstring."""
         try:
-            from comm import create_comm
+            from comm import create_comm, get_comm_manager
 
+            get_comm_manager().register_target(COMM_TARGET, self._frontend_opened)
             comm = create_comm(target_name=COMM_TARGET, data={"type": "hello"})
         except Exception:  # no comm support here: the file is the place
             log.debug("no comm for test cases", exc_info=True)
             return
-        comm.on_msg(self._on_message)
-        comm.on_close(lambda _msg: self._closed())
-        self._comm = comm
+        self._use(comm)
 
-    def _closed(self) -> None:
+    def _use(self, comm: Any) -> None:
+        comm.on_msg(self._on_message)
+        comm.on_close(lambda _msg: self._closed(comm))
+        # The old page's comm stays registered with the kernel: dropped, it would be closed
+        # when collected, and its close would reach the new page as an unknown comm.
         with self._lock:
+            self._comm = comm
+
+    def _frontend_opened(self, comm: Any, msg: Mapping[str, Any]) -> None:
+        """A frontend opened the comm (a page loaded while this kernel ran): it answers with
+        the cases its notebook holds, and from now on it keeps them."""
+        self._use(comm)
+        self._on_message(msg)
+
+    def _closed(self, comm: Any) -> None:
+        with self._lock:
+            if comm is not self._comm:
+                return  # an older page's comm
             self._comm = None
             self._frontend = False
             self._write_file()
 
     def _on_message(self, msg: Mapping[str, Any]) -> None:
         data = (msg.get("content") or {}).get("data") or {}
-        if not isinstance(data, Mapping) or data.get("type") != "cases":
+        if not isinstance(data, Mapping):
             return
-        theirs = [dict(t) for t in data.get("tests") or [] if isinstance(t, Mapping)]
+        kind = data.get("type")
+        if kind == "saved":
+            self._settled(None)
+        elif kind == "save-failed":
+            self._settled(
+                f"JupyterLab could not save {self.path.name if self.path else 'the notebook'}"
+                f": {data.get('error')}; the cases are in the open notebook, save it by hand."
+            )
+        elif kind == "cases":
+            self._take_cases([dict(t) for t in data.get("tests") or [] if isinstance(t, Mapping)])
+
+    def _take_cases(self, theirs: list[dict[str, Any]]) -> None:
+        """Merge the cases a frontend's notebook holds with the ones saved here; send the
+        frontend what it lacks."""
         with self._lock:
             first = not self._frontend
             self._frontend = True
@@ -211,8 +297,11 @@ class NotebookCases:
             changed = merged != self._cases
             self._cases = merged
             if merged != theirs and self._comm is not None:
+                self._dirty = True
                 self._comm.send({"type": "tests", "tests": merged})
-            self._dirty = False
+                self._wait_for_answer()
+            elif self._dirty:
+                self._settled(None)  # the frontend's notebook already holds every case
         if (changed or first) and self._on_change is not None:
             self._on_change(None)
 
@@ -233,13 +322,27 @@ def attach_notebook_cases(registry: Any, shell: Any = None) -> NotebookCases:
         if existing is not None:
             return existing
         namespace = getattr(shell, "user_ns", None) if shell is not None else None
-        store = NotebookCases(notebook_path(namespace), on_change=registry.tests.cases_changed)
+        store = NotebookCases(
+            notebook_path(namespace),
+            on_change=registry.tests.cases_changed,
+            busy=_cell_running(shell),
+        )
         registry.tests.add_store(store)
         _stores[registry] = store
     if shell is not None and getattr(shell, "kernel", None) is not None:
         store.open_comm()
     registry.tests.watch()
     return store
+
+
+def _cell_running(shell: Any) -> Callable[[], bool]:
+    """Whether a cell of ``shell`` runs now (its kernel answers comms only after it ends)."""
+    running = [False]
+    events = getattr(shell, "events", None)
+    if events is not None:
+        events.register("pre_run_cell", lambda *_: running.__setitem__(0, True))
+        events.register("post_run_cell", lambda *_: running.__setitem__(0, False))
+    return lambda: running[0]
 
 
 def carry_cases_to_file(registry: Any, name: str, tool_file: Path) -> int:

@@ -24,21 +24,27 @@ class ToolListView(list[Any]):
     ``.failed`` says which tool files failed to load (their tools are not listed)."""
 
     def __init__(
-        self, entries: Any = (), stale: dict[str, str] | None = None, failed: Any = ()
+        self,
+        entries: Any = (),
+        stale: dict[str, str] | None = None,
+        failed: Any = (),
+        hint: tuple[str, str] = ("", ""),
     ) -> None:
         super().__init__(entries)
         self.stale = stale or {}
         self.failed: list[str] = list(failed)
+        #: what to do about an empty list, as (text, HTML)
+        self.hint = hint
 
     @property
     def names(self) -> list[str]:
         return [e.name for e in self]
 
     def _repr_html_(self) -> str:
-        return entries_html(list(self), stale=self.stale, failed=self.failed)
+        return entries_html(list(self), stale=self.stale, failed=self.failed, hint=self.hint[1])
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(entries_text(list(self), stale=self.stale, failed=self.failed))
+        p.text(entries_text(list(self), stale=self.stale, failed=self.failed, hint=self.hint[0]))
 
 
 class SearchView(list[Any]):

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..core.tools.tool import Tool
 
 __all__ = [
+    "add_tools_hint",
     "entries_html",
     "entries_text",
     "entry_html",
@@ -76,14 +77,18 @@ def _badge(text: str, color: str) -> str:
     )
 
 
-def tool_badges(tool: Tool, status: str = "ok", *, categories: bool = True) -> str:
-    """HTML badges: source, permission, status (when not ok) and categories."""
+def tool_badges(
+    tool: Tool, status: str = "ok", *, categories: bool = True, ok_badge: bool = True
+) -> str:
+    """HTML badges: source, permission, status (``ok`` only with ``ok_badge``) and
+    categories."""
     spec = tool.spec
     badges = _badge(spec.source or spec.source_kind, "#546e7a")
     if spec.toolset and spec.toolset != spec.source:
         badges += _badge(f"toolset {spec.toolset}", "#00796b")
     badges += _badge(spec.permission, _PERMISSION_COLORS.get(spec.permission, "#555"))
-    badges += _badge(status, "#2e7d32" if status == "ok" else "#b71c1c")
+    if status != "ok" or ok_badge:
+        badges += _badge(status, "#2e7d32" if status == "ok" else "#b71c1c")
     if categories:
         for cat in spec.categories:
             badges += _badge(cat, "#5c6bc0")
@@ -198,15 +203,18 @@ def entries_html(
     title: str | None = None,
     stale: Mapping[str, str] | None = None,
     failed: Sequence[str] = (),
+    hint: str = "",
 ) -> str:
     """A table of entries: name, badges, summary; ``stale`` maps the names of tools whose
-    file failed to reload to their note; ``failed`` notes tool files that failed to load."""
+    file failed to reload to their note; ``failed`` notes tool files that failed to load;
+    ``hint`` (HTML) says what to do when there are no entries."""
     stale = stale or {}
     esc = html.escape
     head = f"<b>{esc(title)}</b> " if title else ""
     head += f"<span style='color:#888'>{len(entries)} tool{'s' if len(entries) != 1 else ''}</span>"
     if not entries:
-        return f"<div class='nexus-tools'>{head}<p><i>no tools</i></p>{_failed_html(failed)}</div>"
+        shown = f"<p class='nexus-empty-hint'>{hint}</p>" if hint else "<p><i>no tools</i></p>"
+        return f"<div class='nexus-tools'>{head}{shown}{_failed_html(failed)}</div>"
     rows = "".join(
         f"<tr><td><code><b>{esc(e.name)}</b></code></td><td>{tool_badges(e.tool, e.status)}</td>"
         f"<td style='text-align:left'>{esc(e.spec.summary)}"
@@ -227,11 +235,14 @@ def entries_text(
     title: str | None = None,
     stale: Mapping[str, str] | None = None,
     failed: Sequence[str] = (),
+    hint: str = "",
 ) -> str:
     stale = stale or {}
     notes = [f"! {note}" for note in failed]
     if not entries:
-        return "\n".join([f"{title + ': ' if title else ''}no tools", *notes])
+        return "\n".join(
+            [f"{title + ': ' if title else ''}no tools", *notes, *([hint] * bool(hint))]
+        )
     width = max(len(e.name) for e in entries)
     lines = [f"{title}: {len(entries)} tools"] if title else []
     for e in entries:
@@ -242,6 +253,25 @@ def entries_text(
         if e.name in stale:
             lines.append(f"{'':<{width}}  ! {stale[e.name]}")
     return "\n".join(lines + notes)
+
+
+def add_tools_hint(folders: Sequence[str] = (), *, as_html: bool = False) -> str:
+    """What to do about an empty registry: the ways to add a tool (``folders``: the tools
+    folders this registry watches)."""
+
+    def code(text: str) -> str:
+        return f"<code>{html.escape(text)}</code>" if as_html else text
+
+    where = (
+        " or ".join(code(f"{f.rstrip('/')}/") for f in folders)
+        if folders
+        else f"a folder you watch ({code('%tool watch DIR')})"
+    )
+    return (
+        f"No tools yet. Add one: put {code('@tool')} (from {code('nexus_jupyter')}) on a "
+        f"function and run its cell, run a cell of functions under {code('%%tool')}, or save "
+        f"a tool file in {where}."
+    )
 
 
 def unserved_text(unserved: Sequence[str]) -> str:

@@ -302,7 +302,8 @@ def test_demo_notebooks_as_rendered(lab: dict[str, str]) -> None:
 @pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 def test_tool_tests_in_the_sidebar_and_the_notebook(lab: dict[str, str]) -> None:
     """Save as test in the sidebar (beside the file) and in a notebook's form (in its
-    metadata); a breaking save turns the badge failed within a second, a fix back.
+    metadata, also after a page reload); a breaking save turns the badge failed within a
+    second, a fix back.
     Screenshots: test-artifacts/tooltests-*.png."""
     shots = [
         "tooltests-sidebar-passed.png",
@@ -311,6 +312,7 @@ def test_tool_tests_in_the_sidebar_and_the_notebook(lab: dict[str, str]) -> None
         "tooltests-sidebar-kernel.png",
         "tooltests-notebook.png",
         "tooltests-notebook-catalog.png",
+        "tooltests-notebook-reloaded.png",
     ]
     stdout, report = _run_spec(lab, "tooltests.spec.mjs", ARTIFACTS / "tooltests.png", shots=shots)
     for step in (
@@ -321,6 +323,7 @@ def test_tool_tests_in_the_sidebar_and_the_notebook(lab: dict[str, str]) -> None
         "the sidebar's This notebook group shows add with its tests passed",
         "both cases are in the notebook file",
         "the %tools catalog in the notebook shows the test badge",
+        "after a page reload, the form saved a case and it is in the notebook file",
         "all steps passed",
     ):
         assert step in stdout, report

@@ -184,6 +184,37 @@ try {
   await page.screenshot({ path: path.join(shots, 'tooltests-notebook.png') });
   await catalog.scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'tooltests-notebook-catalog.png') });
+
+  // A reload while the kernel runs: the kernel's comm led to the page that is gone. The new
+  // page opens its own, so a case saved now still reaches the notebook (it said "saved" and
+  // wrote nothing before).
+  await page.reload();
+  await page.waitForSelector('.jp-Notebook .jp-Cell', { timeout: 60000 });
+  await page.waitForFunction(
+    () => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent ?? ''),
+    null,
+    { timeout: 90000 }
+  );
+  const formAgain = page.locator('.nexus-form').first();
+  await formAgain.waitFor({ timeout: 30000 });
+  await formAgain.scrollIntoViewIfNeeded();
+  const boxes = formAgain.locator('.widget-text input[type="text"]');
+  await boxes.nth(0).fill('1');
+  await boxes.nth(1).fill('2');
+  await formAgain.locator('button:has-text("Run")').click();
+  await formAgain.locator('.nexus-result-output', { hasText: '3' }).waitFor({ timeout: 30000 });
+  const saverAgain = formAgain.locator('.nexus-save-test');
+  await saverAgain.locator('button:has-text("Save as test")').click();
+  await saverAgain.locator(':text("Saved a test of \'add\' (expect 3)")').waitFor({ timeout: 10000 });
+  const afterReload = Date.now() + 15000;
+  while (Date.now() < afterReload) {
+    tests_in_file = await testsInNotebookFile(notebookPath);
+    if (tests_in_file.length === 3) break;
+    await page.waitForTimeout(200); // the new page saves the notebook; poll its file
+  }
+  assert.deepEqual(tests_in_file[2], { tool: 'add', arguments: { a: 1, b: 2 }, expect: 3 });
+  await formAgain.screenshot({ path: path.join(shots, 'tooltests-notebook-reloaded.png') });
+  step('after a page reload, the form saved a case and it is in the notebook file');
   assert.deepEqual(consoleErrors, [], 'errors in the browser console');
   step('all steps passed');
 } catch (error) {

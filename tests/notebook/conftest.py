@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
+import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from nbhelpers import Face
@@ -38,3 +40,14 @@ def shell(registry: Registry) -> InteractiveShell:
 @pytest.fixture(params=["func", "magic"])
 def face(request: pytest.FixtureRequest, shell: InteractiveShell) -> Face:
     return Face(request.param, shell)
+
+
+@pytest.fixture
+def notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The notebook this session runs in (as Jupyter says it: JPY_SESSION_NAME)."""
+    path = tmp_path / "work.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("1 + 1"))
+    nbformat.write(nb, path)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    return path

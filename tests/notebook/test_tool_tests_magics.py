@@ -30,17 +30,6 @@ def add(a: int, b: int) -> int:
 '''
 
 
-@pytest.fixture
-def notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The notebook this session runs in (as Jupyter says it: JPY_SESSION_NAME)."""
-    path = tmp_path / "work.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells.append(nbformat.v4.new_code_cell("1 + 1"))
-    nbformat.write(nb, path)
-    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
-    return path
-
-
 def metadata_cases(path: Path) -> list[dict]:
     return nbformat.read(path, as_version=4).metadata.get("nexus_jupyter", {}).get("tests", [])
 

@@ -13,7 +13,13 @@ import ipywidgets as W
 
 from ...core.registry.file_health import broken_files, stale_tools
 from ...core.tools.spec import PERMISSIONS
-from ...render.catalog import entry_html, stale_badge, tool_badges, unserved_text
+from ...render.catalog import (
+    add_tools_hint,
+    entry_html,
+    stale_badge,
+    tool_badges,
+    unserved_text,
+)
 from ...render.tool_tests import stats_line, test_badge, test_status_html
 
 __all__ = ["Catalog"]
@@ -57,9 +63,12 @@ def _heading(title: str, count: int) -> W.HTML:
 
 #: ipywidgets wraps an HTML widget's text in a flex item that grows to fit it, so a row's
 #: summary was cut at the column's edge mid-word; letting that item shrink makes it end in "…".
+#: A row is the name and its badges, with the summary on a line of its own under them: beside
+#: them it had what the badges left of the column (often a few words).
 _ROW_STYLE = (
     "<style>.nexus-catalog-row .widget-html-content{min-width:0;overflow:hidden;"
-    "flex:1 1 auto}</style>"
+    "flex:1 1 auto}.nexus-catalog-row .nexus-catalog-summary-line{flex:1 0 100%;"
+    "margin:-4px 0 2px 6px}</style>"
 )
 
 
@@ -91,7 +100,7 @@ class Catalog(W.VBox):
         # of shrinking to fit the box, which squashed 64 rows into slivers.
         self.rows = W.VBox(
             layout=W.Layout(
-                max_height="420px", overflow_y="auto", width="50%", flex_flow="column nowrap"
+                max_height="460px", overflow_y="auto", width="58%", flex_flow="column nowrap"
             )
         )
         self.rows.add_class("nexus-catalog-rows")
@@ -111,6 +120,7 @@ class Catalog(W.VBox):
         # redraws from the kernel's: one at a time, each reading the controls when it starts
         # (an ungrouped redraw begun before "group by" was chosen could otherwise land last).
         self._drawing = threading.RLock()
+        self._holding = False  # several controls change at once: redraw after the last
         for control in (
             self.search,
             self.source_filter,
@@ -132,7 +142,9 @@ class Catalog(W.VBox):
             ],
             layout=W.Layout(flex_flow="row wrap"),
         )
-        right = W.VBox([self.details, self.try_button], layout=W.Layout(width="50%"))
+        right = W.VBox(
+            [self.details, self.try_button], layout=W.Layout(width="42%", padding="0 0 0 8px")
+        )
         super().__init__(
             [
                 W.HTML(_ROW_STYLE),
@@ -144,6 +156,13 @@ class Catalog(W.VBox):
         )
         self.add_class("nexus-catalog")
         self._unsubscribe = registry.subscribe(self._on_change)
+        # A call counts in the selected tool's "calls:" line: redraw it after each one the
+        # notebook makes (a form anywhere, %tool call), as the form opened here does too.
+        self._unfollow_calls = (
+            history.subscribe(lambda _record: self.refresh_details())
+            if history is not None
+            else None
+        )
         self.refresh()
 
     # -- what matches ---------------------------------------------------------------------
@@ -199,8 +218,16 @@ class Catalog(W.VBox):
 
     def refresh(self) -> None:
         """Redraw the rows (and the details of the selected tool)."""
+        if self._holding:
+            return
         with self._drawing:
             self._redraw()
+
+    def refresh_details(self) -> None:
+        """Redraw the details of the selected tool (its calls after a call)."""
+        with self._drawing:
+            if self.selected is not None:
+                self.select(self.selected, quiet=True)
 
     def _redraw(self) -> None:
         self._update_filter_options()
@@ -215,7 +242,7 @@ class Catalog(W.VBox):
                 rows.append(_heading(heading, len(members)))
                 self.groups.append(heading)
             rows.extend(self._row(entry) for entry in members)
-        self.rows.children = rows
+        self.rows.children = rows or [self._empty_hint()]
         more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
         spelled, unserved = self._read_as  # how the search of matches() read the query
         if unserved:
@@ -232,32 +259,81 @@ class Catalog(W.VBox):
             self.select(self.selected, quiet=True)
 
     def _row(self, entry: Any) -> W.HBox:
-        """One tool: its name (a button that selects it), badges and first line."""
+        """One tool: its name (a button that selects it) and badges, and under them its
+        summary across the whole column."""
         button = W.Button(
             description=entry.name,
             tooltip=entry.spec.summary,
-            layout=W.Layout(width="auto", min_width="140px", flex="0 0 auto"),
+            layout=W.Layout(width="auto", min_width="120px", flex="0 0 auto"),
         )
         button.on_click(lambda b: self.select(b.description))
-        badges = tool_badges(entry.tool, entry.status, categories=False)
+        badges = tool_badges(entry.tool, entry.status, categories=False, ok_badge=False)
         if entry.name in self.stale:
             badges += stale_badge(self.stale[entry.name])
         badges += self._test_badge(entry.name)
-        summary = html.escape(entry.spec.summary)
-        # One line per row: a long summary ends in "…" (the whole text is its tooltip)
-        # rather than running into the rows below.
+        one_line = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis"
         label = W.HTML(
-            f"<div class='nexus-catalog-summary' title='{summary}' style='white-space:nowrap;"
-            f"overflow:hidden;text-overflow:ellipsis'>{badges}"
-            f"<span style='color:var(--jp-ui-font-color1, #444)'>{summary}</span></div>",
+            f"<div class='nexus-catalog-badges' style='{one_line}'>{badges}</div>",
             layout=W.Layout(flex="1 1 auto", min_width="0", overflow="hidden"),
         )
+        summary = html.escape(entry.spec.summary)
+        # One line: a long summary ends in "…" (the whole text is its tooltip) rather than
+        # running into the rows below.
+        line = W.HTML(
+            f"<div class='nexus-catalog-summary' title='{summary}' style='{one_line};"
+            f"color:var(--jp-ui-font-color1, #444)'>{summary or '<i>no description</i>'}</div>",
+            layout=W.Layout(min_width="0", overflow="hidden"),
+        )
+        line.add_class("nexus-catalog-summary-line")
         row = W.HBox(
-            [button, label],
-            layout=W.Layout(flex="0 0 auto", min_height="30px", align_items="center"),
+            [button, label, line],
+            layout=W.Layout(
+                flex="0 0 auto", min_height="30px", align_items="center", flex_flow="row wrap"
+            ),
         )
         row.add_class("nexus-catalog-row")
         return row
+
+    def _empty_hint(self) -> W.Widget:
+        """Shown instead of rows: clear the search and filters, or how to add a tool."""
+        from ..api import tools_folders
+
+        searched, filtered = bool(self.search.value.strip()), bool(self.filters())
+        total = len(self.registry.entries()) if searched or filtered else 0
+        if total:
+            what = " and ".join(
+                w for w, on in (("the search", searched), ("the filters", filtered)) if on
+            )
+            text = W.HTML(f"<i>No tool matches {what} ({total} tools in all).</i>")
+            clear = W.Button(
+                description=f"Clear {what}", icon="times", layout=W.Layout(width="auto")
+            )
+            clear.on_click(lambda _: self.clear_filters())
+            box = W.VBox([text, clear], layout=W.Layout(align_items="flex-start"))
+        else:
+            box = W.VBox(
+                [W.HTML(add_tools_hint(tools_folders(self.registry), as_html=True))],
+                layout=W.Layout(padding="4px"),
+            )
+        box.add_class("nexus-catalog-empty")
+        return box
+
+    def clear_filters(self) -> None:
+        """Empty the search box and set every filter back to "any"."""
+        self._holding = True  # one redraw at the end, not one per control
+        try:
+            for control in (
+                self.source_filter,
+                self.toolset_filter,
+                self.permission_filter,
+                self.category_filter,
+                self.status_filter,
+            ):
+                control.value = ANY
+            self.search.value = ""
+        finally:
+            self._holding = False
+        self.refresh()
 
     def select(self, name: str, *, quiet: bool = False) -> None:
         """Show ``name`` in the details pane."""
@@ -286,7 +362,12 @@ class Catalog(W.VBox):
 
         if self.form is not None:
             self.form.close()
-        self.form = ToolForm(self.registry.get(self.selected), self.registry, history=self.history)
+        self.form = ToolForm(
+            self.registry.get(self.selected),
+            self.registry,
+            history=self.history,
+            on_called=self.refresh_details,
+        )
         self.form_area.children = [self.form]
         return self.form
 
@@ -314,6 +395,9 @@ class Catalog(W.VBox):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unfollow_calls is not None:
+            self._unfollow_calls()
+            self._unfollow_calls = None
         if self.form is not None:
             self.form.close()
         super().close()

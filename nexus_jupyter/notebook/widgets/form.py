@@ -8,7 +8,7 @@ and this tool's call history with replay.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import ipywidgets as W
@@ -29,8 +29,16 @@ class ToolForm(W.VBox):
     """A form for one tool. ``fields`` is the root field (an object field), ``result`` the
     :class:`ResultPane`, ``history_panel`` the calls of this tool."""
 
-    def __init__(self, tool: Any, registry: Any, *, history: Any = None) -> None:
+    def __init__(
+        self,
+        tool: Any,
+        registry: Any,
+        *,
+        history: Any = None,
+        on_called: Callable[[], Any] | None = None,
+    ) -> None:
         self.tool, self.registry, self.history = tool, registry, history
+        self.on_called = on_called  # after each call that ran or was refused (the catalog)
         spec = tool.spec
         self.header = W.HTML(
             f"<b style='font-size:110%'>{_esc(spec.name)}</b> {tool_badges(tool, categories=False)}"
@@ -45,6 +53,7 @@ class ToolForm(W.VBox):
             tooltips=["Fill in fields", "Edit the arguments as JSON"],
         )
         self.mode.observe(self._switch_mode, names="value")
+        self._switching = False  # putting the toggle back after a switch that could not be
         self.form_error = W.HTML("")
         self.run_button = W.Button(description="Run", icon="play", button_style="primary")
         self.run_button.on_click(lambda _: self.run())
@@ -91,7 +100,9 @@ class ToolForm(W.VBox):
         return value if isinstance(value, dict) else {}
 
     def set_arguments(self, arguments: dict[str, Any]) -> None:
-        """Fill the form (and the JSON box) with ``arguments``."""
+        """Fill the form (and the JSON box) with ``arguments``: exactly these, the fields
+        they leave out back to empty (or their default)."""
+        self.fields.reset()
         self.fields.set(arguments)
         self.raw.value = json.dumps(arguments, indent=2, default=str)
 
@@ -115,24 +126,70 @@ class ToolForm(W.VBox):
             return None
 
     def update_command(self) -> None:
-        command = self.call_command()
+        try:
+            arguments: dict[str, Any] | None = self.arguments()
+        except FieldInputError:
+            arguments = None
+        command = None if arguments is None else call_command(self.tool.spec.name, arguments)
         self.command.value = "" if command is None else copy_command_html(command)
+        self.saver.follow_form(arguments)
 
     def _switch_mode(self, change: Any) -> None:
+        """Carry the arguments over to the other view, so both show the same call. A switch
+        that would lose something (a value the fields cannot read, JSON that does not parse,
+        a key the form has no field for) stays where it is and says why."""
+        if self._switching:
+            return
         self.clear_errors()
-        if change["new"] == "JSON":
+        switched = self._to_json() if change["new"] == "JSON" else self._to_form()
+        if not switched:
+            self._switching = True
             try:
-                self.raw.value = json.dumps(self.fields.get(), indent=2, default=str)
-            except FieldInputError as exc:
-                self.raw.value = "{}"
-                self.show_errors([FieldError(exc.loc, str(exc))])
-            self.fields.widget.layout.display, self.raw.layout.display = "none", None
-        else:
-            try:
-                self.fields.set(json.loads(self.raw.value or "{}"))
-            except ValueError as exc:
-                self.form_error.value = _error_html(f"could not read the JSON: {exc}")
-            self.fields.widget.layout.display, self.raw.layout.display = None, "none"
+                self.mode.value = change["old"]
+            finally:
+                self._switching = False
+            return
+        json_mode = self.mode.value == "JSON"
+        self.fields.widget.layout.display = "none" if json_mode else None
+        self.raw.layout.display = None if json_mode else "none"
+
+    def _to_json(self) -> bool:
+        try:
+            value = self.fields.get()
+        except FieldInputError as exc:
+            field_at(self.fields, tuple(exc.loc)).set_error(str(exc))
+            self.form_error.value = _error_html(
+                "Fix the field marked above to switch to JSON (the JSON would lose it)."
+            )
+            return False
+        self.raw.value = json.dumps(value if isinstance(value, dict) else {}, indent=2, default=str)
+        return True
+
+    def _to_form(self) -> bool:
+        try:
+            value = json.loads(self.raw.value or "{}")
+        except ValueError as exc:
+            self.form_error.value = _error_html(f"could not read the JSON: {exc}")
+            return False
+        if not isinstance(value, dict):
+            self.form_error.value = _error_html(
+                f"the arguments must be a JSON object, got {value!r}; fix them to use the form"
+            )
+            return False
+        unknown = [k for k in value if k not in _properties(self.tool.spec.input_schema)]
+        if unknown and _properties(self.tool.spec.input_schema):
+            self.form_error.value = _error_html(
+                f"the form has no field for {', '.join(map(repr, unknown))}; remove "
+                f"{'it' if len(unknown) == 1 else 'them'} from the JSON to use the form"
+            )
+            return False
+        self.fields.reset()
+        self.fields.set(value)
+        try:
+            self.fields.get()  # a value the fields hold but cannot read: show it at its field
+        except FieldInputError as exc:
+            self.show_errors([FieldError(exc.loc, str(exc))])
+        return True
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -163,27 +220,46 @@ class ToolForm(W.VBox):
         except FieldInputError as exc:
             self.show_errors([FieldError(exc.loc, str(exc))])
             self.result.show_refused()
+            self.saver.withdraw("Not run, so nothing to save: fix the field marked above.")
             return None
         tool = self.registry.find(self.tool.spec.name) or self.tool
         try:
             tool.validate(arguments)
         except ToolValidationError as exc:
-            self._invalid(exc)
+            self._invalid(exc, arguments)
+            self._called()
             return None
+        self.saver.withdraw()  # the last run's outcome is not this one's
         return self.result.start(
             self.registry,
             tool.spec.name,
             arguments,
             history=self.history,
             request=RequestInfo(caller=NOTEBOOK_CALLER),
-            on_invalid=self._invalid,
-            on_done=lambda: self.saver.prefill(self.result.result, self.result.error),
+            on_invalid=lambda exc: self._invalid(exc, arguments),
+            on_done=lambda: self._ended(arguments),
         )
 
-    def _invalid(self, error: ToolValidationError) -> None:
+    def _invalid(self, error: ToolValidationError, arguments: dict[str, Any]) -> None:
         self.show_errors(error.errors)
         self.result.show_refused()  # not the last run's result under the new errors
-        self.saver.prefill(error=str(error))
+        self.saver.offer(arguments, error=str(error))  # a test that these are refused
+
+    def _ended(self, arguments: dict[str, Any]) -> None:
+        """A call ended (on the registry's loop): offer it to "Save as test"."""
+        outcome = self.result.outcome
+        if outcome == "cancelled":
+            self.saver.withdraw("The call was cancelled: it gave nothing to save.")
+        elif outcome != "refused":  # a refusal was offered by _invalid
+            self.saver.offer(arguments, self.result.result, self.result.error)
+        self._called()
+
+    def _called(self) -> None:
+        if self.on_called is not None:
+            try:
+                self.on_called()
+            except Exception as exc:  # the call itself is done: say what failed, carry on
+                self.notice.value = _error_html(f"after the call: {type(exc).__name__}: {exc}")
 
     def replay(self, arguments: dict[str, Any]) -> Any:
         """Fill the form with past ``arguments`` and run again."""
@@ -251,6 +327,11 @@ def copy_command_html(command: str) -> str:
         "<code style='white-space:nowrap;overflow:hidden;text-overflow:ellipsis;"
         f"user-select:all' title='{shown}'>{shown}</code></span>"
     )
+
+
+def _properties(schema: Any) -> Mapping[str, Any]:
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    return props if isinstance(props, Mapping) else {}
 
 
 def _error_html(message: str) -> str:

@@ -112,11 +112,15 @@ class OptionalField(Field):
         return self.inner.get()
 
     def set(self, value: Any) -> None:
-        if value is None and self.send_null:
+        if value is None:  # null: unset (sent as null where required, else left out)
             self.use.value = False
             return
         self.inner.set(value)
         self.use.value = True
+
+    def reset(self) -> None:
+        self.inner.reset()  # which ticks "set" (an edit of the inner field): untick after
+        self.use.value = False
 
     def children(self) -> list[Field]:
         return [self.inner]
@@ -169,10 +173,16 @@ class ObjectField(_Container):
         return out
 
     def set(self, value: Any) -> None:
+        """Set the properties ``value`` names (the others keep theirs; :meth:`reset` first
+        for exactly ``value``)."""
         if isinstance(value, Mapping):
             for key, item in value.items():
                 if key in self.fields:
                     self.fields[key].set(item)
+
+    def reset(self) -> None:
+        for field in self.fields.values():
+            field.reset()
 
     def children(self) -> list[Field]:
         return list(self.fields.values())
@@ -241,6 +251,16 @@ class ArrayField(_Container):
     def get(self) -> Any:
         return [v for v in (f.get() for f in self.items) if v is not UNSET]
 
+    def reset(self) -> None:
+        if self.fixed:
+            for field in self.items:
+                field.reset()
+            return
+        self.items = []
+        for _ in range(int(self.schema.get("minItems") or 0)):
+            self.add_item()
+        self._redraw()
+
     def set(self, value: Any) -> None:
         if not isinstance(value, list):
             return
@@ -296,6 +316,10 @@ class UnionField(_Container):
                 self.chooser.value = i
                 self.current().set(value)
                 return
+
+    def reset(self) -> None:
+        self.chooser.value = 0
+        self.current().reset()
 
     def children(self) -> list[Field]:
         return [self.current()]

@@ -42,6 +42,8 @@ class FieldInputError(ValueError):
 class Field:
     """A labelled control for one value at ``loc``, with help text and an error line."""
 
+    blank: Any = ""  # the control's value when nothing is given
+
     def __init__(self, schema: Mapping[str, Any], loc: Loc, label: str) -> None:
         self.schema = schema
         self.loc = loc
@@ -70,6 +72,12 @@ class Field:
 
     def children(self) -> list[Field]:
         return []
+
+    def reset(self) -> None:
+        """Back to how it was built: empty, or the schema's default (a value the arguments
+        being shown leave out)."""
+        self.control.value = self.blank
+        self.prefill()
 
     # shared ---------------------------------------------------------------------------
     def set_error(self, message: str | None) -> None:
@@ -211,6 +219,8 @@ class IntegerField(NumberField):
 
 
 class BooleanField(Field):
+    blank = False
+
     def build(self) -> W.Widget:
         return W.Checkbox(value=False, indent=False)
 
@@ -223,6 +233,8 @@ class EnumField(Field):
     (:meth:`allow_unset`) the first choice is "default (X)": left there, the value is not sent
     and the tool's default applies."""
 
+    unset_allowed = False
+
     def build(self) -> W.Widget:
         self.choices = list(self.schema["enum"])
         labels = [_choice_label(c) for c in self.choices]
@@ -233,6 +245,12 @@ class EnumField(Field):
         shown = "default" if default is UNSET else f"default ({_choice_label(default)})"
         self.control.options = [(shown, -1), *self.control.options]
         self.control.value = -1
+        self.unset_allowed = True
+
+    def reset(self) -> None:
+        self.control.value = -1 if self.unset_allowed else 0
+        if not self.unset_allowed:
+            self.prefill()
 
     def get(self) -> Any:
         return UNSET if self.control.value == -1 else self.choices[self.control.value]
@@ -254,6 +272,9 @@ class ConstField(Field):
         return self.schema["const"]
 
     def set(self, value: Any) -> None:
+        pass
+
+    def reset(self) -> None:
         pass
 
     def on_change(self, callback: Callable[[], Any]) -> None:

@@ -56,6 +56,9 @@ class ResultPane(W.VBox):
         self.output.add_class("nexus-result-output")
         self.result: Any = None
         self.error: str | None = None
+        #: how the last call ended: "" (none yet), "running", "result", "error", "refused"
+        #: (its arguments were invalid) or "cancelled"
+        self.outcome = ""
         self._token: CancellationToken | None = None
         self._future: concurrent.futures.Future[Any] | None = None
         self._done = threading.Event()
@@ -99,6 +102,7 @@ class ResultPane(W.VBox):
         done = threading.Event()
         self._token, self._done = token, done
         self.result, self.error = None, None
+        self.outcome = "running"
         self.output.children = []
         self.progress.layout.display = "none"
         self.progress_row.layout.display = "none"
@@ -172,6 +176,7 @@ class ResultPane(W.VBox):
         self.approval_area.children = []
         if future.cancelled():
             self.show_error("the call was cancelled", "CancelledError")
+            self.outcome = "cancelled"
             return
         exc = future.exception()
         if isinstance(exc, ToolValidationError) and on_invalid is not None:
@@ -194,6 +199,7 @@ class ResultPane(W.VBox):
         to the fields): the last result is cleared, so it cannot be read as this one's."""
         self.result = None
         self.error = None
+        self.outcome = "refused"
         self.status.value = (
             "<span style='color:#c62828'>not run: an argument is invalid; "
             "see the field above</span>"
@@ -209,6 +215,7 @@ class ResultPane(W.VBox):
     ) -> None:
         """Show a failure; ``trace`` is the traceback of the tool's own code."""
         self.error = message
+        self.outcome = "cancelled" if kind == "CancelledError" else "error"
         took = f" after {_duration(duration)}" if duration is not None else ""
         self.status.value = f"<span style='color:#c62828'><b>{html.escape(kind)}</b>{took}</span>"
         if trace is None:
@@ -220,6 +227,7 @@ class ResultPane(W.VBox):
     def show_result(self, result: Any) -> None:
         """Show a :class:`~nexus_jupyter.core.tools.result.ToolResult` (secrets masked)."""
         self.result = result
+        self.outcome = "result"
         result = result.redacted()
         if result.is_error:
             self.show_error(
