@@ -91,3 +91,45 @@ def test_a_stricter_threshold_keeps_only_hits_at_or_above_it(mode: str) -> None:
         assert DEFAULT_THRESHOLDS[reg.search_index.mode] > 0
     finally:
         reg.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_query_of_letters_search_cannot_read_returns_no_hit(mode: str) -> None:
+    """No tool has the words, no dictionary, service list or abbreviation list does, and the
+    sentence model has none whole: its similarity to such letters is noise, so nothing is
+    confident (hybrid offered multiply for "zzzqqqxx" and jira_search for "xqzv" before)."""
+    from nexus_jupyter.core.tools.tool import Tool
+
+    _skip_without_semantic(mode)
+    reg = Registry(search=mode)
+    for name, description in [
+        ("greet", "Greet someone (asks for approval: see nex.yaml)."),
+        ("multiply", "Multiply two integers."),
+        ("search_traces", "Search for traces using TraceQL queries."),
+        ("press_key", "Press a key on the keyboard."),
+        ("jira_search", "Search Jira issues using JQL (Jira Query Language)."),
+    ]:
+        reg.add(Tool.from_schema(name, description, {"type": "object"}, lambda args: None))
+    try:
+        for letters in ("zzzqqqxx", "xqzv", "qqqq zzzz"):
+            assert reg.search(letters) == [], letters
+        # one word search can read is enough for a fitting tool to stay
+        assert [h.name for h in reg.search("zzzqqqxx multiply")][:1] == ["multiply"]
+    finally:
+        reg.close()
+
+
+def test_a_word_the_model_knows_whole_is_read() -> None:
+    """The gate looks at words, not at whether the catalogue has them: a word the sentence
+    model has as one word piece keeps the query readable even in an empty catalogue."""
+    from nexus_jupyter.core.search.fts import KeywordEngine
+    from nexus_jupyter.core.search.spelling import QuerySpelling
+    from nexus_jupyter.core.search.vocabulary import default_vocabulary
+
+    engine = KeywordEngine()
+    spelling = QuerySpelling(engine, default_vocabulary())
+    knows = {"berlin"}.__contains__
+    assert spelling.reads_a_word(["berlin"], knows)
+    assert spelling.reads_a_word(["zzzq", "weather"], knows)  # an English word
+    assert spelling.reads_a_word(["pr"], knows)  # an abbreviation search expands
+    assert not spelling.reads_a_word(["zzzq", "xqzv"], knows)

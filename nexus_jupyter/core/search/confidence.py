@@ -36,6 +36,7 @@ __all__ = [
     "INTENT_PENALTY",
     "MARGINS",
     "SERVICE_PENALTY",
+    "UNREAD_PENALTY",
     "Candidate",
     "confident",
     "scored_down",
@@ -53,6 +54,11 @@ MARGINS: dict[str, float] = {"keyword": 0.5, "hybrid": 4.0}
 #: Confidence taken off every candidate of a query that names a service no tool mentions: a
 #: hit then needs 0.3 keyword coverage or 0.45 cosine with the default thresholds.
 SERVICE_PENALTY: dict[str, float] = {"keyword": 0.2, "hybrid": 0.25}
+#: Confidence taken off every candidate of a query none of whose words search can read: no
+#: tool contains one, none is an English word nor a service or abbreviation it knows, and the
+#: sentence model has none as a word of its own ("zzzqqqxx", "xqzv"). The model's similarity
+#: to such letters is noise, so a hit needs what a named service needs.
+UNREAD_PENALTY: dict[str, float] = SERVICE_PENALTY
 #: Confidence taken off a tool that only reads when the query asks to change something, and
 #: off one that writes when the query asks to look (the ``intent`` signal, :mod:`.intent`):
 #: it cannot do what is asked unless the query's verb misleads. On the toolret dev queries

@@ -111,6 +111,12 @@ class DenseIndex:
             self._model = shared_model(self._model_path, self._precision)
         return self._model
 
+    def knows_word(self, word: str) -> bool:
+        """Whether the model's vocabulary holds ``word`` whole (one word piece): the model
+        has seen it as a word, not only as the letters of something else."""
+        tokenizer = getattr(self.model, "tokenizer", None)
+        return tokenizer is not None and tokenizer.token_to_id(word) is not None
+
     def upsert(self, name: str, texts: str | tuple[str, ...]) -> None:
         views = (texts,) if isinstance(texts, str) else tuple(texts)
         if self._texts.get(name) == views and name not in self._pending:

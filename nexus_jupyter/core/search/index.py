@@ -75,6 +75,7 @@ from .confidence import (
     INTENT_PENALTY,
     MARGINS,
     SERVICE_PENALTY,
+    UNREAD_PENALTY,
     Candidate,
     confident,
     scored_down,
@@ -104,6 +105,17 @@ from .text import (
     terms,
 )
 from .vocabulary import Vocabulary, default_vocabulary
+from .weights import (
+    ACTION_WEIGHT,
+    CLOSE_WAIT_S,
+    FEEDBACK_POOL,
+    FUSION_POOL,
+    INTENT_WEIGHT,
+    LENGTH_PRIOR,
+    NAME_BONUS,
+    POOL,
+    SLOT_WEIGHT,
+)
 
 if TYPE_CHECKING:
     from .dense import DenseIndex
@@ -118,34 +130,6 @@ __all__ = [
     "make_filter",
     "semantic_missing",
 ]
-
-_POOL = 20  # keyword candidates re-scored with the name bonus and checked for confidence
-# (10, 20, 30 and 50 gave identical toolret figures; fewer rows are cheaper to rank).
-# Candidates from each ranking before fusion; a tool outside the keyword pool counts as no
-# keyword match, so a wider pool lets more good keyword evidence in (toolret MRR +0.006 from
-# 50 to 100; hybrid queries are dominated by the embedding anyway).
-_FUSION_POOL = 100
-# Tools ranked by the feedback words: 50 and 100 gave identical figures on both dev query
-# sets (20 lost one dev query at rank 1), and a shorter top-k is cheaper at 10,000 tools.
-_FEEDBACK_POOL = 50
-#: How long closing waits for the warm-up's current chunk of embeddings.
-CLOSE_WAIT_S = 3.0
-NAME_BONUS = 0.3  # added to relative BM25 when the query contains every word of a tool's name
-# How well a tool fits the request, added to the relative keyword score and to the fused
-# hybrid score: the share of the query's argument values it has parameters for
-# (:mod:`.slots`), +1/-1 when query and tool agree/disagree on read or write, and +1
-# when they name the same kind of change (create, change or delete: :mod:`.intent`),
-# each times its weight per mode.
-SLOT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
-# Terms added to every tool's length in BM25's length normalisation (:class:`.fts.KeywordEngine`):
-# FTS5 fixes b at 0.75, which held short descriptions too strongly against long ones. Chosen on
-# the two dev query sets (``benchmarks/search_cv.py``, pooled 190 servable): keyword recall@1
-# 0.638 -> 0.678 and MRR 0.724 -> 0.746 at 10, 0.678 / 0.745 at 20 and 0.667 / 0.739 at 30
-# (recall@5 0.846 -> 0.848-0.853); each half of each set gained or held. Hybrid mode keeps
-# plain BM25: its fusion weights were set on it, and 10 there cost 2 points of dev recall@1.
-LENGTH_PRIOR = {"keyword": 10, "hybrid": 0}
-INTENT_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
-ACTION_WEIGHT = {"keyword": 0.2, "hybrid": 0.75}
 
 
 _fallback_said = False  # ``auto`` says once per process when it falls back to keyword
@@ -345,6 +329,9 @@ class SearchIndex:
             ranked = [c for c in ranked if c.name not in exact]
             if unserved:
                 ranked = scored_down(ranked, SERVICE_PENALTY[self.mode])
+            # (a keyword candidate has a word some tool contains: only hybrid can lack one)
+            if ranked and self._dense is not None and not self._reads(spelled):
+                ranked = scored_down(ranked, UNREAD_PENALTY[self.mode])
             intent = query_intent(spelled, self.vocabulary.verbs) if self.signals.intent else 0
             if intent:
                 fit = self._fit
@@ -387,6 +374,12 @@ class SearchIndex:
             for name in mentioned_services(query, self.vocabulary)
             if not self._keyword.has_phrase(terms(name))
         ]
+
+    def _reads(self, query: str) -> bool:
+        """Whether search can read a word of ``query`` (:meth:`.QuerySpelling.reads_a_word`)."""
+        dense = self._dense
+        knows = dense.knows_word if dense is not None else (lambda _word: False)
+        return self._spelling.reads_a_word(self._query_terms(query), knows)
 
     def _exact(self, query: str, keep: Callable[[ToolSpec], bool] | None) -> list[str]:
         q = query.strip()
@@ -435,9 +428,9 @@ class SearchIndex:
         the tool's fields contain."""
         q_terms = self._query_terms(query)
         ranking = self._with_fit(
-            query, self._keyword_ranking(q_terms, max(_POOL, limit), keep), "keyword"
+            query, self._keyword_ranking(q_terms, max(POOL, limit), keep), "keyword"
         )
-        ranking = ranking[: max(_POOL, limit)]
+        ranking = ranking[: max(POOL, limit)]
         coverage = self._keyword.coverage([name for name, _ in ranking], self._keyword.idf(q_terms))
         return [Candidate(name, score, *coverage.get(name, (0.0, ()))) for name, score in ranking]
 
@@ -453,7 +446,7 @@ class SearchIndex:
         from .dense import SPLIT_AT, side_thread  # numpy: hybrid mode only
 
         assert self._dense is not None
-        pool = max(_FUSION_POOL, limit)
+        pool = max(FUSION_POOL, limit)
         q_terms = self._query_terms(query)
         bare = " ".join(without_values(query).split())
         has_values = bool(bare) and bare != " ".join(query.split())
@@ -480,7 +473,7 @@ class SearchIndex:
         if keyword is None:
             keyword = self._keyword_ranking(q_terms, pool, keep)
         seeds = [name for name, _ in dense[:FEEDBACK_DOCS]]
-        feedback = self._feedback(q_terms, seeds, max(_FEEDBACK_POOL, limit), keep)
+        feedback = self._feedback(q_terms, seeds, max(FEEDBACK_POOL, limit), keep)
         cosine = dict(dense)
         slots = self._dense.slots
         for name, _ in keyword + feedback:
@@ -490,7 +483,7 @@ class SearchIndex:
         for name, score in feedback:
             fused[name] = fused.get(name, 0.0) + FEEDBACK_WEIGHT * score
         fused = dict(self._with_fit(query, list(fused.items()), "hybrid"))
-        best_names = sorted(fused, key=lambda n: (-fused[n], n))[: max(_POOL, limit)]
+        best_names = sorted(fused, key=lambda n: (-fused[n], n))[: max(POOL, limit)]
         coverage = self._keyword.coverage(best_names, self._keyword.idf(q_terms))
         request = self._dense.cosines(bare, best_names) if has_values else {}
         in_dense = {name for name, _ in dense}

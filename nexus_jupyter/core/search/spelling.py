@@ -195,6 +195,21 @@ class QuerySpelling:
             query, lambda part: speller.corrected(part, lambda w: w.lower() in short), names=True
         )
 
+    def reads_a_word(self, words: list[str], model_knows: Callable[[str], bool]) -> bool:
+        """Whether search can read some of ``words`` (a query's terms): a term some tool
+        contains, an English word, an abbreviation or service name it knows, or a word the
+        sentence model knows whole (``model_knows``). A query of none is letters only."""
+        if not words or any(self._keyword.doc_freq(words).values()):
+            return True
+        vocabulary = self._vocabulary
+        return any(
+            w in english_words()
+            or w in vocabulary.abbreviations
+            or w in vocabulary.services
+            or model_knows(w)
+            for w in words
+        )
+
     def _current(self) -> Speller:
         generation = self._keyword.generation
         if self._speller is None or self._speller[0] != generation:
