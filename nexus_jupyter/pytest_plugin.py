@@ -17,9 +17,10 @@ case::
 A case runs through ``Registry.default()`` of the root (the tools folder loaded once, MCP
 servers connected), the same call path as ``nexus-tools test``: a failed or errored case
 fails its item with the first difference; a case that needs an approval or a credential is
-skipped with the reason (``--nexus-tools-yes`` approves). A case file that cannot be read is a
-collection error naming the file, case, line and key. ``pytest --junitxml`` reports them like
-any other test.
+skipped with the reason (``--nexus-tools-yes`` approves). A malformed case is an item of its
+own that fails with what is wrong (file, case, line and key) while the file's other cases
+run; a file that cannot be read at all (not YAML, not a list of cases) is a collection error
+naming it. ``pytest --junitxml`` reports them like any other test.
 """
 
 from __future__ import annotations
@@ -156,15 +157,15 @@ class CaseFileError(Exception):
 
 
 class CaseFile(pytest.File):
-    """One ``*.tests.yaml``: an item per case."""
+    """One ``*.tests.yaml``: an item per case, a malformed one included (it fails)."""
 
     def collect(self) -> Iterator[CaseItem]:
         from .core.errors import TestCaseError
         from .sources.tool_tests import read_case_file
 
         try:
-            cases = read_case_file(self.path)
-        except TestCaseError as exc:
+            cases = read_case_file(self.path, strict=False)
+        except TestCaseError as exc:  # the file as a whole: no case can be told apart
             raise CaseFileError(str(exc)) from None
         for case in cases:
             name = case.label.split(" case ", 1)[1] if " case " in case.label else case.label
@@ -184,6 +185,10 @@ class CaseFailed(Exception):
         self.outcome = outcome
 
 
+class CaseInvalid(Exception):
+    """A case that cannot be run as written (the message says where and what is wrong)."""
+
+
 class CaseItem(pytest.Item):
     """One saved call of a tool and its expectation."""
 
@@ -196,6 +201,8 @@ class CaseItem(pytest.Item):
         from .core.tools.context import CLI_CALLER
         from .core.tooltests.runner import request_for_tests, run_case_sync
 
+        if self.case.error is not None:  # never called: the registry need not even open
+            raise CaseInvalid(str(self.case.error))
         registry = _registry(self.config)
         outcome = run_case_sync(
             registry,
@@ -212,6 +219,8 @@ class CaseItem(pytest.Item):
         if isinstance(excinfo.value, CaseFailed):
             outcome = excinfo.value.outcome
             return f"{outcome.state}: {outcome.case.label}\n{outcome.message}"
+        if isinstance(excinfo.value, CaseInvalid):
+            return f"invalid case: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -104,6 +106,73 @@ def test_exit_codes_and_one_line_errors(env: dict[str, str], tmp_path: Path) -> 
     assert not (tmp_path / "escape.txt").exists()
     usage = run(env, tmp_path, "frobnicate")
     assert usage.returncode == 2
+
+
+SLOW = """import asyncio
+
+from nexus_jupyter import tool
+
+
+@tool
+async def slow() -> str:
+    \"\"\"Wait a minute.\"\"\"
+    print("slow: started", flush=True)
+    await asyncio.sleep(60)
+    return "done"
+"""
+
+
+def test_an_interrupted_call_json_still_answers_in_json(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Ctrl-C (SIGINT) during `call --json`: a JSON error object on stdout, like every
+    other error of `call --json`, the one line on stderr, and exit code 130."""
+    dynamic = tmp_path / "ws" / "tools" / "dynamic"
+    dynamic.mkdir(parents=True)
+    (dynamic / "slow.py").write_text(SLOW)
+    proc = subprocess.Popen(
+        [EXE, "--root", str(tmp_path / "ws"), "--json", "call", "slow"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    guard = threading.Timer(60, proc.kill)
+    guard.start()
+    try:
+        said = [proc.stderr.readline()]
+        while said[-1] and "slow: started" not in said[-1]:  # the call is running
+            said.append(proc.stderr.readline())
+        assert "slow: started" in said[-1], said
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        guard.cancel()
+    assert proc.returncode == 130, (out, err)
+    answer = json.loads(out)
+    assert answer["is_error"] is True and answer["tool"] == "slow"
+    assert answer["error"] == "interrupted" and answer["error_type"] == "KeyboardInterrupt"
+    assert err.strip().splitlines()[-1] == "nexus-tools: error: interrupted"
+
+
+def test_a_sync_tool_that_does_not_await_its_credential_is_told_how(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    dynamic = tmp_path / "ws" / "tools" / "dynamic"
+    dynamic.mkdir(parents=True)
+    (dynamic / "bearer.py").write_text(
+        "from nexus_jupyter import ToolContext, tool\n\n\n"
+        "@tool\ndef bearer(*, ctx: ToolContext) -> str:\n"
+        '    """The Authorization header."""\n'
+        '    return "Bearer " + ctx.credentials.get("svc", "token")\n'
+    )
+    failed = run({**env, "NEXUS_CRED_SVC_TOKEN": CANARY}, tmp_path, "call", "bearer")
+    assert failed.returncode == 1, failed.stderr
+    line = one_line_error(failed)
+    assert "CredentialNotAwaited: ctx.credentials.get('svc', 'token') was not awaited" in line
+    assert "`ctx.credentials.get_sync('svc', 'token')`" in line and "coroutine" not in line
 
 
 def test_dangerous_call_needs_yes_without_a_tty(env: dict[str, str], tmp_path: Path) -> None:

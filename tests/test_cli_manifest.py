@@ -263,3 +263,93 @@ def test_register_keeps_the_files_layout(
     done = run(env, tmp_path, "register", str(definition), "--root", str(ws))
     assert done.returncode == 0, done.stderr
     assert (ws / "nex.yaml").read_text() == before + added
+
+
+def test_toolsets_names_a_misspelt_toolset_or_tool(env: dict[str, str], tmp_path: Path) -> None:
+    """A toolset that exists nowhere, or a tool name its `tools:` or approval map does not
+    have, is an error of `nexus-tools toolsets` (exit 1), not silently nothing: a misspelt
+    `blocked` entry would block nothing."""
+    ws = tmp_path / "ws"
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\n"
+        "toolsets:\n"
+        "  files: {tools: [read, lss]}\n"
+        "  shell: {approval: {bsh: blocked}}\n"
+        "  fies: {prefix: f_}\n"
+    )
+    shown = run(env, tmp_path, "--root", str(ws), "--wait", "2", "toolsets", "--json")
+    assert shown.returncode == 1, shown.stderr
+    rows = {r["toolset"]: r for r in json.loads(shown.stdout)}
+    assert "No toolset 'fies'" in rows["fies"]["error"]
+    assert "Did you mean 'files'?" in rows["fies"]["error"] and rows["fies"]["origin"] == "-"
+    assert "'lss', which is not a tool of this toolset" in rows["files"]["error"]
+    assert "'bsh'" in rows["shell"]["error"] and rows["web"]["error"] is None
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\ntoolsets:\n  files: {tools: [read, ls]}\n"
+        "  shell: {approval: {bash: blocked}}\n"
+    )
+    fine = run(env, tmp_path, "--root", str(ws), "--wait", "2", "toolsets")
+    assert fine.returncode == 0, fine.stdout + fine.stderr
+
+
+def test_a_module_toolset_does_not_hold_up_one_shot_commands(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A `module:` toolset is loaded when the registry starts: `list` and `check` do not
+    wait `--wait` for availability checks it never runs, nor call it broken."""
+    ws = tmp_path / "ws"
+    (ws / "team_tools.py").write_text(
+        "from nexus_jupyter import tool\n\n\n@tool\ndef summarize(text: str) -> str:\n"
+        '    """Summarize a text."""\n    return text[:10]\n\n\n'
+        "def research_tools():\n    return [summarize]\n"
+    )
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\ntoolsets:\n  research: {module: 'team_tools:research_tools'}\n"
+    )
+    listed = run(env, tmp_path, "--root", str(ws), "--wait", "30", "--json", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "summarize" in {row["name"] for row in json.loads(listed.stdout)}
+    assert "did not finish" not in listed.stderr
+    checked = run(env, tmp_path, "--root", str(ws), "--wait", "30", "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_declared_tool_whose_program_is_missing_is_reported_with_the_fix(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\ntools:\n"
+        "  - {id: lint, source: {type: cli, command: nosuch-linter-4711}}\n"
+        "cli_tools:\n  - {name: gh2, command: nosuch-gh-4711}\n"
+    )
+    listed = run(env, tmp_path, "list", "--available", "--root", str(ws))
+    assert listed.returncode == 0, listed.stderr
+    assert "lint" not in listed.stdout and "gh2" not in listed.stdout  # not available
+    assert (
+        "nexus-tools: warning: source manifest: 'lint' cannot run: 'nosuch-linter-4711' is "
+        "not installed (not on PATH). Install it, or correct the command of tool 'lint' under "
+        f"tools: in nex.yaml ({ws / 'nex.yaml'})"
+    ) in listed.stderr
+    assert (
+        "nexus-tools: warning: source config:cli_tools: 'gh2' cannot run: 'nosuch-gh-4711' is "
+        "not installed (not on PATH). Install it, or correct the command of 'gh2' under "
+        "cli_tools: in nex.yaml"
+    ) in listed.stderr
+    checked = run(env, tmp_path, "check", "lint", "--root", str(ws))
+    assert checked.returncode == 1
+    assert "Install it, or correct the command of tool 'lint'" in checked.stdout
+
+
+def test_check_notes_a_declared_tool_a_builtin_hides(env: dict[str, str], tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\ntools:\n  - id: read\n    source: {type: cli, command: cat}\n"
+    )
+    checked = run(env, tmp_path, "--root", str(ws), "--wait", "10", "check", "--no-tests")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    said = checked.stdout + checked.stderr
+    assert "declares 'read', which the built-in 'read' hides" in said
+    assert "allow_overrides" in said
+    as_json = run(env, tmp_path, "--root", str(ws), "--wait", "10", "--json", "check", "--no-tests")
+    assert any("'read'" in note for note in json.loads(as_json.stdout)["notes"])

@@ -216,3 +216,32 @@ def test_install_says_what_went_wrong(env: dict[str, str], tmp_path: Path) -> No
     assert "build, gh, now" in line
     close = run(env, tmp_path, "install", "biuld")
     assert "Did you mean 'build'?" in error_line(close) and "'gh'" not in close.stderr
+
+
+def test_tokens_name_a_token_file_that_is_not_there(env: dict[str, str], tmp_path: Path) -> None:
+    """`tokens list --token-file` with a wrong path says so (exit 2), not "No tokens"."""
+    missing = tmp_path / "no" / "such" / "tokens.json"
+    listed = run(env, tmp_path, "tokens", "list", "--token-file", str(missing))
+    assert listed.returncode == 2, listed.stdout
+    assert f"No token file at {missing}" in listed.stderr and "no folder" in listed.stderr
+    assert "No tokens." not in listed.stdout
+    made = run(env, tmp_path, "tokens", "create", "ci", "--token-file", str(tmp_path / "t.json"))
+    assert made.returncode == 0, made.stderr
+    listed = run(env, tmp_path, "tokens", "list", "--token-file", str(tmp_path / "t.json"))
+    assert listed.returncode == 0 and "ci" in listed.stdout
+
+
+def test_wrong_arguments_of_publish_tokens_and_register_exit_2(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A file that is not there, a missing cluster or a token name that cannot be used is a
+    mistake on the command line: exit 2, with what to do."""
+    no_cluster = run(env, tmp_path, "publish", "nope.py")
+    assert no_cluster.returncode == 2 and "No cluster to publish to" in no_cluster.stderr
+    missing = run(env, tmp_path, "publish", "nope.py", "--cluster", "redis://127.0.0.1:9/0")
+    assert missing.returncode == 2 and "No file 'nope.py'" in missing.stderr
+    reserved = run(env, tmp_path, "tokens", "create", "local")
+    assert reserved.returncode == 2 and "cannot be used" in reserved.stderr
+    assert not (tmp_path / "home" / "tokens.json").exists()  # nothing was made
+    unknown = run(env, tmp_path, "register", "nope.yaml")
+    assert unknown.returncode == 2 and "No file 'nope.yaml'" in unknown.stderr

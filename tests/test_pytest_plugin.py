@@ -119,16 +119,35 @@ def test_with_the_flag_every_case_is_a_test_item(project: Path, installed: Path)
     assert "1 failed, 3 passed" in approved.stdout
 
 
-def test_a_bad_case_file_is_a_collection_error_that_says_where(
+def test_a_malformed_case_fails_on_its_own_and_the_others_run(
     project: Path, installed: Path
 ) -> None:
-    (project / "tools" / "dynamic" / "add.tests.yaml").write_text("- tool: add\n  expcet: 3\n")
+    (project / "tools" / "dynamic" / "add.tests.yaml").write_text(
+        "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
+        "- tool: add\n  arguments: {a: 2, b: 2}\n  expcet: 4\n"
+        "- tool: add\n  arguments: {a: 2, b: 3}\n  expect: 5\n"
+    )
+    proc = pytest_run(project, installed, "--nexus-tools", "-v")
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr  # a failed test, not a collection error
+    assert "add.tests.yaml::case 1 (line 1): add(a=1, b=2) PASSED" in out
+    assert "add.tests.yaml::case 2 (line 4): add(a=2, b=2) FAILED" in out
+    assert "add.tests.yaml::case 3 (line 7): add(a=2, b=3) PASSED" in out
+    assert (
+        "invalid case: add.tests.yaml case 2 (line 4): unknown key 'expcet'. "
+        "Did you mean 'expect'?" in out
+    )
+    assert "1 failed, 3 passed" in out and "error" not in out.splitlines()[-1]
+    assert "Traceback" not in out
+
+
+def test_a_case_file_that_is_not_a_list_is_a_collection_error_that_says_so(
+    project: Path, installed: Path
+) -> None:
+    (project / "tools" / "dynamic" / "add.tests.yaml").write_text("tool: add\nexpect: 3\n")
     proc = pytest_run(project, installed, "--nexus-tools", "-q")
     assert proc.returncode == 2, proc.stdout
-    assert (
-        "add.tests.yaml case 1 (line 1): unknown key 'expcet'. Did you mean 'expect'?"
-        in proc.stdout
-    )
+    assert "add.tests.yaml: a case file is a YAML list" in proc.stdout
     assert "Traceback" not in proc.stdout
 
 

@@ -116,6 +116,11 @@ def _register(args: argparse.Namespace) -> int:
     from ..core.config.loading import CONFIG_FILENAME, nexus_home
     from ..core.config.register import read_definitions, register_definitions
 
+    if not Path(args.file).is_file():
+        raise UsageProblem(
+            f"No file {args.file!r}; give the path of a YAML file with one tool definition "
+            "(or a list of them)."
+        )
     definitions = read_definitions(Path(args.file))
     if args.user:
         bound = [d["id"] for d in definitions if d.get("project_specific")]

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import ConfigError, SourceError
+from ..core.errors import SourceError
+from .main import UsageProblem
 
 __all__ = ["add_parser", "run"]
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
     url = args.cluster or resolve_settings(root, args.config).cluster
     if not url:
-        raise ConfigError(
+        raise UsageProblem(
             "No cluster to publish to: pass --cluster redis://HOST:PORT/N or set "
             "`cluster:` in nex.yaml."
         )
@@ -66,8 +67,10 @@ def _checked_text(path: Path) -> str:
     from ..sources.directory import LOAD_TIMEOUT_S
     from ..sources.loader import load_tool_text
 
+    if not path.exists():
+        raise UsageProblem(f"No file {str(path)!r}; give the path of a tool file (*.py).")
     if path.suffix != ".py" or not path.is_file():
-        raise ConfigError(f"{str(path)!r} is not a tool file; give the path of a *.py file.")
+        raise UsageProblem(f"{str(path)!r} is not a tool file; give the path of a *.py file.")
     text = path.read_text(encoding="utf-8")
     loaded = load_tool_text(text, path.resolve(), timeout=LOAD_TIMEOUT_S)
     if not loaded.ok:

@@ -12,6 +12,7 @@ import datetime
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..core.tools.spec import PERMISSIONS
@@ -50,14 +51,29 @@ def add_parser(sub: Any, shared: Sequence[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``nexus-tools tokens ACTION``; returns the exit code."""
-    from ..serve.auth.tokens import open_token_store
+    from ..core.errors import ConfigError
+    from ..serve.auth.tokens import check_token_request, open_token_store
     from .commands import _table
     from .main import UsageProblem
 
     if args.action is None:
         raise UsageProblem("tokens needs an action: create, list or revoke.")
-    store = open_token_store(getattr(args, "token_file", None) or _cluster_of(args))
+    named = getattr(args, "token_file", None)
+    if named and "://" not in named and args.action != "create":
+        where = Path(named).expanduser()
+        if not where.is_file():
+            raise UsageProblem(
+                f"No token file at {where}"
+                + ("" if where.parent.is_dir() else f" (no folder {where.parent})")
+                + ": check the --token-file path, or make the file with `nexus-tools tokens "
+                f"create NAME --token-file {named}`."
+            )
+    store = open_token_store(named or _cluster_of(args))
     if args.action == "create":
+        try:
+            check_token_request(args.name, args.grant)
+        except ConfigError as exc:
+            raise UsageProblem(str(exc)) from None
         token, secret = store.create(args.name, args.grant)
         if args.json:
             print(json.dumps({"name": token.name, "grant": token.grant, "token": secret}))
@@ -91,8 +107,6 @@ def _when(timestamp: float) -> str:
 
 def _cluster_of(args: argparse.Namespace) -> str | None:
     """nex.yaml's ``cluster:``: a cluster keeps its tokens in its Redis, for every replica."""
-    from pathlib import Path
-
     from ..app import resolve_settings
 
     return resolve_settings(Path(args.root).resolve(), args.config).cluster

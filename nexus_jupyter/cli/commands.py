@@ -87,13 +87,14 @@ def one_shot_registry(root: Path, config: Any = None, wait: float = 15.0) -> Ite
 
 def _settled(state: Any) -> bool:
     """Whether a source has finished its first attempt: an MCP server is ready or failed
-    (details ``state``), CLI checks have run (details ``checks``)."""
+    (details ``state``), the availability checks of declared and CLI tools have run (details
+    ``checks``). Other sources (a toolset, a folder) are settled once loaded."""
     if state.error:
         return True
     if state.kind == "mcp":
         return state.details.get("state") not in (None, "connecting", "starting")
-    if state.kind == "config":
-        return bool(state.details)
+    if state.kind == "config" and hasattr(state.source, "publish_availability"):
+        return "checks" in state.details
     return True
 
 
@@ -223,9 +224,16 @@ def _source_error(error: str | None) -> str | None:
 def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
     """Every broken source, and every one still on its first attempt after ``wait`` s, on
     stderr (a listing must not look complete when it is not); 1 when the listing was asked
-    for such a source (its tools are missing)."""
+    for such a source (its tools are missing). Also each declared tool that cannot run
+    until someone acts (a program to install), with the fix."""
     code = 0
     for state in reg.sources():
+        details = state.details if isinstance(state.details, dict) else {}
+        for name, why in dict(details.get("cannot_run") or {}).items():
+            print(
+                f"nexus-tools: warning: source {state.name}: {name!r} cannot run: {why}",
+                file=sys.stderr,
+            )
         if state.error is not None:
             why = _source_error(state.error)
         elif not _settled(state):
@@ -400,6 +408,7 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "sources": sources,
         "credentials": reg.credentials.list() if reg.credentials is not None else {},
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
+        "notes": _hidden_by_builtins(reg),
     }
     broken = [s for s in sources if s["status"] == "error"]
     failing = _add_test_status(reg, args, tools, report)
@@ -423,6 +432,8 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     _table(tools, ["name", "source", "status", "tests", "info"])
     bad = sum(1 for t in tools if t["status"] != "ok")
     _say(f"\n{len(tools) - bad} of {len(tools)} tools available.")
+    for line in _hidden_by_builtins(reg):
+        _say(f"  note: {line}")
     for t in failing:
         _say(f"  {t['name']}: tests {t['tests_detail']}")
     if failing:
@@ -430,6 +441,23 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     if broken:
         _say(f"{len(broken)} source(s) broken; fix the errors above.")
     return 1 if broken or failing else 0
+
+
+def _hidden_by_builtins(reg: Any) -> list[str]:
+    """Tools a project declared (manifest, CLI tools, toolsets) that a built-in of the same
+    name hides: they can never be called, which is rarely what was meant."""
+    out = []
+    for entry in reg.entries():
+        if entry.spec.source_kind != "builtin":
+            continue
+        for tool in entry.shadowed:
+            if tool.spec.source_kind == "config":
+                out.append(
+                    f"{tool.spec.source} declares {entry.name!r}, which the built-in "
+                    f"{entry.name!r} hides: give it another id, or list it in "
+                    "`allow_overrides` in nex.yaml to replace the built-in."
+                )
+    return out
 
 
 def _add_test_status(

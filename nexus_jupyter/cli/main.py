@@ -22,8 +22,9 @@ the same.
 Errors are one line on stderr (``call --json`` also answers them as a JSON object on stdout).
 Exit codes: 0 success; 1 the call or command failed (a tool error, a policy refusal, a
 missing credential, a bad nex.yaml); 2 the command line was wrong (unknown command, tool,
-source or category, bad arguments, a ``--root`` that is not a folder). stdout is the
-command's own output: what tools print goes to stderr (:mod:`.output`).
+source or category, bad arguments, a ``--root`` that is not a folder); 130 interrupted
+(Ctrl-C). stdout is the command's own output: what tools print goes to stderr
+(:mod:`.output`).
 """
 
 from __future__ import annotations
@@ -204,8 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, 2, args, exc)
     except NexusError as exc:
         return _fail(exc, 1, args, exc)
-    except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+    except KeyboardInterrupt as exc:  # Ctrl-C: `call --json` answers in JSON all the same
+        return _fail("interrupted", 130, args, exc)
     except BrokenPipeError:
         return 1
 

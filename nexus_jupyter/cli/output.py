@@ -22,6 +22,12 @@ __all__ = ["masked_output", "stdout", "tools_print_to_stderr"]
 
 #: The command's own output while :func:`tools_print_to_stderr` is active.
 _own: TextIO | None = None
+#: The masking streams :func:`masked_output` put in ``sys.stdout``/``sys.stderr``, kept for
+#: the life of the process once taken out: a tool still running in a thread (a Ctrl-C
+#: leaves it running) may be inside ``print()``, which holds ``sys.stdout`` without a
+#: reference of its own between the write and the flush (CPython issue 130163); freeing the
+#: stream under it crashes the process. Two small objects per command.
+_retired: list[Any] = []
 
 
 def stdout() -> TextIO:
@@ -113,6 +119,7 @@ def masked_output(mask: Callable[[str], str] | None) -> Iterator[None]:
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):
                     stream.flush()
+        _retired.extend((sys.stdout, sys.stderr))
         sys.stdout, sys.stderr = out, err
         if own is not None:
             _own = own

@@ -245,14 +245,20 @@ async def follow_channel(
     """Hand every message of the store's ``channel`` (an attribute name, such as
     ``"bus_channel"``) to ``deliver``, until cancelled. When Redis goes away it reconnects
     (after RETRY_FIRST_S, doubling up to RETRY_MAX_S); ``on_state`` gets the connected
-    store once subscribed and ``None`` when the subscription is lost."""
+    store once subscribed and ``None`` when the subscription is lost. The loss of an
+    outage is logged once (a warning), not at every attempt; the recovery once (info)."""
     wait = RETRY_FIRST_S
+    failing = False  # said already that this outage began
     while True:
         store = ClusterStore(address)
+        name = getattr(store, channel)
         try:
             pubsub = store.redis.pubsub()
-            await pubsub.subscribe(getattr(store, channel))
+            await pubsub.subscribe(name)
             wait = RETRY_FIRST_S
+            if failing:
+                log.info("cluster: Redis channel %s followed again", name)
+                failing = False
             if on_state is not None:
                 on_state(store)
             async for message in pubsub.listen():
@@ -261,7 +267,14 @@ async def follow_channel(
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # Redis away, refused, timed out, restarted
-            log.warning("cluster: Redis subscription %s lost (%s); reconnecting", channel, exc)
+            if not failing:
+                log.warning(
+                    "cluster: lost Redis channel %s at %s (%s); reconnecting by itself",
+                    name,
+                    address.shown(),
+                    exc,
+                )
+            failing = True
         finally:
             if on_state is not None:
                 on_state(None)

@@ -9,6 +9,12 @@ Key ``P:tokens``: a hash, token name -> the kept fields (JSON; never the secret)
 runs on the serving loop for every request, so it answers from a local copy refreshed at
 most every :data:`REFRESH_S`; while Redis is away it keeps answering from that copy (the
 tokens known when Redis left still work; a revocation made meanwhile waits for Redis).
+
+Key ``P:tokens:kept`` marks a store that has held tokens. Revoking the last token leaves
+it; a Redis restarted without persistence (or flushed) loses it with the hash. A replica
+that then finds neither writes back the tokens of its last copy (what Redis held at most
+:data:`REFRESH_S` before it went) and says so once, as the cluster does for published tool
+files: a restart of Redis does not lock every client out.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class RedisTokenStore:
 
         self.address = address
         self.key = f"{address.prefix}:tokens"  # ClusterStore.tokens_key (that one is async)
+        self.marker = f"{self.key}:kept"
         self.redis: Any = redis.Redis.from_url(
             address.redis_url,
             socket_timeout=timeout,
@@ -65,6 +72,7 @@ class RedisTokenStore:
                 f"A token named {name!r} exists already in {self.address.shown()}; revoke it "
                 f"first (`nexus-tools tokens revoke {name}`) or pick another name."
             )
+        self._call(self.redis.set, self.marker, "1")
         self._fresh_until = 0.0
         return token, secret
 
@@ -73,7 +81,10 @@ class RedisTokenStore:
         return sorted((ApiToken(**json.loads(v)) for v in raw.values()), key=lambda t: t.created)
 
     def revoke(self, name: str) -> bool:
-        removed = bool(self._call(self.redis.hdel, self.key, name))
+        pipe = self.redis.pipeline(transaction=True)  # the marker says "revoked", not "lost"
+        pipe.hdel(self.key, name)
+        pipe.set(self.marker, "1")
+        removed = bool(self._call(pipe.execute)[0])
         self._fresh_until = 0.0
         return removed
 
@@ -83,13 +94,43 @@ class RedisTokenStore:
             now = time.monotonic()
             if now >= self._fresh_until:
                 try:
-                    self._by_digest = {t.digest: t for t in self.tokens()}
+                    self._by_digest = {t.digest: t for t in self._current()}
                     self._fresh_until = now + REFRESH_S
                 except ConfigError as exc:
                     # Not again for a while: this runs on the serving loop, per request.
-                    log.warning("cluster tokens: %s; answering from the last copy", exc)
+                    reason = str(exc).rstrip(".")
+                    log.warning("cluster tokens: %s; answering from the last copy", reason)
                     self._fresh_until = now + RETRY_S
             return self._by_digest.get(digest)
+
+    def _current(self) -> list[ApiToken]:
+        """The tokens in Redis; those of the last copy written back when Redis lost the
+        store (see the module docs)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(self.key)
+        pipe.exists(self.marker)
+        raw, kept = self._call(pipe.execute)
+        held = sorted(self._by_digest.values(), key=lambda t: t.created)
+        if kept:
+            return [ApiToken(**json.loads(v)) for v in raw.values()]
+        if raw or not held:  # a store from before the marker, or one that never held tokens
+            if raw:
+                self._call(self.redis.set, self.marker, "1")
+            return [ApiToken(**json.loads(v)) for v in raw.values()]
+        pipe = self.redis.pipeline(transaction=False)
+        for token in held:
+            pipe.hsetnx(self.key, token.name, json.dumps(asdict(token)))
+        pipe.set(self.marker, "1")
+        self._call(pipe.execute)
+        log.warning(
+            "cluster tokens: the token store at %s was empty (Redis restarted without "
+            "persistence, or was flushed); wrote back the %d token(s) this replica held. "
+            "Turn on Redis persistence (appendonly yes) so a restart keeps them.",
+            self.address.shown(),
+            len(held),
+        )
+        raw = self._call(self.redis.hgetall, self.key)
+        return [ApiToken(**json.loads(v)) for v in raw.values()]
 
     def _call(self, method: Any, *args: Any) -> Any:
         from redis.exceptions import RedisError

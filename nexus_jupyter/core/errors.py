@@ -13,6 +13,7 @@ The hierarchy::
     │   └── AddressRefused          a web tool refused a private or loopback address
     ├── MissingCredential           a credential the tool requires is not set
     │   └── CredentialRefreshFailed an expired OAuth credential could not be refreshed
+    ├── CredentialNotAwaited        ``ctx.credentials.get(...)`` used as the value, unawaited
     ├── SourceError                 a source (file, folder, MCP server) failed to load
     ├── ConfigError                 nex.yaml (or runtime settings) is invalid
     │   └── TestCaseError           a saved tool test (a *.tests.yaml entry) is malformed
@@ -33,6 +34,7 @@ __all__ = [
     "AddressRefused",
     "ApprovalRequired",
     "ConfigError",
+    "CredentialNotAwaited",
     "CredentialRefreshFailed",
     "ExportError",
     "FieldError",
@@ -217,6 +219,12 @@ class MissingCredential(NexusError, LookupError):
             f"Missing credential {what!r}{for_tool}. Set it with "
             f"{how_to_set_credential(service, key)}."
         )
+
+
+class CredentialNotAwaited(NexusError, TypeError):
+    """Raised when what ``ctx.credentials.get(...)`` returns (an awaitable) is used as the
+    value without ``await``, typically in a sync tool; the message names both fixes: ``await``
+    in an async tool, ``ctx.credentials.get_sync(...)`` in a sync one."""
 
 
 def how_to_set_credential(service: str, key: str | None = None) -> str:

@@ -351,8 +351,10 @@ def _serve(ctx: MagicContext, argv: list[str]) -> Any:
         defer=bool(opts.get("defer")),
         registry=ctx.registry,
     )
+    listed, deferred = handle.offered()  # what a client lists: not len(registry)
+    more = f" ({len(deferred)} more deferred: found with tool_search)" if handle.defer else ""
     return _Text(
-        f"Serving {len(handle.registry)} tools over MCP at {handle.url} "
+        f"Serving {len(listed)} tools{more} over MCP at {handle.url} "
         "(stop with `%tool serve --stop`)."
     )
 

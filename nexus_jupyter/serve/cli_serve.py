@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     )
 
     level = logging.getLevelName(str(args.log_level).upper())
-    notices = ServeNotices(reg, quiet=isinstance(level, int) and level > logging.WARNING)
+    quiet = isinstance(level, int) and level > logging.WARNING
+    notices = ServeNotices(reg, quiet=quiet, defer=args.defer)
 
     def announce(address: tuple[str, int]) -> None:
         host, port = address

@@ -5,18 +5,22 @@ A tool above that level is refused on every call, whoever makes it: ``nexus-tool
 does not list it (an agent would otherwise pick it, fail and have no way to fix it), tells
 the person running the server which tools that leaves out and how to offer them
 (:func:`above_grant_notice`), and still answers a call by name with the refusal and its
-reason.
+reason. :func:`offered` is what a client is offered, listed or deferred: the listing and
+every count said about it come from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, cast
+from collections.abc import Collection, Iterable
+from typing import Any, NamedTuple, cast
 
 from ..core.tools.context import MCP_CALLER, RequestInfo
 from ..core.tools.spec import permission_rank
 
-__all__ = ["above_grant", "above_grant_notice", "mcp_grant"]
+__all__ = ["SEARCH_TOOL", "Offered", "above_grant", "above_grant_notice", "mcp_grant", "offered"]
+
+#: Listed with ``defer`` too: the tool that finds the deferred ones.
+SEARCH_TOOL = "tool_search"
 
 
 def mcp_grant(
@@ -65,3 +69,31 @@ def above_grant_notice(registry: Any, names: list[str]) -> str:
         f"not listed to MCP clients: {needs}, above the grant for MCP callers ({level}). "
         f"To offer them, set `grant: {{mcp: {top}}}` in nex.yaml{ask}."
     )
+
+
+class Offered(NamedTuple):
+    """The tools an MCP client is offered: ``listed`` in ``tools/list``, and ``deferred``
+    (with ``defer``: found through ``tool_search``, callable by name)."""
+
+    listed: list[Any]
+    deferred: list[Any]
+
+
+def offered(
+    registry: Any,
+    level: str | None,
+    *,
+    defer: bool = False,
+    hidden: Collection[str] = (),
+) -> Offered:
+    """The entries of ``registry`` a client whose grant is ``level`` is offered (``None``:
+    all): those above it are not, nor the ``hidden`` ones; with ``defer`` only the eager
+    ones and ``tool_search`` are listed, the rest deferred."""
+    entries = [e for e in registry.entries() if e.name not in hidden]
+    over = set(above_grant((e.spec for e in entries), level))
+    entries = [e for e in entries if e.name not in over]
+    if not defer:
+        return Offered(entries, [])
+    listed = [e for e in entries if e.spec.eager or e.name == SEARCH_TOOL]
+    shown = {e.name for e in listed}
+    return Offered(listed, [e for e in entries if e.name not in shown])

@@ -44,7 +44,7 @@ from .auth.settings import identity_of
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_channel import LogLevels, McpClientChannel, run_soon
-from .mcp_grant import above_grant, mcp_grant
+from .mcp_grant import Offered, mcp_grant, offered
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
 from .mcp_task_events import TasksListenHandler
@@ -55,7 +55,6 @@ __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
 log = logging.getLogger(__name__)
 
-SEARCH_TOOL = "tool_search"
 _BACKGROUND: set[asyncio.Task[Any]] = set()
 
 
@@ -265,12 +264,8 @@ class RegistryServer:
         cached = self._listing.get(level)
         if cached is not None and cached[0] == generation:
             return cached[1]
-        entries = [e for e in self.registry.entries() if e.name not in self.hidden]
-        if level is not None:  # refused to every caller of this level: not offered
-            over = set(above_grant((e.spec for e in entries), level))
-            entries = [e for e in entries if e.name not in over]
-        if self.defer:
-            entries = [e for e in entries if e.spec.eager or e.name == SEARCH_TOOL]
+        # above the level: refused to every caller of it, so not offered
+        entries = offered(self.registry, level, defer=self.defer, hidden=self.hidden).listed
         tools = []
         for entry in entries:
             try:
@@ -515,9 +510,11 @@ class McpServerHandle:
         host: str,
         port: int,
         finished: threading.Event,
+        defer: bool = False,
     ) -> None:
         self.registry, self._future, self.host, self.port = registry, future, host, port
         self._finished = finished
+        self.defer = defer
 
     @property
     def url(self) -> str:
@@ -527,6 +524,11 @@ class McpServerHandle:
     @property
     def running(self) -> bool:
         return not self._future.done()
+
+    def offered(self) -> Offered:
+        """The tools a client is offered now, as its ``tools/list`` lists them (not those
+        above the MCP grant; with ``defer`` the eager ones, the rest deferred)."""
+        return offered(self.registry, mcp_grant(self.registry), defer=self.defer)
 
     @classmethod
     def start(
@@ -562,7 +564,7 @@ class McpServerHandle:
 
         future.add_done_callback(failed)
         bound_host, bound_port = bound.result(timeout)
-        return cls(registry, future, bound_host, bound_port, finished)
+        return cls(registry, future, bound_host, bound_port, finished, defer)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop serving (open sessions are closed)."""

@@ -1,9 +1,11 @@
 """What the person running ``nexus-tools serve`` needs to know, on stderr, at the default
 log level: one line per broken source (a tool file that fails to load, a tools folder that
-does not exist, an MCP server or Jupyter server that cannot be reached), said at start and
-whenever a source breaks later, with what to do about it; the tools MCP clients are not
-offered because they are above the MCP grant; the number of tools served, and the MCP
-servers whose tools arrive after that.
+does not exist, an MCP server or Jupyter server that cannot be reached, tools declared in
+nex.yaml that cannot run: a program that is not installed), said at start and whenever a
+source breaks later, with what to do about it; the tools MCP clients are not offered
+because they are above the MCP grant (not those that cannot run anyway); the number of
+tools served (as a client's ``tools/list`` lists them: with ``--defer``, the eager ones, and
+how many are deferred), and the MCP servers whose tools arrive after that.
 
     notices = ServeNotices(registry)
     notices.start()                      # the problems known now; then every change
@@ -18,9 +20,9 @@ import threading
 from typing import Any
 
 from ..sources.mcp_session import without_retry_note
-from .mcp_grant import above_grant, above_grant_notice, mcp_grant
+from .mcp_grant import above_grant, above_grant_notice, mcp_grant, offered
 
-__all__ = ["ServeNotices", "source_problem"]
+__all__ = ["ServeNotices", "cannot_run", "source_problem"]
 
 PREFIX = "nexus-tools serve"
 _WAITING = ("idle", "connecting", None)
@@ -35,7 +37,18 @@ def _label(state: Any) -> str:
         return f"MCP server {name.split(':', 1)[-1]!r}"
     if kind == "directory":
         return f"tools folder {name.split(':', 1)[-1]}"
+    if name == "manifest":
+        return "the tools: of nex.yaml"
+    if name.startswith("config:"):
+        return f"the {name.split(':', 1)[1]}: of nex.yaml"
     return f"source {name!r}"
+
+
+def cannot_run(state: Any) -> dict[str, str]:
+    """The tools of a source that cannot run until the person running nexus acts (a
+    program to install, a command to correct), each with the reason and its fix."""
+    found = state.details.get("cannot_run") if isinstance(state.details, dict) else None
+    return dict(found) if isinstance(found, dict) else {}
 
 
 def source_problem(state: Any) -> str | None:
@@ -66,6 +79,9 @@ def source_problem(state: Any) -> str | None:
         advice = advice[:1].upper() + advice[1:]
         return f"{label}: {reason.rstrip('.')}." + (f" {advice}." if advice else "")
     details = state.details
+    if broken := cannot_run(state):
+        said = "; ".join(f"{name!r} cannot run: {why.rstrip('.')}" for name, why in broken.items())
+        return f"{label}: {said}."
     if state.kind == "directory" and details.get("exists") is False:
         return (
             f"{label}: the folder {details.get('path')} does not exist, so no tool files are "
@@ -75,17 +91,25 @@ def source_problem(state: Any) -> str | None:
     return None
 
 
+def _checking(state: Any) -> bool:
+    """A source whose tools' availability checks have not answered yet (nex.yaml's
+    ``tools:`` and ``cli_tools:``: a program that is not installed is found by them)."""
+    return hasattr(state.source, "publish_availability") and "checks" not in state.details
+
+
 def _connecting(state: Any) -> bool:
     return state.kind == "mcp" and not state.error and state.details.get("state") in _WAITING
 
 
 class ServeNotices:
     """Watches ``registry`` and writes what the operator should know to stderr (nothing
-    when ``quiet``: a log level above WARNING)."""
+    when ``quiet``: a log level above WARNING). ``defer``: the server lists only the eager
+    tools (``serve --defer``), and the counts say so."""
 
-    def __init__(self, registry: Any, *, quiet: bool = False) -> None:
+    def __init__(self, registry: Any, *, quiet: bool = False, defer: bool = False) -> None:
         self.registry = registry
         self.quiet = quiet
+        self.defer = defer
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}  # source name -> the problem last said
         self._above: set[str] = set()  # tools said to be above the MCP grant
@@ -108,7 +132,9 @@ class ServeNotices:
         with self._lock:
             waiting = sorted(s.name for s in self.registry.sources() if _connecting(s))
             self._pending = set(waiting)
-            self._say(f"Serving {self._offered()} tools over MCP {where}")  # the URL ends it
+            listed, deferred = self._offered()
+            more = f" ({deferred} more deferred: found with tool_search)" if self.defer else ""
+            self._say(f"Serving {listed} tools{more} over MCP {where}")  # the URL ends it
             if waiting:
                 names = ", ".join(_label(s) for s in self.registry.sources() if s.name in waiting)
                 self._say(
@@ -129,6 +155,13 @@ class ServeNotices:
                 self._check_source(state)
             level = mcp_grant(self.registry)
             above = set(above_grant((e.spec for e in self.registry.entries()), level))
+            # a tool that cannot run is said above, with its fix: a grant would not help it;
+            # one whose check has not answered yet is said once it has
+            above -= {
+                n
+                for s in self.registry.sources()
+                for n in (s.tools if _checking(s) else cannot_run(s))
+            }
             if above - self._above:
                 self._say(f"{PREFIX}: note: {above_grant_notice(self.registry, sorted(above))}")
             self._above = above
@@ -149,17 +182,21 @@ class ServeNotices:
             self._pending.discard(name)
             self._say(
                 f"{PREFIX}: {_label(state)} connected: {len(state.tools)} tools; "
-                f"{self._offered()} tools are served now"
+                f"{self._offered_now()} are served now"
             )
         elif said:
             self._say(f"{PREFIX}: {_label(state)} works again")
         self._problems.pop(name, None)
 
-    def _offered(self) -> int:
-        """The tools MCP clients are offered (those above the grant are not listed)."""
-        entries = list(self.registry.entries())
-        level = mcp_grant(self.registry)
-        return len(entries) - len(above_grant((e.spec for e in entries), level))
+    def _offered(self) -> tuple[int, int]:
+        """How many tools MCP clients are listed (not those above the grant; with ``defer``
+        only the eager ones and tool_search), and how many more are deferred."""
+        listed, deferred = offered(self.registry, mcp_grant(self.registry), defer=self.defer)
+        return len(listed), len(deferred)
+
+    def _offered_now(self) -> str:
+        listed, deferred = self._offered()
+        return f"{listed} tools" + (f" (and {deferred} deferred)" if self.defer else "")
 
     def _say(self, line: str) -> None:
         if not self.quiet:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.config.model import CliToolSettings
 from ..core.registry.publisher import SourcePublisher
+from ..core.registry.reasons import Reason
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 
@@ -48,20 +49,25 @@ def _argv(command: str, root: Path) -> list[str]:
 
 
 def check_cli_tool(settings: CliToolSettings, root: str | Path = ".") -> str | None:
-    """Why the tool cannot run here, or ``None`` when it can."""
+    """Why the tool cannot run here, or ``None`` when it can. The fix is for the person
+    running nexus; an agent is told to ask them (see :func:`.install.only_the_operator`)."""
+    from .install import check_command_reason, only_the_operator
+
+    entry = f"of {settings.name!r} under cli_tools: in nex.yaml"
     hint = f" Install: {settings.install_hint}" if settings.install_hint else ""
     try:
         program = _argv(settings.command, Path(root))[0]
     except (ValueError, IndexError):
-        return f"invalid command {settings.command!r} in nex.yaml"
+        missing = f"invalid command {settings.command!r}"
+        return Reason(f"{missing}; correct the command {entry}", only_the_operator(missing))
     if shutil.which(program) is None:
-        return f"{program!r} is not installed (not on PATH).{hint}"
+        missing = f"{program!r} is not installed (not on PATH)"
+        fix = hint or f" Install it, or correct the command {entry}."
+        return Reason(f"{missing}.{fix}", only_the_operator(missing))
     if not settings.check:
         return None
-    from .install import check_command_reason
-
     reason = check_command_reason(settings.check, None, shell=False)
-    return f"{reason}{hint}" if reason else None
+    return Reason(f"{reason}{hint}", only_the_operator(reason)) if reason else None
 
 
 def _make_tool(settings: CliToolSettings, root: Path) -> Tool:
@@ -127,10 +133,12 @@ class CliToolsSource:
         return dict(self.last_check)
 
     def publish_availability(self, publisher: SourcePublisher) -> None:
-        """Check availability and publish the set with the unavailable ones marked."""
+        """Check availability and publish the set with the unavailable ones marked (also in
+        the details: they ``cannot_run`` until the person running nexus acts)."""
         results = self.check()
         unavailable = {n: r for n, r in results.items() if r is not None}
-        publisher.replace(self._tools, unavailable=unavailable, details={"checks": results})
+        details = {"checks": results, "cannot_run": unavailable}
+        publisher.replace(self._tools, unavailable=unavailable, details=details)
 
     async def start(self, publisher: SourcePublisher) -> None:
         await asyncio.to_thread(self.publish_availability, publisher)

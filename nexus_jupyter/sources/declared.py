@@ -238,12 +238,21 @@ class DeclaredToolsSource:
         return results
 
     def publish_availability(self, publisher: SourcePublisher) -> None:
-        """Rebuild, check, and publish the set with the unavailable ones marked."""
+        """Rebuild, check, and publish the set with the unavailable ones marked. The details
+        name the tools that ``cannot_run`` until the person running nexus acts (a program
+        to install, a path to correct): not those waiting on an MCP server, which is a
+        source of its own, reported as such."""
         with self._lock:  # checks and publishes in one piece: the last one run saw the latest
             tools = self.build()
             results = self.check()
             unavailable = {n: r for n, r in results.items() if r is not None}
-            publisher.replace(tools, unavailable=unavailable, details={"checks": results})
+            cannot_run = {
+                n: r
+                for n, r in unavailable.items()
+                if not isinstance(self.declarations[n].source, McpReference)
+            }
+            details = {"checks": results, "cannot_run": cannot_run}
+            publisher.replace(tools, unavailable=unavailable, details=details)
 
     def _servers(self) -> dict[str, list[ToolDeclaration]]:
         """``{"mcp:<server>": [declarations referring to its tools]}``."""

@@ -9,6 +9,9 @@
 - ``conditional``: only ``install.check`` decides.
 
 Missing credentials are the registry's concern (``requires_credentials``), checked live.
+A reason says the fix for the person running nexus (a program that is not there: install
+it, or correct the command in nex.yaml); an agent is told to ask them
+(:class:`~nexus_jupyter.core.registry.reasons.Reason`).
 :func:`install_tool` shows the install command, asks (unless ``assume_yes``), runs it in the
 project folder, then runs the check again and says whether the tool is now available.
 """
@@ -32,6 +35,7 @@ from ..core.config.manifest import (
     ToolDeclaration,
 )
 from ..core.errors import NexusError
+from ..core.registry.reasons import Reason
 
 __all__ = [
     "CHECK_TIMEOUT",
@@ -140,8 +144,41 @@ def _mcp_missing(ref: McpReference, registry: Any) -> str | None:
 def unavailable_reason(decl: ToolDeclaration, root: Path, registry: Any = None) -> str | None:
     """Why the declared tool cannot run here now (with what to do), or ``None``."""
     reason = _missing(decl, root, registry)
+    if not reason:
+        return None
+    if isinstance(decl.source, McpReference):  # the server's state: a fact, said to all
+        return (reason + _hint(decl)).rstrip(".")
+    fix = _hint(decl) or _program_fix(decl, root)
     # no final period: the faces put the reason inside their own sentence
-    return (reason + _hint(decl)).rstrip(".") if reason else None
+    return Reason((reason + fix).rstrip("."), agent=only_the_operator(reason))
+
+
+def only_the_operator(reason: str) -> str:
+    """``reason`` (what is missing, without the fix) for an agent: only the person running
+    the server can fix it."""
+    return (
+        f"{reason.rstrip('.')} where this server runs, and only the person running the server "
+        "can fix that: ask the user to"
+    )
+
+
+def _program_fix(decl: ToolDeclaration, root: Path) -> str:
+    """How to fix a cli or script tool whose program or script is missing (without an
+    install hint of its own): install it, or point the entry at the right one."""
+    source = decl.source
+    if not isinstance(source, CliCommand | ScriptCommand) or decl.availability != "installed":
+        return ""
+    missing = _program_missing(source, root)
+    if missing is None or "chmod" in missing:
+        return ""  # the program is there (its check failed, which says why), or said already
+    entry = f"of tool {decl.id!r} under tools: in nex.yaml"
+    if decl.declared_in:
+        entry += f" ({decl.declared_in})"
+    if missing.startswith("invalid command"):
+        return f" Correct the command {entry}."
+    if isinstance(source, ScriptCommand):
+        return f" Create the script, or correct the path {entry}."
+    return f" Install it, or correct the command {entry}."
 
 
 def _missing(decl: ToolDeclaration, root: Path, registry: Any) -> str | None:

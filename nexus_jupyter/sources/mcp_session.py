@@ -3,7 +3,9 @@
 - :class:`StderrTail` keeps the last lines a stdio server wrote to stderr (for the status).
 - :class:`WatchedTransport` wraps an SDK transport and sets an event when the server's stream
   ends, so a server that exits is noticed at once instead of at the next call; for a stdio
-  server whose process exited it says so, with the exit code and its last stderr lines.
+  server whose process exited it says so, with the exit code and its last stderr lines, and
+  for one that closed its stdout but kept running, that (the SDK then stops it: the signal
+  it ends by is ours, not what went wrong).
 - :func:`tool_from_mcp` turns an MCP tool listing entry into a registry :class:`Tool`;
   :func:`result_from_mcp` turns a ``CallToolResult`` into a :class:`ToolResult`.
 
@@ -147,6 +149,8 @@ class WatchedTransport:
         self.closed = asyncio.Event()
         self.end_of_stream = False  # the server's side ended (not our own close)
         self.process: Any = None  # a stdio server's process, once started
+        #: its stream ended while its process still ran (the SDK stops it as we close)
+        self.outlived_stream = False
 
     async def __aenter__(self) -> tuple[Any, Any]:
         self._stderr_mark = self._stderr.count if self._stderr is not None else 0
@@ -160,7 +164,12 @@ class WatchedTransport:
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         self.closed.set()
-        return await self._inner.__aexit__(*exc)
+        try:
+            if self.end_of_stream and self.process is not None:
+                self.outlived_stream = await _still_running(self.process)
+        finally:  # cancelled while looking: the server is still stopped
+            result = await self._inner.__aexit__(*exc)
+        return result
 
     async def ended(self, reason: str, lines: int = 3) -> str:
         """Why the session ended: ``reason``, unless the server's stream ended because its
@@ -176,20 +185,57 @@ class WatchedTransport:
         code = process.returncode
         if code is None:
             return reason
-        if code < 0:
-            try:
-                how = f"was ended by signal {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"was ended by signal {-code}"
+        try:
+            signal_name = signal.Signals(-code).name if code < 0 else ""
+        except ValueError:
+            signal_name = str(-code)
+        closed = "the server closed its output (stdout) while its process kept running"
+        if self.outlived_stream and -code in (signal.SIGTERM, signal.SIGKILL):
+            # the SDK's stop after the stream ended (stdin closed, then SIGTERM, SIGKILL)
+            text = f"{closed}, so the process was stopped ({signal_name})"
+        elif self.outlived_stream and code >= 0:
+            text = f"{closed}; stopped, it exited with code {code}"
+        elif signal_name:
+            text = f"the server process was ended by signal {signal_name}"
         else:
-            how = f"exited with code {code}"
-        text = f"the server process {how}"
+            text = f"the server process exited with code {code}"
         if self._stderr is not None:
             await self._stderr.settle()
             wrote = [line for line in self._stderr.since(self._stderr_mark) if line.strip()]
             if wrote:
                 text += "; the last lines of its stderr: " + " | ".join(wrote[-lines:])
         return text
+
+
+#: How long a process whose output ended is given to finish exiting before it counts as
+#: still running: its descriptors close a moment before its exit can be seen.
+EXIT_GRACE_S = 0.25
+
+
+async def _still_running(process: Any, grace: float = EXIT_GRACE_S) -> bool:
+    """Whether ``process`` (a child of ours) is still running ``grace`` seconds from now at
+    the latest (``False`` as soon as it has exited). Its exit is looked at without reaping
+    it: the event loop's child watcher does that, and sets ``returncode``."""
+    for _ in range(max(1, round(grace / 0.01))):
+        if _exited(process):
+            return False
+        await asyncio.sleep(0.01)
+    return not _exited(process)
+
+
+def _exited(process: Any) -> bool:
+    if process.returncode is not None:
+        return True
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:  # no way to peek here: the returncode says it
+        return False
+    try:
+        found = waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped already: it exited
+        return True
+    except OSError:
+        return False
+    return found is not None
 
 
 def _spawned_process(transport: Any) -> Any:

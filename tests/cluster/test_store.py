@@ -87,7 +87,7 @@ def test_publish_command_says_how_to_fix_an_unreachable_cluster(tmp_path: Path) 
     assert "Cannot reach the cluster's Redis at redis://127.0.0.1:" in done.stderr
     assert "check that redis-server runs there" in done.stderr
     missing = run_publish(str(file), "--root", str(tmp_path))
-    assert missing.returncode == 1 and "--cluster redis://HOST:PORT/N" in missing.stderr
+    assert missing.returncode == 2 and "--cluster redis://HOST:PORT/N" in missing.stderr
 
 
 def test_a_joined_registry_shows_redis_going_away_and_coming_back(tmp_path: Path) -> None:

@@ -76,6 +76,37 @@ def test_bad_yaml_names_file_and_line(levels: tuple[Path, Path]) -> None:
     )
 
 
+def test_one_file_naming_two_items_alike_is_an_error_with_both_lines(
+    levels: tuple[Path, Path],
+) -> None:
+    """Two declared tools with one id (or two servers with one name) in a file: the second
+    would silently replace the first. Across levels, a project replacing a user's tool is
+    how levels work, so that stays allowed."""
+    home, project = levels
+    (project / "nex.yaml").write_text(
+        "tools:\n"
+        "  - id: lint\n"
+        "    source: {type: cli, command: ruff}\n"
+        "  - id: fmt\n"
+        "    source: {type: cli, command: black}\n"
+        "  - id: lint\n"
+        "    source: {type: cli, command: flake8}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_settings(project)
+    message = str(info.value)
+    assert "line 6" in message and "first at line 2" in message and "'lint'" in message
+    (project / "nex.yaml").write_text(
+        "mcp:\n  servers:\n    - {name: time, command: a}\n    - {name: time, command: b}\n"
+    )
+    with pytest.raises(ConfigError, match="MCP server 'time' is declared twice"):
+        load_settings(project)
+    (home / "nex.yaml").write_text("tools:\n  - id: lint\n    source: {type: cli, command: ruff}\n")
+    (project / "nex.yaml").write_text("tools:\n  - id: lint\n    source: {type: cli, command: x}\n")
+    (declared,) = load_settings(project).tools
+    assert declared.id == "lint" and declared.source.command == "x"
+
+
 def test_unknown_key_names_line_and_suggests(levels: tuple[Path, Path]) -> None:
     home, project = levels
     (home / "nex.yaml").write_text(

@@ -275,3 +275,66 @@ def test_a_result_without_secrets_is_shown_as_it_is(home: Path) -> None:
 def add_numbers(a: int, b: int) -> int:
     """Add."""
     return a + b
+
+
+@tool
+def bearer_sync(*, ctx: ToolContext) -> str:
+    """A sync tool that forgot it cannot await ``get``."""
+    return "Bearer " + ctx.credentials.get("weather-api")  # type: ignore[operator]
+
+
+@tool
+def header_sync(*, ctx: ToolContext) -> str:
+    """The same mistake in an f-string (it used to send the coroutine's repr quietly)."""
+    return f"Bearer {ctx.credentials.get('weather-api')}"
+
+
+@tool
+def header_run(*, ctx: ToolContext) -> str:
+    """A sync tool that runs ``get`` to completion itself."""
+    import asyncio
+
+    return "Bearer " + asyncio.run(ctx.credentials.get("weather-api"))  # type: ignore[arg-type]
+
+
+@tool
+async def header_async(*, ctx: ToolContext) -> str:
+    """The async way."""
+    return "Bearer " + await ctx.credentials.get("weather-api")
+
+
+@tool
+def header_get_sync(*, ctx: ToolContext) -> str:
+    """The sync way."""
+    return "Bearer " + ctx.credentials.get_sync("weather-api")
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no "coroutine was never awaited"
+@pytest.mark.parametrize("with_store", [True, False])
+def test_an_unawaited_credential_says_to_await_it_or_use_get_sync(
+    with_store: bool, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(env_name("weather-api", "api_key"), CANARY)
+    store = CredentialStore(home=home) if with_store else None
+    reg = Registry(search="keyword", credentials=store)
+    try:
+        for fn in (bearer_sync, header_sync, header_run, header_async, header_get_sync):
+            reg.add(fn)
+        fix = (
+            "ctx.credentials.get('weather-api', 'api_key') was not awaited: it gives an "
+            "awaitable, not the value. In an async tool write `await ctx.credentials.get("
+            "'weather-api', 'api_key')`; in a sync tool call `ctx.credentials.get_sync("
+            "'weather-api', 'api_key')`."
+        )
+        for name in ("bearer_sync", "header_sync"):
+            result = reg.call_sync(name, {})
+            assert result.is_error and result.error_type == "CredentialNotAwaited", result
+            assert result.error == fix and "coroutine" not in (result.error or "")
+        for name in ("header_run", "header_async", "header_get_sync"):
+            result = reg.call_sync(name, {})
+            if with_store:
+                assert result.ok and result.value == f"Bearer {CANARY}", result.error
+            else:  # no store: awaited, it is missing as before
+                assert result.error_type == "MissingCredential", result
+    finally:
+        reg.close()

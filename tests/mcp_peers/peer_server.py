@@ -2,7 +2,8 @@
 
 Tools: ``echo``; ``say`` (text content only, no structured value, like most MCP servers); ``grow`` (adds a tool and announces tools/list_changed on both protocol
 eras); ``slow`` (reports progress, then sleeps; writes a marker file when cancelled);
-``crash`` (exits the process). Writes one line to stderr on start.
+``crash`` (exits the process); ``hang_up`` (closes stdout and keeps running, reading nothing
+more). Writes one line to stderr on start.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -62,6 +64,26 @@ def crash() -> str:
     sys.stderr.write("peer: crashing on request\n")
     sys.stderr.flush()
     os._exit(7)  # a hard exit, like a crash: no reply is sent
+
+
+#: The pipe our stdout was when we started (the SDK serves it from a private copy of fd 1).
+STDOUT_PIPE = os.fstat(1)[1:3]  # (st_ino, st_dev)
+
+
+@server.tool()
+def hang_up() -> str:
+    """Close stdout (every descriptor of it) and keep running: no answer can come any more,
+    and nothing is read."""
+    sys.stderr.write("peer: closing stdout\n")
+    sys.stderr.flush()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.fstat(int(name))[1:3] == STDOUT_PIPE:
+                os.close(int(name))
+        except OSError:
+            pass  # the listing's own descriptor, gone already
+    time.sleep(600)  # blocks this server: it never sees its stdin close either
+    return "unreachable"
 
 
 if __name__ == "__main__":

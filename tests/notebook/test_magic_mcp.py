@@ -88,3 +88,44 @@ def test_serve_from_the_kernel_without_blocking(
     assert asyncio.run(use()) == "HI"
     assert "Stopped serving" in run_ok(shell, "%tool serve --stop")
     assert "Not serving" in run_ok(shell, "%tool serve --stop")
+
+
+def test_serve_counts_the_tools_a_client_is_offered(
+    shell: InteractiveShell, registry: Registry
+) -> None:
+    """Not every tool of the registry: those above the MCP grant are not listed, and with
+    --defer only the eager ones (and tool_search) are."""
+    from nexus_jupyter.core.policy.policy import Policy
+
+    registry.policy = Policy()  # MCP callers: workspace_write, as nex.yaml's default
+    run_ok(
+        shell,
+        "from nexus_jupyter import tool\n"
+        "@tool\ndef shout(text: str) -> str:\n    'Upper-case the text.'\n"
+        "    return text.upper()\n"
+        "@tool(permission='danger_full_access', eager=True)\n"
+        "def wipe(path: str) -> str:\n    'Pretend to delete a path.'\n    return path\n"
+        "@tool(eager=True)\ndef whisper(text: str) -> str:\n    'Lower-case the text.'\n"
+        "    return text.lower()\n"
+        "import nexus_jupyter\nfor t in (shout, wipe, whisper):\n"
+        "    nexus_jupyter.registry().add(t)",
+    )
+
+    async def listed(url: str) -> set[str]:
+        async with mcp.Client(url) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    for line in ("%tool serve --port 0", "%tool serve --port 0 --defer"):
+        message = str(run_ok(shell, line))
+        url = message.split(" at ", 1)[1].split(" ", 1)[0]
+        names = asyncio.run(listed(url))
+        run_ok(shell, "%tool serve --stop")
+        assert "wipe" not in names and "whisper" in names
+        assert message.startswith(f"Serving {len(names)} tools"), (line, message, names)
+        if "--defer" in line:
+            assert "shout" not in names
+            assert f"Serving {len(names)} tools (1 more deferred: found with tool_search)" in (
+                message
+            )
+        else:
+            assert names == {"shout", "whisper"} and len(registry) == 3

@@ -159,6 +159,21 @@ async def test_invalid_arguments_say_what_to_send(served: ServeProcess) -> None:
             assert "is not of type" not in message and "Additional properties" not in message
 
 
+async def test_a_tool_only_the_operator_can_set_up_tells_the_agent_to_ask(
+    served: ServeProcess,
+) -> None:
+    """web_search without a search provider: the agent is told who can set it up and what
+    they must do, never to edit nex.yaml (which it cannot); the listing keeps the fix."""
+    async with mcp.Client(served.url, mode="legacy") as client:
+        refused = await client.call_tool("web_search", {"query": "weather in Oslo"})
+    assert refused.is_error
+    (only,) = texts(refused)
+    assert only.startswith("Tool 'web_search' cannot run now: "), only
+    assert "only the person running the server can change that: ask the user to" in only
+    assert "search provider" in only and "brave/api_key" in only
+    assert "nex.yaml" not in only and "Set one" not in only
+
+
 async def test_prompt_arguments_are_checked_against_the_signature(served: ServeProcess) -> None:
     async with mcp.Client(served.url, mode="legacy") as client:
         with pytest.raises(mcp.MCPError) as loud:
@@ -198,6 +213,25 @@ async def test_tools_above_the_grant_are_not_listed_and_the_operator_is_told(
         assert "Only the person running this server" in texts(refused)[0]
 
 
+async def test_with_defer_the_start_line_counts_the_tools_it_lists(
+    tmp_path: Path, served: ServeProcess
+) -> None:
+    """``--defer`` lists the eager tools and tool_search: the start line counts those, and
+    says how many more a client finds through tool_search (the rest of the granted ones)."""
+    async with mcp.Client(served.url, mode="legacy") as client:  # the same tools, not deferred
+        granted = {t.name for t in (await client.list_tools()).tools}
+    with serve_http(make_project(tmp_path), "--dir", "tools/dynamic", "--defer") as server:
+        start = await said(server, "Serving")
+        async with mcp.Client(server.url, mode="legacy") as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+    assert "tool_search" in listed and listed < granted
+    deferred = len(granted) - len(listed)
+    assert start.startswith(
+        f"Serving {len(listed)} tools ({deferred} more deferred: found with tool_search) "
+        "over MCP at http://"
+    ), start
+
+
 async def test_each_broken_source_is_one_warning_line(tmp_path: Path) -> None:
     project = make_project(
         tmp_path, "mcp:\n  servers:\n    - {name: nocmd, command: no-such-binary-xyz}\n"
@@ -218,6 +252,42 @@ async def test_each_broken_source_is_one_warning_line(tmp_path: Path) -> None:
         assert len(lines_with(server, "warning: Jupyter server")) == 1
         (tmp_path / "tools" / "dynamic" / "half.py").write_text(BROKEN.replace(" +\n", "\n"))
         await said(server, "tools folder tools/dynamic works again")
+
+
+MISSING_PROGRAMS = """tools:
+  - {id: lint, description: Lint the project., source: {type: cli, command: nosuch-linter-4711}}
+  - id: fmt
+    description: Format the project.
+    permission: workspace_write
+    source: {type: cli, command: ./bin/missing-fmt}
+"""
+
+
+async def test_a_declared_tool_whose_program_is_missing_is_said_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    """Not hidden behind the grant: the operator is told the program is missing and how to
+    fix it (not to raise the grant, which would not help); it is still not served, and an
+    agent that calls one of them is told to ask the user."""
+    with serve_http(make_project(tmp_path, MISSING_PROGRAMS), "--dir", "tools/dynamic") as server:
+        warning = await said(server, "warning: the tools: of nex.yaml")
+        assert "'lint' cannot run: 'nosuch-linter-4711' is not installed (not on PATH). " in (
+            warning
+        )
+        assert "Install it, or correct the command of tool 'lint' under tools: in nex.yaml" in (
+            warning
+        )
+        assert f"'fmt' cannot run: '{tmp_path / 'bin' / 'missing-fmt'}' not found" in warning
+        await said(server, "not listed to MCP clients")
+        assert all("lint" not in line for line in lines_with(server, "not listed to MCP"))
+        async with mcp.Client(server.url, mode="legacy") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            refused = await client.call_tool("fmt", {})
+    assert "lint" not in names and "fmt" in names  # fmt is within the grant: listed, as before
+    assert refused.is_error
+    (only,) = texts(refused)
+    assert "missing-fmt' not found" in only and "ask the user to" in only
+    assert "nex.yaml" not in only and "Install it" not in only
 
 
 async def test_a_missing_tools_folder_is_said(tmp_path: Path) -> None:

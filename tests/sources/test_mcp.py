@@ -182,6 +182,28 @@ def test_a_ready_server_that_crashes_says_how_it_ended(reg: Registry) -> None:
     }, crashed
 
 
+def test_a_server_that_closes_its_output_is_not_said_to_die_of_our_signal(
+    reg: Registry,
+) -> None:
+    """It closed stdout and kept running; closing the session stopped it with SIGTERM. The
+    reason says what happened, not "ended by signal SIGTERM" (a signal we sent)."""
+    reasons: list[str] = []
+    source = reg.add_source(McpSource("peer", command=sys.executable, args=[str(PEER_SERVER)]))
+    wait_until(reg, ready(reg, source))
+    unsubscribe = reg.subscribe(lambda _change: reasons.append(source.reason or ""))
+    try:
+        assert reg.call_sync("mcp__peer__hang_up", {}).is_error
+        wait_until(reg, lambda: any("stdout" in r or "signal" in r for r in reasons))
+    finally:
+        unsubscribe()
+    said = next(r for r in reasons if "stdout" in r or "signal" in r).split("; reconnecting")[0]
+    assert said == (
+        "the server closed its output (stdout) while its process kept running, so the "
+        "process was stopped (SIGTERM); the last lines of its stderr: "
+        "peer: started | peer: closing stdout"
+    ), said
+
+
 def test_a_server_that_failed_stays_broken_while_it_tries_again(reg: Registry) -> None:
     """Every status published between the first failure and the next success carries the
     error: a check that reads it during a retry must not see a healthy source."""

@@ -73,7 +73,47 @@ def read_level(path: Path) -> dict[str, Any]:
             f"{path}, line 1: the top level must be a mapping of settings, got "
             f"{type(data).__name__} {data!r}."
         )
+    _refuse_twice_named(path, text)
     return data
+
+
+#: Named lists of one file: (where the list is, the key that names an item, what an item is).
+_NAMED_LISTS = (
+    (("tools",), "id", "tool id"),
+    (("cli_tools",), "name", "CLI tool"),
+    (("mcp", "servers"), "name", "MCP server"),
+)
+
+
+def _refuse_twice_named(path: Path, text: str) -> None:
+    """One file naming two items of a list alike (two tools with one id): the second would
+    silently replace the first, so it is an error that gives both lines."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    for where, ident, what in _NAMED_LISTS:
+        node = root
+        for key in where:
+            node = _child(node, key)
+        if not isinstance(node, yaml.SequenceNode):
+            continue
+        seen: dict[str, int] = {}
+        for item in node.value:
+            name = _child(item, ident)
+            if not isinstance(name, yaml.ScalarNode):
+                continue
+            line = name.start_mark.line + 1
+            if name.value in seen:
+                raise ConfigError(
+                    f"{path}, line {line}: {what} {name.value!r} is declared twice in this "
+                    f"file (first at line {seen[name.value]}); the second would replace the "
+                    "first. Remove one, or give it another name."
+                )
+            seen[name.value] = line
+
+
+def _child(node: Any, key: str) -> Any:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    return next((v for k, v in node.value if getattr(k, "value", None) == key), None)
 
 
 #: Lists whose items each level adds to (folders to look in), rather than replaces.

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..config.loading import nexus_home
 from ..errors import MissingCredential, NexusError
+from ..tools.credential_value import PendingCredential
 from ..tools.spec import ToolSpec
 from .masking import mask_text
 from .providers import (
@@ -244,18 +245,18 @@ class CredentialStore:
 
 
 class StoreView:
-    """``ctx.credentials``: ``await get(service, key)`` and ``has(service, key=None)``."""
+    """``ctx.credentials``: ``await get(service, key)``, ``get_sync(service, key)`` and
+    ``has(service, key=None)``."""
 
     __slots__ = ("_store",)
 
     def __init__(self, store: CredentialStore) -> None:
         self._store = store
 
-    async def get(self, service: str, key: str = "api_key") -> str:
-        value = self._store.lookup(service, key)
-        if value is None:
-            raise MissingCredential(service, key)
-        return value
+    def get(self, service: str, key: str = "api_key") -> PendingCredential:
+        """For async tools: ``await`` it for the value (or :class:`MissingCredential`).
+        Used unawaited, it says to await it or to call :meth:`get_sync`."""
+        return PendingCredential(service, key, self.get_sync)
 
     def get_sync(self, service: str, key: str = "api_key") -> str:
         """For sync tools: the value, or :class:`MissingCredential`."""

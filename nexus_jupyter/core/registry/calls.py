@@ -41,6 +41,7 @@ from ..tools.context import (
 )
 from ..tools.result import ToolResult
 from ..tools.summary import describe_call, schema_defaults
+from .reasons import reason_for
 from .running import ToolRunner, cancelled_result
 
 if TYPE_CHECKING:
@@ -208,7 +209,8 @@ class CallPipeline:
                 self._audit_refusal(entry.tool, request, "unavailable", live.reason)
                 if entry.status == "ok" and registry.credentials is not None:
                     registry.credentials.require(entry.spec)  # says how to set it
-                raise ToolUnavailable(f"Tool {name!r} cannot run now: {live.reason}.")
+                why = reason_for(live.reason, request.caller)  # an agent: who can fix it, not how
+                raise ToolUnavailable(f"Tool {name!r} cannot run now: {why}.")
         if registry.policy is None:
             return entry.tool, False
         return entry.tool, self._needs_approval(entry.tool, arguments, request, approved)
@@ -314,7 +316,8 @@ class CallPipeline:
         if rule == "never":
             return False
         proven = tool.runs_inline if rule == "after_fast_streak" else tool.runs_inline_on_server
-        if not proven or self.runner.away_from_home(tool):
+        runner = self.runner
+        if not proven or (runner.homes and runner.away_from_home(tool)):
             return False
         background = self.registry._bg
         return background is None or not background.in_loop_thread()

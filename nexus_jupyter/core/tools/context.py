@@ -30,6 +30,7 @@ from .channel import (
     Elicitation,
     Sampled,
 )
+from .credential_value import PendingCredential
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -72,9 +73,12 @@ _request_counter = itertools.count(1)
 
 @runtime_checkable
 class CredentialsView(Protocol):
-    """Read access to credentials, as tools see it. Values are never logged or shown."""
+    """Read access to credentials, as tools see it. Values are never logged or shown.
+    ``await get(...)`` in an async tool, ``get_sync(...)`` in a sync one."""
 
-    async def get(self, service: str, key: str = "api_key") -> str: ...
+    def get(self, service: str, key: str = "api_key") -> Awaitable[str]: ...
+
+    def get_sync(self, service: str, key: str = "api_key") -> str: ...
 
     def has(self, service: str, key: str | None = None) -> bool: ...
 
@@ -82,7 +86,10 @@ class CredentialsView(Protocol):
 class NoCredentials:
     """The credentials view of a registry that has no credential store: everything is missing."""
 
-    async def get(self, service: str, key: str = "api_key") -> str:
+    def get(self, service: str, key: str = "api_key") -> PendingCredential:
+        return PendingCredential(service, key, self.get_sync)
+
+    def get_sync(self, service: str, key: str = "api_key") -> str:
         from ..errors import MissingCredential
 
         raise MissingCredential(service, key)
@@ -244,7 +251,8 @@ class CancellationToken:
 class ToolContext:
     """Handed to a tool that asks for it (a parameter annotated ``ToolContext``).
 
-    - ``credentials``: ``await ctx.credentials.get(service, key)``, ``ctx.credentials.has(s)``
+    - ``credentials``: ``await ctx.credentials.get(service, key)`` (in a sync tool
+      ``ctx.credentials.get_sync(service, key)``), ``ctx.credentials.has(s)``
     - ``request``: :class:`RequestInfo` (request id, principal, session, client, caller)
     - ``cancellation`` / ``cancelled``: the cancel signal of this call
     - ``log``: a logger named after the tool; over MCP its messages also reach the client

@@ -51,6 +51,7 @@ class FunctionSchema:
         "_fields",
         "_model",
         "_type_check",
+        "_validate_python",
         "context_param",
         "description",
         "input_schema",
@@ -83,6 +84,7 @@ class FunctionSchema:
         self.output_schema = output_schema
         self._model = model
         self._type_check: Callable[[Mapping[str, Any]], list[FieldError]] | None = None
+        self._validate_python: Callable[[Any], BaseModel] | None = None
         self._fields = fields
         self.context_param = context_param
         self.positional_only = positional_only
@@ -114,12 +116,13 @@ class FunctionSchema:
         (:mod:`.strict_types`), whichever face the call comes from.
         Raises :class:`ToolValidationError` with one :class:`FieldError` per bad field.
         """
-        if arguments is None:
-            arguments = {}
-        elif not isinstance(arguments, Mapping):
-            raise ToolValidationError(
-                tool_name, [FieldError((), "arguments must be a JSON object", arguments)]
-            )
+        if arguments.__class__ is not dict:  # the common case skips the Mapping check
+            if arguments is None:
+                arguments = {}
+            elif not isinstance(arguments, Mapping):
+                raise ToolValidationError(
+                    tool_name, [FieldError((), "arguments must be a JSON object", arguments)]
+                )
         data = dict(arguments) if self.json_fields else arguments
         for key in self.json_fields:
             value = data.get(key)
@@ -129,10 +132,14 @@ class FunctionSchema:
                 except ValueError:
                     pass  # leave it: the validator reports the field with the original value
         # pydantic's lax mode would take true for 1: every face refuses that, as MCP does
-        if wrong := self.type_check(data):
+        check = self._type_check or self.type_check
+        if wrong := check(data):
             raise ToolValidationError(tool_name, wrong)
+        validate = self._validate_python
+        if validate is None:
+            validate = self._validate_python = self.model.__pydantic_validator__.validate_python
         try:
-            validated = self.model.__pydantic_validator__.validate_python(data)
+            validated = validate(data)
         except ValidationError as exc:
             unset = self._refused_nulls(data, exc)
             if not unset:
@@ -143,7 +150,7 @@ class FunctionSchema:
             # (agents send null for arguments they leave out): its default applies.
             data = {key: value for key, value in data.items() if key not in unset}
             try:
-                validated = self.model.__pydantic_validator__.validate_python(data)
+                validated = validate(data)
             except ValidationError as again:
                 raise ToolValidationError(
                     tool_name, pydantic_errors_to_fields(again, self.param_names)

@@ -125,4 +125,10 @@ def argument_checker(
             return []
         return type_errors(schema, arguments)  # the walk words the errors
 
-    return check
+    def check_numbers(arguments: Mapping[str, Any]) -> list[FieldError]:
+        for value in arguments.values():  # no flags: only a boolean can be wrong
+            if value.__class__ is bool:
+                return check(arguments)
+        return []
+
+    return check if flags else check_numbers

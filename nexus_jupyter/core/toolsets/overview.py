@@ -3,6 +3,7 @@ toolset (its tools, where it comes from, whether it is on, its approval default,
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,6 +32,8 @@ def toolset_rows(registry: Any) -> list[dict[str, Any]]:
         origin = "builtin" if name in BUILTIN_TOOLSETS else entry.module or "entry point"
         if origin == "entry point" and references.get(name):
             origin = f"entry point {references[name]}"
+        elif origin == "entry point" and name not in references:
+            origin = "-"  # named in nex.yaml only: the row's error says so
         default = entry.approval.get("default")
         external = name not in BUILTIN_TOOLSETS
         rows.append(
@@ -43,7 +46,47 @@ def toolset_rows(registry: Any) -> list[dict[str, Any]]:
                 "approval": (default.action if default and default.action else None)
                 or ("ask" if external else "by permission"),
                 "ceiling": entry.permission,
-                "error": errors.get(name),
+                "error": errors.get(name)
+                or _settings_problem(name, entry, tools.get(name, []), name in references, names),
             }
         )
     return rows
+
+
+def _settings_problem(
+    name: str, entry: ToolsetSettings, tools: list[str], loaded: bool, known: set[str]
+) -> str | None:
+    """What is wrong with ``toolsets.<name>`` in nex.yaml that would otherwise go unnoticed:
+    a toolset that exists nowhere (a misspelt name), or a tool name in ``tools:`` or in the
+    approval map that no tool of the toolset has (a misspelt ``blocked`` entry blocks
+    nothing)."""
+    if name not in BUILTIN_TOOLSETS and not entry.module and not loaded:
+        others = sorted(n for n in known if n != name)
+        close = difflib.get_close_matches(name, others, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        return (
+            f"No toolset {name!r}: it is not built in, no installed package advertises it, "
+            f"and toolsets.{name} in nex.yaml has no `module:`.{hint}"
+        )
+    if name in BUILTIN_TOOLSETS:
+        offered = set(BUILTIN_TOOLSETS[name])
+    elif loaded and entry.tools is None:
+        offered = {t[len(entry.prefix) :] if t.startswith(entry.prefix) else t for t in tools}
+    else:
+        return None  # an external toolset not loaded (its error shows) or narrowed by tools:
+    unknown = [t for t in entry.tools or () if t not in offered]
+    unknown += [
+        key
+        for key in entry.approval
+        if key != "default"
+        and key not in offered
+        and key not in {entry.prefix + t for t in offered}
+    ]
+    if not unknown:
+        return None
+    listed = ", ".join(sorted(offered)) or "none"
+    return (
+        f"toolsets.{name} in nex.yaml names {', '.join(map(repr, unknown))}, which "
+        f"{'is' if len(unknown) == 1 else 'are'} not a tool of this toolset (its tools: "
+        f"{listed})."
+    )

@@ -30,6 +30,8 @@ from .scopes import READ_SCOPE, grant_of_scopes
 __all__ = ["ServeAuth", "auth_app_options", "discover_jwks_url", "identity_of"]
 
 AuthMode = Literal["none", "tokens", "oauth"]
+#: Settings that mean something only with ``mode: oauth``.
+_OAUTH_ONLY = ("issuer", "audience", "jwks_url")
 
 
 class ServeAuth(BaseModel):
@@ -48,6 +50,15 @@ class ServeAuth(BaseModel):
     def _oauth_needs_issuer(self) -> ServeAuth:
         if self.mode == "oauth" and (not self.issuer or not self.audience):
             raise ValueError("--auth oauth needs --issuer URL and --audience AUD")
+        # OAuth settings without `--auth oauth` would leave the server open while its
+        # operator believes it checks tokens: say so instead of ignoring them.
+        stray = [f for f in _OAUTH_ONLY if getattr(self, f)]
+        if self.mode != "oauth" and stray:
+            names = ", ".join("--" + f.replace("_", "-") for f in stray)
+            raise ValueError(
+                f"{names} only apply with --auth oauth (serve.auth mode: oauth in nex.yaml), "
+                f"but the mode is {self.mode!r}"
+            )
         return self
 
     @property
@@ -70,7 +81,11 @@ class ServeAuth(BaseModel):
                 f"serve.auth in nex.yaml must be a mode (tokens, oauth) or a mapping, "
                 f"got {configured!r}."
             )
-        base.update({k: v for k, v in given.items() if v is not None})
+        given = {k: v for k, v in given.items() if v is not None}
+        if given.get("mode", "oauth") != "oauth":
+            # `--auth none|tokens` overrides an oauth block of nex.yaml as a whole
+            base = {k: v for k, v in base.items() if k not in _OAUTH_ONLY}
+        base.update(given)
         try:
             return cls.model_validate(base)
         except ValidationError as exc:
@@ -96,7 +111,17 @@ def discover_jwks_url(issuer: str, *, timeout: float = 10.0) -> str:
                 document = json.load(response)
         except (OSError, ValueError, urllib.error.URLError):
             continue
-        jwks = document.get("jwks_uri") if isinstance(document, dict) else None
+        if not isinstance(document, dict):
+            continue
+        named = document.get("issuer")
+        if isinstance(named, str) and named and named != issuer:
+            # Tokens carry the metadata's `iss`; with another --issuer every one is refused.
+            raise ConfigError(
+                f"The issuer's metadata at {url} names the issuer {named!r}, not {issuer!r}: "
+                f"tokens carry {named!r} as `iss`, so pass --issuer {named} (character for "
+                "character, a trailing slash included)."
+            )
+        jwks = document.get("jwks_uri")
         if isinstance(jwks, str) and jwks:
             return jwks
     raise ConfigError(

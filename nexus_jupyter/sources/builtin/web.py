@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import ConfigError
+from ...core.registry.reasons import Reason
 from ...core.tools.context import ToolContext
 from ...core.tools.decorator import tool
 from ...core.tools.tool import Tool
@@ -82,12 +83,31 @@ def web_tools(options: dict[str, Any]) -> list[Tool]:
 
 def web_unavailable(options: dict[str, Any]) -> dict[str, str]:
     """The web tools that cannot run with ``options``, each with why and how to fix it:
-    ``web_search`` without a (valid) search provider."""
+    ``web_search`` without a (valid) search provider. The fix names nex.yaml for the person
+    running nexus; an agent is told to ask them (:class:`~nexus_jupyter.core.registry.
+    reasons.Reason`): it cannot edit nex.yaml or store a key."""
     try:
         SearchConfig.from_options(options)
     except ConfigError as exc:
-        return {"web_search": str(exc).rstrip(".")}  # a reason: the face ends the sentence
+        # a reason: the face ends the sentence
+        return {"web_search": Reason(str(exc).rstrip("."), agent=_ask_the_user(options))}
     return {}
+
+
+def _ask_the_user(options: dict[str, Any]) -> str:
+    """Why ``web_search`` cannot run, for an agent: who can fix it, and what they must do."""
+    search = options.get("search")
+    provider = search.get("provider") if isinstance(search, dict) else None
+    if provider:
+        what = f"its search provider ({provider!r}) is not set up correctly on this server"
+        todo = "fix the web search settings (toolsets.web.options.search) of nexus"
+    else:
+        what = "no search provider is configured on this server"
+        todo = (
+            "configure a search provider for web_search (brave, tavily or searxng) and "
+            "store its API key (for brave, the credential brave/api_key)"
+        )
+    return f"{what}, and only the person running the server can change that: ask the user to {todo}"
 
 
 def _search_key(options: dict[str, Any]) -> str | None:

@@ -1,0 +1,75 @@
+"""What a replica's operator reads on stderr while Redis is away: one line per outage, not
+one per reconnection attempt, and sentences that read as sentences."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+
+import pytest
+
+from nexus_jupyter.cluster.store import ClusterAddress, follow_channel
+from nexus_jupyter.cluster.tokens import RedisTokenStore
+
+
+def _dead_address() -> ClusterAddress:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return ClusterAddress.parse(f"redis://127.0.0.1:{port}/0?prefix=outage")
+
+
+async def test_a_lost_channel_is_said_once_per_outage(caplog: pytest.LogCaptureFixture) -> None:
+    async def deliver(_data: str) -> None:
+        return None
+
+    caplog.set_level(logging.INFO, logger="nexus_jupyter.cluster.store")
+    task = asyncio.ensure_future(follow_channel(_dead_address(), "bus_channel", deliver))
+    await asyncio.sleep(1.8)  # 0.2 + 0.4 + 0.8 s: at least three failed attempts
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    lost = [r.getMessage() for r in caplog.records if r.name == "nexus_jupyter.cluster.store"]
+    assert len(lost) == 1, lost
+    # the Redis channel and server are named, not the attribute that holds the name
+    assert "outage:bus" in lost[0] and "bus_channel" not in lost[0]
+    assert "redis://127.0.0.1:" in lost[0]
+
+
+def test_the_token_store_warning_reads_as_one_sentence(caplog: pytest.LogCaptureFixture) -> None:
+    store = RedisTokenStore(_dead_address(), timeout=0.2)
+    with caplog.at_level(logging.WARNING, logger="nexus_jupyter.cluster.tokens"):
+        assert store.lookup("nxt_whatever") is None
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "answering from the last copy" in line and ".;" not in line
+
+
+def test_tokens_survive_a_redis_that_lost_them_and_a_revocation_stays(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Redis restarted without persistence (here: flushed) loses the token hash; a replica
+    that held the tokens writes them back and says so once. Revoking every token is not a
+    loss: nothing comes back."""
+    import redis
+
+    url = redis_url + "?prefix=wiped"
+    cli = RedisTokenStore.at(url)  # `nexus-tools tokens` on the operator's machine
+    replica = RedisTokenStore.at(url)
+    _, secret = cli.create("alice")
+    assert replica.lookup(secret) is not None
+    redis.Redis.from_url(redis_url).flushdb()
+    replica._fresh_until = 0.0  # the next request re-reads the store
+    with caplog.at_level(logging.WARNING, logger="nexus_jupyter.cluster.tokens"):
+        assert replica.lookup(secret) is not None
+        assert replica.lookup(secret) is not None
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "wrote back the 1 token(s)" in said[0], said
+    assert "appendonly yes" in said[0]
+    assert [t.name for t in cli.tokens()] == ["alice"]  # every replica and the CLI see it
+    assert cli.revoke("alice")
+    replica._fresh_until = 0.0
+    assert replica.lookup(secret) is None
+    assert cli.tokens() == []
