@@ -287,6 +287,7 @@ def test_toolsets_names_a_misspelt_toolset_or_tool(env: dict[str, str], tmp_path
     (ws / "nex.yaml").write_text(
         "search: {mode: keyword}\ntoolsets:\n  files: {tools: [read, ls]}\n"
         "  shell: {approval: {bash: blocked}}\n"
+        "  installed_elsewhere: {enabled: false}\n"  # off: never loaded, so nothing to check
     )
     fine = run(env, tmp_path, "--root", str(ws), "--wait", "2", "toolsets")
     assert fine.returncode == 0, fine.stdout + fine.stderr

@@ -21,22 +21,26 @@ export function NumberTextField(props: FieldProps): JSX.Element {
   const title = uiSchema?.['ui:title'] ?? schema.title ?? props.name;
   const kind = numberKind(schema as Record<string, any>) ?? 'number';
   const [text, setText] = React.useState(shown(formData));
+  const [seen, setSeen] = React.useState<unknown>(formData);
   // What this box sent up and has not seen come back yet: the form hands each value back a
   // render later, by when the box may hold more ("1" arrives while the box says "1e").
   const sent = React.useRef<unknown[]>([]);
-  React.useEffect(() => {
+  if (!Object.is(seen, formData)) {
+    // Worked out during the render that brings the new value (React's derived state), so
+    // the box shows it in the same commit, not one effect later.
+    setSeen(formData);
     const echo = sent.current.findIndex(v => Object.is(v, formData));
     if (echo !== -1) {
       sent.current = sent.current.slice(echo + 1);
-      return;
+    } else {
+      sent.current = [];
+      // A value put in from outside (a history entry, Reset): show it, unless the text
+      // already means it ("1.50" for 1.5 stays as typed).
+      if (numberValue(text, kind) !== formData) {
+        setText(shown(formData));
+      }
     }
-    sent.current = [];
-    // A value put in from outside (a history entry, Reset): show it, unless the text
-    // already means it ("1.50" for 1.5 stays as typed).
-    if (numberValue(text, kind) !== formData) {
-      setText(shown(formData));
-    }
-  }, [formData]);
+  }
   const read = readNumber(text, kind);
   const problem = 'error' in read ? read.error : null;
   const reported = (rawErrors ?? []).length > 0; // the template lists them under the box

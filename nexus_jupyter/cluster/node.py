@@ -194,6 +194,7 @@ class ClusterNode:
     def _set_state(self, state: str, error: str | None) -> None:
         if state == self.state and error == self.error:
             return
+        recovered = self.state == "degraded"
         self.state, self.error, self.since = state, error, time.time()
         if state == "connected":
             self._connected.set()
@@ -206,8 +207,10 @@ class ClusterNode:
                 self.address.shown(),
                 error,
             )
+        elif state == "connected" and recovered:  # the pair of the warning above
+            log.warning("cluster: Redis at %s is back; sharing again", self.address.shown())
         elif state == "connected":
-            log.warning("cluster: connected to Redis at %s", self.address.shown())
+            log.info("cluster: connected to Redis at %s", self.address.shown())
         for listener in list(self._listeners):
             try:
                 listener(self)

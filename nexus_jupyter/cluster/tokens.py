@@ -12,9 +12,11 @@ tokens known when Redis left still work; a revocation made meanwhile waits for R
 
 Key ``P:tokens:kept`` marks a store that has held tokens. Revoking the last token leaves
 it; a Redis restarted without persistence (or flushed) loses it with the hash. A replica
-that then finds neither writes back the tokens of its last copy (what Redis held at most
-:data:`REFRESH_S` before it went) and says so once, as the cluster does for published tool
-files: a restart of Redis does not lock every client out.
+that then finds neither writes back the tokens of its last copy and says so once, as the
+cluster does for published tool files: a restart of Redis does not lock every client out.
+Only a copy read at most :data:`WRITE_BACK_WITHIN_S` before the replica found Redis failing
+(or, with no failure seen, before now) is written back: an older one (a replica that had no
+request for a while) may hold tokens revoked since, and those must not come back.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ log = logging.getLogger(__name__)
 REFRESH_S = 0.5
 #: After Redis failed to answer, how long lookups use the last copy before asking again.
 RETRY_S = 2.0
+#: The oldest copy a replica writes back into a Redis that lost the token store: a
+#: revocation made in the last seconds before the loss may come back, never an older one.
+WRITE_BACK_WITHIN_S = 5.0
 
 
 class RedisTokenStore:
@@ -58,6 +63,8 @@ class RedisTokenStore:
         self._lock = threading.Lock()
         self._by_digest: dict[str, ApiToken] = {}
         self._fresh_until = 0.0
+        self._read_at: float | None = None  # when the copy was last read from Redis
+        self._failed_at: float | None = None  # the first failure to read it since
 
     @classmethod
     def at(cls, url: str) -> RedisTokenStore:
@@ -94,18 +101,21 @@ class RedisTokenStore:
             now = time.monotonic()
             if now >= self._fresh_until:
                 try:
-                    self._by_digest = {t.digest: t for t in self._current()}
+                    self._by_digest = {t.digest: t for t in self._current(now)}
                     self._fresh_until = now + REFRESH_S
+                    self._read_at, self._failed_at = now, None
                 except ConfigError as exc:
+                    if self._failed_at is None:
+                        self._failed_at = now
                     # Not again for a while: this runs on the serving loop, per request.
                     reason = str(exc).rstrip(".")
                     log.warning("cluster tokens: %s; answering from the last copy", reason)
                     self._fresh_until = now + RETRY_S
             return self._by_digest.get(digest)
 
-    def _current(self) -> list[ApiToken]:
+    def _current(self, now: float) -> list[ApiToken]:
         """The tokens in Redis; those of the last copy written back when Redis lost the
-        store (see the module docs)."""
+        store and the copy is recent enough (see the module docs)."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(self.key)
         pipe.exists(self.marker)
@@ -113,10 +123,21 @@ class RedisTokenStore:
         held = sorted(self._by_digest.values(), key=lambda t: t.created)
         if kept:
             return [ApiToken(**json.loads(v)) for v in raw.values()]
+        lost = self._failed_at if self._failed_at is not None else now
+        recent = self._read_at is not None and lost - self._read_at <= WRITE_BACK_WITHIN_S
         if raw or not held:  # a store from before the marker, or one that never held tokens
             if raw:
                 self._call(self.redis.set, self.marker, "1")
             return [ApiToken(**json.loads(v)) for v in raw.values()]
+        if not recent:  # said once: the copy is dropped with the store
+            log.warning(
+                "cluster tokens: the token store at %s was empty (Redis restarted without "
+                "persistence, or was flushed); this replica's copy is too old to write back "
+                "(a token revoked since would come back). Create the tokens again with "
+                "`nexus-tools tokens create`, and turn on Redis persistence (appendonly yes).",
+                self.address.shown(),
+            )
+            return []
         pipe = self.redis.pipeline(transaction=False)
         for token in held:
             pipe.hsetnx(self.key, token.name, json.dumps(asdict(token)))

@@ -220,6 +220,17 @@ class MissingCredential(NexusError, LookupError):
             f"{how_to_set_credential(service, key)}."
         )
 
+    def for_agent(self) -> str:
+        """The message for an agent, which cannot set a credential where the server runs:
+        whom to ask, and what they run."""
+        what = f"{self.service}/{self.key}" if self.key else self.service
+        for_tool = f" (needed by tool {self.tool!r})" if self.tool else ""
+        return (
+            f"Missing credential {what!r}{for_tool}. It is not set where this server runs, and "
+            "only the person running the server can set it: ask the user to set it with "
+            f"{how_to_set_credential(self.service, self.key)}, then call the tool again."
+        )
+
 
 class CredentialNotAwaited(NexusError, TypeError):
     """Raised when what ``ctx.credentials.get(...)`` returns (an awaitable) is used as the

@@ -16,7 +16,10 @@ Who writes the metadata:
 - A page loaded while the kernel runs (a reload, the notebook opened again) opens a comm of its
   own to the kernel, and from then on that page keeps the cases: the comm of the old page leads
   nowhere. A case sent that no page confirms within :data:`FRONTEND_WAIT_S` (once no cell
-  runs) is written into the file by the kernel, so "saved" is never only a claim.
+  runs) is written into the file by the kernel, so "saved" is never only a claim; unless the
+  file changed since the case was sent (a page is saving it, only slowly): the kernel never
+  writes behind a page that saves, and after :data:`UNCONFIRMED_ROUNDS` waits it says the
+  case is in the open notebook, to be saved there.
 - Elsewhere (classic Notebook, nbclient, VS Code, no extension) nobody answers the comm; after
   :data:`FRONTEND_WAIT_S` the kernel writes the metadata into the ``.ipynb`` itself (found from
   ``JPY_SESSION_NAME``, which Jupyter sets to the notebook's path, or VS Code's
@@ -44,6 +47,8 @@ from ..core.tooltests.cases import TestCase
 __all__ = [
     "COMM_TARGET",
     "FRONTEND_WAIT_S",
+    "UNCONFIRMED_ROUNDS",
+    "ChangedMeanwhile",
     "NotebookCases",
     "attach_notebook_cases",
     "carry_cases_to_file",
@@ -57,6 +62,9 @@ COMM_TARGET = "nexus_jupyter.tests"
 METADATA_KEY = "nexus_jupyter"
 #: How long a saved case waits for a frontend to take it before the kernel writes the file.
 FRONTEND_WAIT_S = 3.0
+#: How many times :data:`FRONTEND_WAIT_S` the kernel waits for a page that saved the notebook
+#: since the cases went out but has not confirmed them, before saying so (it never writes then).
+UNCONFIRMED_ROUNDS = 10
 
 
 def notebook_path(namespace: Mapping[str, Any] | None = None) -> Path | None:
@@ -84,8 +92,28 @@ def read_notebook_cases(path: Path) -> list[dict[str, Any]]:
     return [dict(t) for t in tests if isinstance(t, Mapping)]
 
 
-def write_notebook_cases(path: Path, cases: list[dict[str, Any]]) -> None:
-    """Put ``cases`` into the notebook file's metadata (everything else kept), atomically."""
+class ChangedMeanwhile(Exception):
+    """The notebook file changed while the kernel was about to write it (a page saved it)."""
+
+
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """The file's modification time (ns) and size, or ``None`` when it is not there."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_mtime_ns, found.st_size)
+
+
+def write_notebook_cases(
+    path: Path, cases: list[dict[str, Any]], *, unchanged: tuple[int, int] | None = None
+) -> None:
+    """Put ``cases`` into the notebook file's metadata (everything else kept), atomically.
+    With ``unchanged`` (a :func:`file_stamp`), raise :class:`ChangedMeanwhile` instead of
+    writing when the file's stamp differs, checked before reading and again just before
+    the file is replaced: another writer's save is never overwritten with older cells."""
+    if unchanged is not None and file_stamp(path) != unchanged:
+        raise ChangedMeanwhile(str(path))
     notebook = json.loads(path.read_text(encoding="utf-8"))
     metadata = notebook.setdefault("metadata", {})
     metadata.setdefault(METADATA_KEY, {})["tests"] = cases
@@ -95,6 +123,8 @@ def write_notebook_cases(path: Path, cases: list[dict[str, Any]]) -> None:
             json.dump(notebook, out, indent=1, ensure_ascii=False)  # nbformat's own layout
             out.write("\n")
         os.chmod(temporary, path.stat().st_mode & 0o777)
+        if unchanged is not None and file_stamp(path) != unchanged:
+            raise ChangedMeanwhile(str(path))
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -119,6 +149,8 @@ class NotebookCases:
         self._frontend = False  # a frontend answered the comm: it keeps the metadata
         self._dirty = False  # saved here, not yet written anywhere (nor confirmed written)
         self._timer: threading.Timer | None = None
+        self._sent_over: tuple[int, int] | None = None  # the file's stamp when cases went out
+        self._rounds = 0  # waits for a page that saves the file but has not confirmed yet
         self._on_change = on_change  # called with None when the frontend changed the cases
         # A running cell holds the frontend's answer in the kernel's queue: wait for it.
         self._busy = busy or (lambda: False)
@@ -183,6 +215,8 @@ class NotebookCases:
         if self._frontend and self._comm is not None:
             # The frontend answers "saved" once the notebook is saved; a page that was
             # reloaded or closed never does, and then the file is written here (_no_answer).
+            if self._sent_over is None and self.path is not None:  # the batch's first send
+                self._sent_over = file_stamp(self.path)
             self._comm.send({"type": "tests", "tests": self._cases})
             self._wait_for_answer()
         elif self._comm is None:
@@ -204,17 +238,39 @@ class NotebookCases:
             if self._busy():
                 self._wait_for_answer()
                 return
+            if self._frontend and self._page_saves():
+                return
             if self._frontend:
                 log.info("no frontend confirmed the test cases of %s; writing the file", self.path)
                 self._frontend = False  # its page was reloaded or closed
-            self._write_file()
+            self._write_file(unchanged=self._sent_over)
 
-    def _write_file(self) -> None:
+    def _page_saves(self) -> bool:
+        """Whether the notebook file changed since the cases were sent: a page is saving it
+        and its confirmation is late, so the kernel must not write behind it. Waits again,
+        and after :data:`UNCONFIRMED_ROUNDS` says the cases are in the open notebook."""
+        if self.path is None or file_stamp(self.path) == self._sent_over:
+            return False
+        self._rounds += 1
+        if self._rounds < UNCONFIRMED_ROUNDS:
+            self._wait_for_answer()
+        else:
+            self._settled(
+                f"The page of {self.path.name} saved the notebook but did not confirm the "
+                "test cases; they are in the open notebook: save it there (Ctrl+S)."
+            )
+        return True
+
+    def _write_file(self, unchanged: tuple[int, int] | None = None) -> None:
         with self._lock:
             if not self._dirty or self.path is None:
                 return
             try:
-                write_notebook_cases(self.path, self._cases)
+                write_notebook_cases(self.path, self._cases, unchanged=unchanged)
+            except ChangedMeanwhile:  # a page saved it just now: it is alive after all
+                self._frontend = True
+                self._page_saves()
+                return
             except (OSError, ValueError) as exc:
                 log.warning("could not write the test cases into %s: %s", self.path, exc)
                 self._settled(f"The test cases could not be written into {self.path}: {exc}")
@@ -224,6 +280,7 @@ class NotebookCases:
     def _settled(self, problem: str | None) -> None:
         with self._lock:
             self._dirty = False
+            self._sent_over, self._rounds = None, 0
             self.problem = problem
             if self._timer is not None:
                 self._timer.cancel()
@@ -278,7 +335,10 @@ class NotebookCases:
             return
         kind = data.get("type")
         if kind == "saved":
-            self._settled(None)
+            with self._lock:  # the save of an earlier list: the latest is still on its way
+                earlier = data.get("count") not in (None, len(self._cases))
+            if not earlier:
+                self._settled(None)
         elif kind == "save-failed":
             self._settled(
                 f"JupyterLab could not save {self.path.name if self.path else 'the notebook'}"

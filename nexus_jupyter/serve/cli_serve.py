@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
         notices.serving(f"at http://{shown}:{port}/mcp")
 
     _mask_output(reg, stdout=args.transport == "http")
+    where = ""  # what failed: the settings (auth, limits, Jupyter) or the address itself
     try:
         attach_jupyter(reg, args)
         limits = _session_limits(args, reg) if args.transport == "http" else {}
@@ -164,12 +165,11 @@ def run(args: argparse.Namespace) -> int:
             from .mcp_http import check_address
 
             limits["auth"] = auth_from_arguments(args, reg)
+            where = f"cannot listen on {args.host}:{args.port}: "
             check_address(args.host, args.port, authenticated=limits["auth"].enabled)
     except ConfigError as exc:
         reg.close()
-        print(
-            f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr
-        )
+        print(f"nexus-tools serve: {where}{exc}", file=sys.stderr)
         return 2
     try:
         replica = _join_cluster(args, reg)

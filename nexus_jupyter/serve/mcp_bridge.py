@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.errors import NexusError, ToolValidationError
+from ..core.errors import MissingCredential, NexusError, ToolValidationError
 from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import ToolSpec
@@ -203,6 +203,8 @@ def error_result(exc: NexusError, spec: ToolSpec | None = None) -> Any:
     if isinstance(exc, ToolValidationError):
         text = validation_text(exc, spec)
         meta = {FIELD_ERRORS_META_KEY: [e.to_dict() for e in exc.errors]}
+    elif isinstance(exc, MissingCredential):
+        text = exc.for_agent()
     else:
         text = str(exc)
     return types.CallToolResult(

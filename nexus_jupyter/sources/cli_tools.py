@@ -63,11 +63,11 @@ def check_cli_tool(settings: CliToolSettings, root: str | Path = ".") -> str | N
     if shutil.which(program) is None:
         missing = f"{program!r} is not installed (not on PATH)"
         fix = hint or f" Install it, or correct the command {entry}."
-        return Reason(f"{missing}.{fix}", only_the_operator(missing))
+        return Reason(f"{missing}.{fix}".rstrip("."), only_the_operator(missing))
     if not settings.check:
         return None
     reason = check_command_reason(settings.check, None, shell=False)
-    return Reason(f"{reason}{hint}", only_the_operator(reason)) if reason else None
+    return Reason(f"{reason}{hint}".rstrip("."), only_the_operator(reason)) if reason else None
 
 
 def _make_tool(settings: CliToolSettings, root: Path) -> Tool:

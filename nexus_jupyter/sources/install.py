@@ -158,7 +158,7 @@ def only_the_operator(reason: str) -> str:
     the server can fix it."""
     return (
         f"{reason.rstrip('.')} where this server runs, and only the person running the server "
-        "can fix that: ask the user to"
+        "can fix that: ask the user to set up this tool"
     )
 
 

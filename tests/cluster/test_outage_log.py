@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import time
 
 import pytest
 
@@ -73,3 +74,43 @@ def test_tokens_survive_a_redis_that_lost_them_and_a_revocation_stays(
     replica._fresh_until = 0.0
     assert replica.lookup(secret) is None
     assert cli.tokens() == []
+
+
+def test_a_copy_older_than_the_loss_is_not_written_back(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A replica that had no request for a while holds an old copy: a token revoked since
+    then must not come back when Redis later loses the store. Nothing is written back from
+    a copy that old (the tokens are lost, as without a replica, rather than resurrected)."""
+    import redis
+
+    from nexus_jupyter.cluster import tokens
+
+    url = redis_url + "?prefix=stale"
+    cli = RedisTokenStore.at(url)
+    idle = RedisTokenStore.at(url)
+    _, secret = cli.create("alice")
+    assert idle.lookup(secret) is not None  # its copy holds alice
+    assert cli.revoke("alice")  # later alice is revoked,
+    redis.Redis.from_url(redis_url).flushdb()  # then Redis restarts without persistence,
+    # and the idle replica's next request comes an hour after its last one
+    monkeypatch.setattr(tokens, "time", _Later(3600.0))
+    with caplog.at_level(logging.WARNING, logger="nexus_jupyter.cluster.tokens"):
+        assert idle.lookup(secret) is None
+        assert idle.lookup(secret) is None
+    assert cli.tokens() == []
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "too old to write back" in said and "tokens create" in said
+
+
+class _Later:
+    """The ``time`` module, with the monotonic clock ``by`` seconds ahead."""
+
+    def __init__(self, by: float) -> None:
+        self.by = by
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.by
+
+    def time(self) -> float:
+        return time.time()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import subprocess
 from pathlib import Path
 
@@ -90,13 +91,16 @@ def test_publish_command_says_how_to_fix_an_unreachable_cluster(tmp_path: Path) 
     assert missing.returncode == 2 and "--cluster redis://HOST:PORT/N" in missing.stderr
 
 
-def test_a_joined_registry_shows_redis_going_away_and_coming_back(tmp_path: Path) -> None:
+def test_a_joined_registry_shows_redis_going_away_and_coming_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from rig import RedisProcess
     from waiting import wait_until
 
     from nexus_jupyter import Registry
     from nexus_jupyter.cluster import ClusterReplica
 
+    caplog.set_level(logging.INFO, logger="nexus_jupyter.cluster.node")
     server = RedisProcess(tmp_path / "redis")
     server.start()
     folder = tmp_path / "tools"
@@ -116,6 +120,15 @@ def test_a_joined_registry_shows_redis_going_away_and_coming_back(tmp_path: Path
         server.start()
         wait_until(reg, lambda: cluster_error() is None, timeout=10)
         assert member.status["state"] == "connected"
+        # warnings are for trouble: the first connection is info, the recovery pairs the outage
+        said = [
+            (r.levelname, r.getMessage())
+            for r in caplog.records
+            if r.name == "nexus_jupyter.cluster.node"
+        ]
+        assert ("INFO", f"cluster: connected to Redis at {server.url}") in said
+        assert ("WARNING", f"cluster: Redis at {server.url} is back; sharing again") in said
+        assert not any(m.startswith("cluster: connected") for lvl, m in said if lvl == "WARNING")
     finally:
         member.close()
         reg.close()

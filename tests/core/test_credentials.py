@@ -338,3 +338,15 @@ def test_an_unawaited_credential_says_to_await_it_or_use_get_sync(
                 assert result.error_type == "MissingCredential", result
     finally:
         reg.close()
+
+
+async def test_a_credential_awaited_twice_is_refused_as_a_coroutine_would_be(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second ``await`` of one ``get(...)`` must not quietly give ``None`` (which would
+    end up as "Bearer None" in a header): a coroutine refuses to be awaited again."""
+    monkeypatch.setenv(env_name("weather-api", "api_key"), CANARY)
+    pending = CredentialStore(home=home).view().get("weather-api")
+    assert await pending == CANARY
+    with pytest.raises(RuntimeError, match="awaited already"):
+        await pending

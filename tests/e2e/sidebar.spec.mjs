@@ -155,6 +155,11 @@ try {
   assert.equal(await entries.count(), 3); // the invalid call, 6 x 7, 2 x 7
   assert.match(await entries.nth(2).innerText(), /validation/);
   await entries.nth(1).click();
+  await page.waitForFunction(
+    () => document.querySelector('#jp-NexusTools-multiply_a')?.value === '6',
+    null,
+    { timeout: 5000 }
+  );
   assert.equal(await field('a').inputValue(), '6');
   assert.equal((await result.innerText()).trim(), '42');
   step('history lists 3 calls; a history entry put its arguments back (a = 6, result 42)');

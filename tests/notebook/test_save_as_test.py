@@ -211,3 +211,66 @@ def test_a_page_that_could_not_save_says_so(store: NotebookCases) -> None:
     problems: list[Any] = []
     store.on_written(problems.append)
     assert problems and "could not save work.ipynb: permission denied" in problems[0]
+
+
+def test_saved_for_an_earlier_list_does_not_settle_a_later_case(
+    store: NotebookCases, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two cases saved before the page answers: its "saved" for the first list (one case)
+    does not say the second is in the notebook; its "saved" for the second list does."""
+    monkeypatch.setattr(test_cases, "FRONTEND_WAIT_S", 30.0)  # no file write meanwhile
+    page = FakeComm()
+    store._use(page)
+    page.answer({"type": "cases", "tests": []})
+    store.save_case(SPEC, case(1))
+    store.save_case(SPEC, case(2))
+    settled: list[Any] = []
+    store.on_written(settled.append)
+    page.answer({"type": "saved", "count": 1})
+    assert settled == [] and store.pending
+    page.answer({"type": "saved", "count": 2})
+    assert settled == [None] and not store.pending
+
+
+def test_the_kernel_never_writes_behind_a_page_that_saves_the_notebook(
+    store: NotebookCases, notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page that saves the notebook but whose confirmation is late is alive: writing the
+    file then could put back older cells over its save. The kernel waits, and in the end
+    says the cases are in the open notebook; the page's file is left as it saved it."""
+    monkeypatch.setattr(test_cases, "UNCONFIRMED_ROUNDS", 3)
+    page = FakeComm()
+    store._use(page)
+    page.answer({"type": "cases", "tests": []})
+    store.save_case(SPEC, case(5))
+    # the page saves the notebook (a new cell, and the case in its metadata) but its
+    # "saved" never arrives
+    saved = nbformat.read(notebook, as_version=4)
+    saved.cells.append(nbformat.v4.new_code_cell("x = 2"))
+    saved.metadata["nexus_jupyter"] = {"tests": [case(5).to_dict()]}
+    nbformat.write(saved, notebook)
+    as_the_page_saved = test_cases.file_stamp(notebook)
+    problems: list[Any] = []
+    done = threading.Event()
+    store.on_written(lambda problem: (problems.append(problem), done.set()))
+    assert done.wait(5), "the kernel never said what became of the case"
+    assert problems[0] is not None and "did not confirm" in problems[0]
+    assert "Ctrl+S" in problems[0]
+    assert test_cases.file_stamp(notebook) == as_the_page_saved  # the kernel never wrote
+
+
+def test_writing_the_cases_refuses_a_file_that_changed_since_its_stamp(notebook: Path) -> None:
+    stamp = test_cases.file_stamp(notebook)
+    before = notebook.read_text()
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("changed = True"))
+    nbformat.write(nb, notebook)  # another writer, after the stamp was taken
+    changed = notebook.read_text()
+    assert changed != before
+    with pytest.raises(test_cases.ChangedMeanwhile):
+        test_cases.write_notebook_cases(notebook, [case(1).to_dict()], unchanged=stamp)
+    assert notebook.read_text() == changed  # untouched
+    test_cases.write_notebook_cases(
+        notebook, [case(1).to_dict()], unchanged=test_cases.file_stamp(notebook)
+    )
+    assert cases_in(notebook) == [case(1).to_dict()]

@@ -85,6 +85,8 @@ async def test_mcp_face(given_registry: Registry) -> None:
         served.detach()
     assert result.is_error
     assert_says_how(result.content[0].text)
+    # an agent cannot set it where the server runs: it is told whom to ask
+    assert "ask the user to set it with" in result.content[0].text
 
 
 def test_notebook_face(given_registry: Registry) -> None:

@@ -308,7 +308,7 @@ def _serve_fails(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_non_loopback_needs_auth(project: Path, tmp_path: Path) -> None:
     refused = _serve_fails(project, "--host", "0.0.0.0")
-    assert refused.returncode == 2
+    assert refused.returncode == 2 and "cannot listen on 0.0.0.0:0" in refused.stderr
     assert "without client authentication" in refused.stderr and "--auth tokens" in refused.stderr
     env = {"NEXUS_HOME": str(tmp_path / "home")}
     with serve_http(project, "--host", "0.0.0.0", "--auth", "tokens", env=env) as served:
@@ -318,6 +318,7 @@ def test_non_loopback_needs_auth(project: Path, tmp_path: Path) -> None:
 def test_bad_oauth_settings_are_clear(project: Path) -> None:
     missing = _serve_fails(project, "--auth", "oauth")
     assert missing.returncode == 2 and "--issuer URL and --audience AUD" in missing.stderr
+    assert "cannot listen" not in missing.stderr  # the settings are wrong, not the address
     unreachable = _serve_fails(
         project, "--auth", "oauth", "--issuer", "http://127.0.0.1:9", "--audience", "a"
     )

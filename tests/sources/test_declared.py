@@ -394,3 +394,21 @@ def test_an_executable_script_runs_with_the_interpreter_it_names(tmp_path: Path)
         assert own == f"{scripts / 'own.sh'} not bash\n"
         plain = reg.call_sync("plain", {}, approved=True).value["stdout"]
         assert plain.startswith(str(scripts / "plain.sh")) and "not bash" not in plain
+
+
+def test_a_missing_program_is_told_to_an_agent_as_a_whole_request() -> None:
+    """Over MCP the reason names who can fix it and what to ask of them, in a sentence that
+    ends; for everyone else it keeps the fix, without a final period (the face ends the
+    sentence: "Tool 'gh2' cannot run now: ...")."""
+    from nexus_jupyter.core.config.model import CliToolSettings
+    from nexus_jupyter.core.registry.reasons import reason_for
+    from nexus_jupyter.core.tools.context import MCP_CALLER, NOTEBOOK_CALLER
+    from nexus_jupyter.sources.cli_tools import check_cli_tool
+
+    reason = check_cli_tool(CliToolSettings(name="gh2", command="nosuch-gh-4711"))
+    agent = reason_for(reason, MCP_CALLER) or ""
+    assert agent.startswith("'nosuch-gh-4711' is not installed (not on PATH) where this server")
+    assert agent.endswith("ask the user to set up this tool"), agent
+    operator = reason_for(reason, NOTEBOOK_CALLER) or ""
+    assert "Install it, or correct the command of 'gh2'" in operator
+    assert not operator.endswith("."), operator

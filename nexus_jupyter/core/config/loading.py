@@ -73,7 +73,8 @@ def read_level(path: Path) -> dict[str, Any]:
             f"{path}, line 1: the top level must be a mapping of settings, got "
             f"{type(data).__name__} {data!r}."
         )
-    _refuse_twice_named(path, text)
+    if _twice_named(data):  # cheap on the loaded data; the lines need a second parse
+        _refuse_twice_named(path, text)
     return data
 
 
@@ -83,6 +84,20 @@ _NAMED_LISTS = (
     (("cli_tools",), "name", "CLI tool"),
     (("mcp", "servers"), "name", "MCP server"),
 )
+
+
+def _twice_named(data: Mapping[str, Any]) -> bool:
+    """Whether a named list of ``data`` (see :data:`_NAMED_LISTS`) names two items alike."""
+    for where, ident, _what in _NAMED_LISTS:
+        found: Any = data
+        for key in where:
+            found = found.get(key) if isinstance(found, Mapping) else None
+        if isinstance(found, list):
+            names = [i.get(ident) for i in found if isinstance(i, Mapping)]
+            names = [str(n) for n in names if n is not None]
+            if len(names) != len(set(names)):
+                return True
+    return False
 
 
 def _refuse_twice_named(path: Path, text: str) -> None:

@@ -10,7 +10,7 @@ for an agent, naming who can fix it::
     Reason(
         "'rg' is not installed (not on PATH). Install it, or correct ...",
         agent="'rg' is not installed where this server runs, and only the person running "
-        "the server can fix that: ask the user to",
+        "the server can fix that: ask the user to set up this tool",
     )
 
 Listings, ``check``, the notebook, the sidebar (whose user runs the Jupyter server) and the

@@ -19,6 +19,7 @@ and warns of nothing.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any, NoReturn
 
@@ -47,6 +48,12 @@ class PendingCredential(Coroutine[Any, Any, str]):
     def _started(self) -> Generator[Any, None, str]:
         if self._steps is None:
             self._steps = self._value()
+        elif inspect.getgeneratorstate(self._steps) == inspect.GEN_CLOSED:  # would give None
+            call = f"({self._service!r}, {self._key!r})"
+            raise RuntimeError(
+                f"ctx.credentials.get{call} was awaited already; keep the value it gave, or "
+                "call get again (as a coroutine, it cannot be awaited twice)."
+            )
         return self._steps
 
     def _value(self) -> Generator[Any, None, str]:

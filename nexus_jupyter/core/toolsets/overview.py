@@ -59,7 +59,10 @@ def _settings_problem(
     """What is wrong with ``toolsets.<name>`` in nex.yaml that would otherwise go unnoticed:
     a toolset that exists nowhere (a misspelt name), or a tool name in ``tools:`` or in the
     approval map that no tool of the toolset has (a misspelt ``blocked`` entry blocks
-    nothing)."""
+    nothing). A switched-off toolset is never loaded, so nothing can be said of it: an
+    installed package's toolset turned off is as fine as a misspelt name turned off."""
+    if not entry.enabled:
+        return None
     if name not in BUILTIN_TOOLSETS and not entry.module and not loaded:
         others = sorted(n for n in known if n != name)
         close = difflib.get_close_matches(name, others, n=1)
