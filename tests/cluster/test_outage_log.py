@@ -27,9 +27,19 @@ async def test_a_lost_channel_is_said_once_per_outage(caplog: pytest.LogCaptureF
     async def deliver(_data: str) -> None:
         return None
 
+    attempts: list[object] = []
+    third = asyncio.Event()
+
+    def on_state(store: object) -> None:  # None after each failed attempt
+        attempts.append(store)
+        if len(attempts) >= 3:
+            third.set()
+
     caplog.set_level(logging.INFO, logger="nexus_jupyter.cluster.store")
-    task = asyncio.ensure_future(follow_channel(_dead_address(), "bus_channel", deliver))
-    await asyncio.sleep(1.8)  # 0.2 + 0.4 + 0.8 s: at least three failed attempts
+    task = asyncio.ensure_future(
+        follow_channel(_dead_address(), "bus_channel", deliver, on_state=on_state)
+    )
+    await asyncio.wait_for(third.wait(), 10)  # three failed attempts, 0.2 + 0.4 s apart
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
