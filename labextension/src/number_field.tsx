@@ -20,27 +20,12 @@ export function NumberTextField(props: FieldProps): JSX.Element {
   const { formData, onChange, schema, idSchema, disabled, readonly, rawErrors, uiSchema } = props;
   const title = uiSchema?.['ui:title'] ?? schema.title ?? props.name;
   const kind = numberKind(schema as Record<string, any>) ?? 'number';
+  // The text is the box's own (an uncontrolled input: React never writes it back, so no
+  // render that lags the keys can undo one); it takes the value when the box is made, and
+  // the form is made anew when a value comes from outside (Reset, a history entry:
+  // tryform.tsx). Later changes of formData are this box's typing coming back. `text`
+  // follows the box, for the message under it.
   const [text, setText] = React.useState(shown(formData));
-  const [seen, setSeen] = React.useState<unknown>(formData);
-  // What this box sent up and has not seen come back yet: the form hands each value back a
-  // render later, by when the box may hold more ("1" arrives while the box says "1e").
-  const sent = React.useRef<unknown[]>([]);
-  if (!Object.is(seen, formData)) {
-    // Worked out during the render that brings the new value (React's derived state), so
-    // the box shows it in the same commit, not one effect later.
-    setSeen(formData);
-    const echo = sent.current.findIndex(v => Object.is(v, formData));
-    if (echo !== -1) {
-      sent.current = sent.current.slice(echo + 1);
-    } else {
-      sent.current = [];
-      // A value put in from outside (a history entry, Reset): show it, unless the text
-      // already means it ("1.50" for 1.5 stays as typed).
-      if (numberValue(text, kind) !== formData) {
-        setText(shown(formData));
-      }
-    }
-  }
   const read = readNumber(text, kind);
   const problem = 'error' in read ? read.error : null;
   const reported = (rawErrors ?? []).length > 0; // the template lists them under the box
@@ -60,14 +45,12 @@ export function NumberTextField(props: FieldProps): JSX.Element {
         autoComplete="off"
         spellCheck={false}
         placeholder={kind}
-        value={text}
+        defaultValue={text}
         disabled={disabled || readonly}
         aria-invalid={problem !== null}
         onChange={event => {
-          const value = numberValue(event.target.value, kind);
           setText(event.target.value);
-          sent.current = [...sent.current.slice(-20), value];
-          onChange(value);
+          onChange(numberValue(event.target.value, kind));
         }}
       />
       {problem && !reported && (

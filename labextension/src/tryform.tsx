@@ -300,6 +300,11 @@ export function TryForm(props: {
   const [selected, setSelected] = React.useState<number | null>(null);
   const abort = React.useRef<AbortController | null>(null);
   React.useEffect(() => () => abort.current?.abort(), []); // closing the panel cancels
+  // Bumped when the arguments are put in from outside (Reset, a history entry): the form is
+  // made anew from them. A field that keeps its own text (a number box) reads its value only
+  // when made; any later change of it is the echo of its own typing, which the form can hand
+  // back late, or stale, under load.
+  const [generation, setGeneration] = React.useState(0);
   const formContext = React.useMemo(() => ({ defaultFormData: {} }), []);
   const schema = React.useMemo(() => {
     // The form shows the tool's name and description elsewhere; drop the duplicate title.
@@ -380,6 +385,7 @@ export function TryForm(props: {
         }}
       >
         <FormComponent
+          key={generation}
           schema={schema}
           uiSchema={uiSchema}
           formData={formData as any}
@@ -422,6 +428,7 @@ export function TryForm(props: {
           disabled={running}
           onClick={() => {
             setFormData({});
+            setGeneration(g => g + 1);
             setExtraErrors(undefined);
             setOutcome(null);
             setUnread(null);
@@ -447,6 +454,7 @@ export function TryForm(props: {
             return;
           }
           setFormData(entry.args);
+          setGeneration(g => g + 1);
           setExtraErrors(
             entry.outcome.kind === 'validation' ? toExtraErrors(entry.outcome.errors) : undefined
           );

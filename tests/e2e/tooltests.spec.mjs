@@ -134,7 +134,12 @@ try {
   await form.locator(':text("42")').first().waitFor({ timeout: 30000 });
   const saver = form.locator('.nexus-save-test');
   await saver.locator('select').waitFor();
-  assert.equal(await saver.locator('input[type="text"]').inputValue(), '42');
+  // the row's value widget is a separate widget: its value can land a moment after the result
+  const expected = saver.locator('input[type="text"]');
+  for (let i = 0; i < 100 && (await expected.inputValue()) !== '42'; i++) {
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
+  assert.equal(await expected.inputValue(), '42');
   await saver.locator('button:has-text("Save as test")').click();
   await saver.locator(':text("Saved a test of")').waitFor({ timeout: 10000 });
   step('the notebook form saved the case');
