@@ -46,7 +46,6 @@ const consoleErrors = [];
 try {
   page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   page.on('pageerror', err => consoleErrors.push(String(err)));
-  page.on('console', m => { if (m.text().startsWith('PROBE')) console.log(Date.now() % 100000, m.text()); });
 
   // -- the sidebar --------------------------------------------------------------------------
   await page.goto(`${base}lab/workspaces/tryforms-${Date.now()}?reset&token=${token}`);
