@@ -316,8 +316,7 @@ class CallPipeline:
         if rule == "never":
             return False
         proven = tool.runs_inline if rule == "after_fast_streak" else tool.runs_inline_on_server
-        runner = self.runner
-        if not proven or (runner.homes and runner.away_from_home(tool)):
+        if not proven or self.runner.away_from_home(tool):
             return False
         background = self.registry._bg
         return background is None or not background.in_loop_thread()
