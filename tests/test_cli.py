@@ -396,3 +396,29 @@ def test_an_mcp_server_whose_command_is_missing_says_what_to_change(
     assert checked.returncode == 1
     assert "'/no/such/mcp-server' was not found" in checked.stdout
     assert "reconnecting" not in checked.stdout
+
+
+def test_a_toolset_module_that_fails_to_import_is_said_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The registry's own log line and the command's report used to both say it."""
+    ws = tmp_path / "ws"
+    (ws / "raising_tools.py").write_text("raise RuntimeError('boom-4711 at import')\n")
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\ntoolsets:\n  raising: {module: 'raising_tools:tools'}\n"
+    )
+    listed = run(env, tmp_path, "list")
+    said = [line for line in listed.stderr.splitlines() if "boom-4711" in line]
+    assert said == [
+        "nexus-tools: warning: source toolset:raising: SourceError: Cannot import "
+        "'raising_tools' for toolset module 'raising_tools:tools': boom-4711 at import. "
+        "Install the package or fix `module:` in nex.yaml."
+    ]
+    for command in ("check", "toolsets"):  # each shows it in its table, and only there
+        shown = run(env, tmp_path, command)
+        assert shown.returncode == 1
+        assert shown.stdout.count("boom-4711") == 1, shown.stdout
+        assert "boom-4711" not in shown.stderr, shown.stderr
+    # a command with no report of its own still gets the registry's line, once
+    searched = run(env, tmp_path, "search", "read")
+    assert searched.stderr.count("boom-4711") == 1, searched.stderr

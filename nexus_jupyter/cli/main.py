@@ -30,6 +30,7 @@ source or category, bad arguments, a ``--root`` that is not a folder); 130 inter
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib.util
 import re
@@ -264,7 +265,12 @@ def _check_root(args: argparse.Namespace) -> None:
         )
 
 
+#: Commands that show every broken source themselves (``check NAME`` shows tools only).
+_REPORT_SOURCES = ("list", "check", "toolsets")
+
+
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..core.registry.source import face_reports_load_failures
     from . import commands
     from .output import masked_output, tools_print_to_stderr
 
@@ -298,9 +304,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from .cmd_toolsets import cmd_toolsets
 
         handler = cmd_toolsets
+    # these commands say each broken source themselves: the registry's log line would say it
+    # twice (list: a warning per source; check: its table; toolsets: the toolset's error)
+    reports = args.command in _REPORT_SOURCES and not getattr(args, "names", None)
+    said = face_reports_load_failures() if reports else contextlib.nullcontext()
     # what tools print (a tool file at import, a tool during a call) goes to stderr: stdout
     # is the command's own output (`--json` must parse), as under `nexus-tools serve`
-    with tools_print_to_stderr(), commands.open_registry(args) as reg:
+    with said, tools_print_to_stderr(), commands.open_registry(args) as reg:
         store = getattr(reg, "credentials", None)
         with masked_output(store.mask if store is not None else None):
             result: int = handler(reg, args)

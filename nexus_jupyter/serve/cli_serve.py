@@ -136,6 +136,15 @@ def build_registry(
 
 def run(args: argparse.Namespace) -> int:
     """Run ``nexus-tools serve`` with parsed ``args``; returns the exit code."""
+    from ..core.registry.source import face_reports_load_failures
+
+    # the notices say each broken source (one line, with its fix): the registry's own
+    # warning about a source that failed to load would say it a second time
+    with face_reports_load_failures():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from .mcp_server import serve_http, serve_stdio
 
     logging.basicConfig(

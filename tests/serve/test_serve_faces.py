@@ -254,6 +254,16 @@ async def test_each_broken_source_is_one_warning_line(tmp_path: Path) -> None:
         await said(server, "tools folder tools/dynamic works again")
 
 
+async def test_a_toolset_module_that_fails_to_import_is_one_warning_line(tmp_path: Path) -> None:
+    """Not also the registry's own log line: the notice says it, with the fix."""
+    (tmp_path / "raising_tools.py").write_text("raise RuntimeError('boom-4711 at import')\n")
+    project = make_project(tmp_path, "toolsets:\n  raising: {module: 'raising_tools:tools'}\n")
+    with serve_http(project, "--dir", "tools/dynamic") as server:  # said before "Serving"
+        (line,) = lines_with(server, "boom-4711")
+    assert line.startswith("nexus-tools serve: warning: source 'toolset:raising': ")
+    assert "fix `module:` in nex.yaml" in line
+
+
 MISSING_PROGRAMS = """tools:
   - {id: lint, description: Lint the project., source: {type: cli, command: nosuch-linter-4711}}
   - id: fmt

@@ -29,7 +29,7 @@ from ..tools.tool import Tool
 from .calls import CallPipeline
 from .loop import BackgroundLoop
 from .publisher import SourcePublisher
-from .source import MutableSource, ToolSource
+from .source import MutableSource, ToolSource, load_failure_level
 from .state import RegistryChanged, SourceState
 from .wiring import installed_wiring
 from .writer import RegistryWriter
@@ -374,7 +374,7 @@ class Registry(RegistryWriter):
             try:
                 tools = list(state.source.load())
             except Exception as exc:
-                log.warning("source %s failed to load: %s", name, exc)
+                log.log(load_failure_level(), "source %s failed to load: %s", name, exc)
                 return self.set_status(name, error=f"{type(exc).__name__}: {exc}")
             return self.publish(name, tools, error=None)
 
