@@ -412,9 +412,11 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     }
     broken = [s for s in sources if s["status"] == "error"]
     failing = _add_test_status(reg, args, tools, report)
+    serve_problem = _serve_problem(reg)
+    report["serve"] = {"error": serve_problem}
     if args.json:
         _print_json(report)
-        return 1 if broken or failing else 0
+        return 1 if broken or failing or serve_problem else 0
     _say("Sources:")
     for s in sources:
         state = s["details"].get("state") if isinstance(s["details"], dict) else None
@@ -440,7 +442,17 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         _say(f"{len(failing)} tool(s) fail their tests; see above (`nexus-tools test NAME`).")
     if broken:
         _say(f"{len(broken)} source(s) broken; fix the errors above.")
-    return 1 if broken or failing else 0
+    if serve_problem:
+        _say(f"`nexus-tools serve` settings: {serve_problem}")
+    return 1 if broken or failing or serve_problem else 0
+
+
+def _serve_problem(reg: Any) -> str | None:
+    """What is wrong with nex.yaml's ``serve:`` settings (``serve --transport http`` would
+    refuse to start), with the file and line."""
+    from ..serve.cli_serve_auth import serve_settings_problem
+
+    return serve_settings_problem(reg.settings) if reg.settings is not None else None
 
 
 def _hidden_by_builtins(reg: Any) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from .auth.settings import ServeAuth, discover_jwks_url
 
-__all__ = ["add_auth_arguments", "auth_from_arguments"]
+__all__ = ["add_auth_arguments", "auth_from_arguments", "serve_settings_problem"]
 
 
 def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,9 +46,11 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
 def auth_from_arguments(args: argparse.Namespace, reg: Any) -> ServeAuth:
     """The command line's auth options over ``serve.auth`` of nex.yaml.
     Raises :class:`~nexus_jupyter.core.errors.ConfigError`."""
-    configured = dict(getattr(getattr(reg, "settings", None), "serve", None) or {})
+    settings = getattr(reg, "settings", None)
+    configured = dict(getattr(settings, "serve", None) or {})
     auth = ServeAuth.resolve(
         configured.get("auth"),
+        getattr(settings, "files", ()),
         mode=args.auth,
         issuer=args.issuer,
         audience=args.audience,
@@ -60,3 +62,17 @@ def auth_from_arguments(args: argparse.Namespace, reg: Any) -> ServeAuth:
         assert auth.issuer is not None
         auth = auth.model_copy(update={"jwks_url": discover_jwks_url(auth.issuer)})
     return auth
+
+
+def serve_settings_problem(settings: Any) -> str | None:
+    """What is wrong with ``serve.auth`` of nex.yaml (``settings`` is the loaded
+    :class:`~nexus_jupyter.core.config.model.Settings`), with its file and line; ``None``
+    when nothing is. For ``nexus-tools check``: the issuer is not contacted."""
+    from ..core.errors import ConfigError
+
+    configured = dict(getattr(settings, "serve", None) or {})
+    try:
+        ServeAuth.resolve(configured.get("auth"), getattr(settings, "files", ()))
+    except ConfigError as exc:
+        return str(exc)
+    return None

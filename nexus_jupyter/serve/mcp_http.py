@@ -200,6 +200,10 @@ def build_app(
         max_sessions=max_sessions,
         **(auth_options or {}),
     )
+    if auth_options:
+        from .auth.challenge import fit_auth_routes
+
+        fit_auth_routes(app, auth_options)  # a 401 that says what is wrong; every scope listed
     return HostGuard(app, host, port, [*extra_names, *exact])
 
 

@@ -21,7 +21,7 @@ from nexus_jupyter.serve.auth.settings import ServeAuth, discover_jwks_url
     ],
 )
 def test_oauth_options_without_oauth_mode_are_refused(configured: object, given: dict) -> None:
-    with pytest.raises(ConfigError, match=r"only apply with --auth oauth"):
+    with pytest.raises(ConfigError, match=r"only appl(y|ies) with (--auth oauth|`mode: oauth`)"):
         ServeAuth.resolve(configured, **given)
 
 

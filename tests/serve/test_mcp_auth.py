@@ -1,5 +1,9 @@
 """``nexus-tools serve --transport http --auth oauth|tokens``: a real server process, a real
-issuer made here (keys generated, JWKS over local HTTP, tokens minted), real HTTP requests."""
+issuer made here (keys generated, JWKS over local HTTP, tokens minted), real HTTP requests.
+
+What a refused client is told follows RFC 6750 §3: no token -> a bare ``Bearer`` challenge
+and how to get a token; a token that is not accepted -> ``invalid_token`` saying so, never
+whether a static token once existed. The RFC 9728 metadata lists every scope."""
 
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from oauth_issuer import Issuer, new_key, running_issuer
 from serving import INIT, call_text, serve_http
+
+from nexus_jupyter.serve.auth import FileTokenStore
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 NEX_YAML = """
@@ -78,13 +84,13 @@ def test_tokens_get_the_right_status(issuer: Issuer, oauth_server: str) -> None:
 def test_401_points_at_the_protected_resource_metadata(issuer: Issuer, oauth_server: str) -> None:
     refused = _initialize(oauth_server, None)
     challenge = refused.headers["www-authenticate"]
-    assert challenge.startswith("Bearer ") and 'error="invalid_token"' in challenge
+    assert challenge.startswith("Bearer ") and "error=" not in challenge  # none sent
     metadata_url = challenge.split('resource_metadata="')[1].split('"')[0]
     assert metadata_url.endswith("/.well-known/oauth-protected-resource/mcp")
     metadata = httpx.get(metadata_url, timeout=10).json()
     assert metadata["resource"] == oauth_server
     assert metadata["authorization_servers"] == [issuer.url]
-    assert "tools:read" in metadata["scopes_supported"]
+    assert metadata["scopes_supported"] == ["tools:read", "tools:write", "tools:admin"]
     short = _initialize(oauth_server, issuer.mint("alice", scope="email"))
     assert 'error="insufficient_scope"' in short.headers["www-authenticate"]
 
@@ -279,8 +285,6 @@ def test_api_tokens_create_use_and_revoke(tmp_path: Path, project: Path) -> None
 
 
 async def test_api_token_name_is_the_principal(tmp_path: Path, project: Path) -> None:
-    from nexus_jupyter.serve.auth import FileTokenStore
-
     store = FileTokenStore(tmp_path / "home" / "tokens.json")
     _, bob = store.create("bob", "read_only")
     env = {"NEXUS_HOME": str(tmp_path / "home")}
@@ -335,3 +339,93 @@ def test_auth_from_nex_yaml(tmp_path: Path) -> None:
     (project / "nex.yaml").write_text("serve: {auth: {mode: oauth}}\n")
     refused = _serve_fails(project)
     assert refused.returncode == 2 and "--issuer URL and --audience AUD" in refused.stderr
+
+
+# -- what a refused client is told ------------------------------------------------------
+
+
+def _metadata_url(url: str) -> str:
+    return url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+
+
+def test_oauth_no_token_is_told_how_to_get_one(issuer: Issuer, oauth_server: str) -> None:
+    refused = _initialize(oauth_server, None)
+    assert refused.status_code == 401
+    # §3.1: no error code when the request had no credentials; the SDK's client still finds
+    # the metadata (resource_metadata) and asks only for the scope needed to connect
+    assert refused.headers["www-authenticate"] == (
+        f'Bearer scope="tools:read", resource_metadata="{_metadata_url(oauth_server)}"'
+    )
+    body = refused.json()
+    assert "error" not in body
+    assert body["error_description"].startswith("This MCP server needs a bearer token")
+    assert f"from the OAuth issuer {issuer.url}" in body["error_description"]
+    # a scheme other than Bearer is no bearer token either
+    basic = httpx.post(oauth_server, json=INIT, headers={**HEADERS, "authorization": "Basic YTpi"})
+    assert "error=" not in basic.headers["www-authenticate"]
+
+
+@pytest.mark.parametrize(
+    ("case", "expired"),
+    [("garbage", False), ("forged", False), ("wrong audience", False), ("expired", True)],
+)
+def test_oauth_refused_token_is_named_invalid(
+    issuer: Issuer, oauth_server: str, case: str, expired: bool
+) -> None:
+    token = {
+        "garbage": "not-a-jwt",
+        "forged": issuer.mint("alice", key=new_key()),
+        "wrong audience": issuer.mint("alice", aud="someone-else"),
+        "expired": issuer.mint("alice", expires_in=-120),
+    }[case]
+    refused = _initialize(oauth_server, token)
+    assert refused.status_code == 401
+    challenge = refused.headers["www-authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token", error_description="The bearer ')
+    assert f'resource_metadata="{_metadata_url(oauth_server)}"' in challenge
+    body = refused.json()
+    assert body["error"] == "invalid_token"
+    assert body["error_description"].startswith("The bearer token was not accepted: ")
+    assert body["error_description"] in challenge  # the same words for people and programs
+    assert ("it has expired" in body["error_description"]) is expired
+    assert "sign in" in body["error_description"]
+
+
+def test_oauth_expired_but_forged_is_not_called_expired(issuer: Issuer, oauth_server: str) -> None:
+    """Only a token the issuer really signed is said to have expired."""
+    token = issuer.mint("alice", key=new_key(), expires_in=-120)
+    assert "expired;" not in _initialize(oauth_server, token).json()["error_description"]
+
+
+def test_the_metadata_lists_every_scope_but_tools_read_is_enough(
+    issuer: Issuer, oauth_server: str
+) -> None:
+    metadata = httpx.get(_metadata_url(oauth_server), timeout=10).json()
+    assert metadata["scopes_supported"] == ["tools:read", "tools:write", "tools:admin"]
+    assert _initialize(oauth_server, issuer.mint("alice", scope="tools:read")).status_code == 200
+
+
+def test_tokens_mode_missing_unknown_and_revoked(tmp_path: Path, project: Path) -> None:
+    store = FileTokenStore(tmp_path / "home" / "tokens.json")
+    _, kept = store.create("erin", "read_only")
+    _, gone = store.create("frank", "read_only")
+    assert store.revoke("frank")
+    with serve_http(project, "--auth", "tokens", env={"NEXUS_HOME": str(tmp_path / "home")}) as s:
+        assert _initialize(s.url, kept).status_code == 200
+        missing = _initialize(s.url, None)
+        assert missing.status_code == 401
+        assert missing.headers["www-authenticate"] == "Bearer"  # no metadata: no issuer
+        told = missing.json()["error_description"]
+        assert "needs a bearer token" in told and "`nexus-tools tokens create NAME`" in told
+        unknown = _initialize(s.url, "nxt_" + "A" * 43)
+        revoked = _initialize(s.url, gone)
+        for refused in (unknown, revoked):
+            assert refused.status_code == 401
+            assert refused.headers["www-authenticate"].startswith(
+                'Bearer error="invalid_token", error_description="The bearer token was not '
+                "accepted: it is unknown or has been revoked."
+            )
+            assert "nexus-tools tokens create" in refused.json()["error_description"]
+        # a revoked token is told exactly what an unknown one is: nothing about its past
+        assert revoked.content == unknown.content
+        assert revoked.headers["www-authenticate"] == unknown.headers["www-authenticate"]

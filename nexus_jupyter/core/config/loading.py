@@ -19,7 +19,7 @@ import difflib
 import os
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ __all__ = [
     "merge_levels",
     "nexus_home",
     "read_level",
+    "where_set",
 ]
 
 CONFIG_FILENAME = "nex.yaml"
@@ -330,6 +331,33 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
         found = _model_of(arg)
         if found is not None:
             return found
+    return None
+
+
+def where_set(files: Sequence[str | Path], loc: tuple[str, ...]) -> tuple[Path, int] | None:
+    """The file and 1-based line that set key ``loc`` (``("serve", "auth", "mode")``): the
+    last of ``files`` (a :class:`Settings`' ``files``, lowest level first) holding it, so the
+    one whose value won the merge. ``None`` when no file holds it.
+
+    For settings a face validates itself (``serve:``), to report them as this module does.
+    """
+    for name in reversed(files):
+        path = Path(name)
+        try:
+            node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        except (OSError, yaml.YAMLError):
+            continue
+        line = None
+        for part in loc:
+            hit = None
+            if isinstance(node, yaml.MappingNode):
+                hit = next(((k, v) for k, v in node.value if k.value == part), None)
+            if hit is None:
+                break
+            line, node = hit[0].start_mark.line + 1, hit[1]
+        else:
+            if line is not None:
+                return path, line
     return None
 
 

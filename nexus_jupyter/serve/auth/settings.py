@@ -17,13 +17,17 @@ serves the RFC 9728 metadata and answers 401 / 403 with ``WWW-Authenticate``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from ...core.config.loading import where_set
 from ...core.errors import ConfigError
 from .scopes import READ_SCOPE, grant_of_scopes
 
@@ -47,18 +51,10 @@ class ServeAuth(BaseModel):
     token_file: str | None = None  # default <NEXUS_HOME>/tokens.json; redis://... on a cluster
 
     @model_validator(mode="after")
-    def _oauth_needs_issuer(self) -> ServeAuth:
-        if self.mode == "oauth" and (not self.issuer or not self.audience):
-            raise ValueError("--auth oauth needs --issuer URL and --audience AUD")
-        # OAuth settings without `--auth oauth` would leave the server open while its
-        # operator believes it checks tokens: say so instead of ignoring them.
-        stray = [f for f in _OAUTH_ONLY if getattr(self, f)]
-        if self.mode != "oauth" and stray:
-            names = ", ".join("--" + f.replace("_", "-") for f in stray)
-            raise ValueError(
-                f"{names} only apply with --auth oauth (serve.auth mode: oauth in nex.yaml), "
-                f"but the mode is {self.mode!r}"
-            )
+    def _consistent(self) -> ServeAuth:
+        problem = _inconsistency(self)
+        if problem is not None:
+            raise ValueError(problem[1])
         return self
 
     @property
@@ -66,9 +62,14 @@ class ServeAuth(BaseModel):
         return self.mode != "none"
 
     @classmethod
-    def resolve(cls, configured: Any, **given: Any) -> ServeAuth:
+    def resolve(cls, configured: Any, files: Sequence[str | Path] = (), **given: Any) -> ServeAuth:
         """nex.yaml's ``serve.auth`` (``configured``) overridden by the command line's
-        non-``None`` options in ``given``. Raises :class:`ConfigError`."""
+        non-``None`` options in ``given``. ``files`` are the nex.yaml files that were merged
+        (``Settings.files``), so that an error names the file and line of the bad setting.
+        A ``token_file`` is read relative to the nex.yaml that names it, and must exist.
+        Raises :class:`ConfigError`."""
+        given = {k: v for k, v in given.items() if v is not None}
+        at = _Locator(files, configured, given)
         base: dict[str, Any]
         if configured is None:
             base = {}
@@ -78,24 +79,115 @@ class ServeAuth(BaseModel):
             base = dict(configured)
         else:
             raise ConfigError(
-                f"serve.auth in nex.yaml must be a mode (tokens, oauth) or a mapping, "
-                f"got {configured!r}."
+                f"{at.file(())}serve.auth must be a mode (none, tokens, oauth) or a mapping, "
+                f"got {configured!r}. Write `auth: tokens`, or `auth: {{mode: oauth, issuer: "
+                "URL, audience: AUD}` under `serve:`."
             )
-        given = {k: v for k, v in given.items() if v is not None}
         if given.get("mode", "oauth") != "oauth":
             # `--auth none|tokens` overrides an oauth block of nex.yaml as a whole
             base = {k: v for k, v in base.items() if k not in _OAUTH_ONLY}
         base.update(given)
         try:
-            return cls.model_validate(base)
+            auth = cls.model_validate(base)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'auth'}: {e['msg']}" for e in exc.errors()
-            )
-            raise ConfigError(
-                f"Invalid serve authentication settings ({problems}). Use --auth tokens, or "
-                "--auth oauth --issuer URL --audience AUD (or serve.auth in nex.yaml)."
-            ) from None
+            raise ConfigError(" ".join(at.describe(e, base) for e in exc.errors()[:3])) from None
+        return at.found_token_file(auth)
+
+
+def _option(key: str) -> str:
+    """How setting ``key`` is spelt on the command line."""
+    return "--auth" if key == "mode" else "--" + key.replace("_", "-")
+
+
+_FIX = (
+    "Use `auth: tokens`, or `auth: {mode: oauth, issuer: URL, audience: AUD}` under `serve:` "
+    "(or --auth tokens, --auth oauth --issuer URL --audience AUD)."
+)
+
+
+def _inconsistency(auth: ServeAuth) -> tuple[str, str] | None:
+    """``(setting at fault, why)`` when the settings contradict each other."""
+    if auth.mode == "oauth" and (not auth.issuer or not auth.audience):
+        return "mode", (
+            "mode oauth needs the issuer and the audience: `issuer: URL` and `audience: AUD` "
+            "in serve.auth of nex.yaml, or --issuer URL and --audience AUD"
+        )
+    # OAuth settings without `--auth oauth` would leave the server open while its
+    # operator believes it checks tokens: say so instead of ignoring them.
+    stray = [f for f in _OAUTH_ONLY if getattr(auth, f)]
+    if auth.mode != "oauth" and stray:
+        names = ", ".join("--" + f.replace("_", "-") for f in stray)
+        return stray[0], (
+            f"{names} only apply with --auth oauth (serve.auth mode: oauth in nex.yaml), "
+            f"but the mode is {auth.mode!r}: set that mode, or remove them"
+        )
+    return None
+
+
+class _Locator:
+    """Where a ``serve.auth`` setting came from: ``--option``, or nex.yaml's file and line."""
+
+    def __init__(self, files: Sequence[str | Path], configured: Any, given: dict[str, Any]):
+        self.files, self.configured, self.given = files, configured, given
+
+    def file(self, key: tuple[str, ...]) -> str:
+        """``"PATH, line N: "`` of ``serve.auth`` + ``key`` (the nearest enclosing key
+        found), or ``""``."""
+        for depth in range(len(key), -1, -1):
+            found = where_set(self.files, ("serve", "auth", *key[:depth]))
+            if found is not None:
+                return f"{found[0]}, line {found[1]}: "
+        return ""
+
+    def of(self, key: str) -> str:
+        """Where setting ``key`` came from, as a prefix of the message."""
+        if key in self.given:
+            return ""  # the message names the option
+        if isinstance(self.configured, dict) and key in self.configured:
+            return self.file((key,))
+        return self.file(("mode",) if isinstance(self.configured, dict) else ())
+
+    def describe(self, error: Any, base: dict[str, Any]) -> str:
+        loc = [str(part) for part in error["loc"]]
+        if not loc:  # the settings contradict each other: blame the one at fault
+            fault = _inconsistency(ServeAuth.model_construct(**base))
+            key, why = fault if fault is not None else ("mode", str(error["msg"]))
+            if key in _OAUTH_ONLY and key not in self.given:  # worded for nex.yaml
+                why = (
+                    f"serve.auth.{key} only applies with `mode: oauth`, but the mode is "
+                    f"{base.get('mode', 'none')!r}: set `mode: oauth` in serve.auth (or pass "
+                    f"--auth oauth), or remove `{key}:`"
+                )
+            return f"{self.of(key)}{why}."
+        key = loc[0]
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(key, list(ServeAuth.model_fields), n=1)
+            hint = f"Did you mean {close[0]!r}?" if close else _FIX
+            known = ", ".join(ServeAuth.model_fields)
+            return f"{self.file((key,))}unknown key serve.auth.{key} (known: {known}). {hint}"
+        shown = f" (got {error.get('input')!r})"
+        name = _option(key) if key in self.given else f"serve.auth.{key}"
+        return f"{self.of(key)}{name}: {error['msg']}{shown}. {_FIX}"
+
+    def found_token_file(self, auth: ServeAuth) -> ServeAuth:
+        """``auth`` with its ``token_file`` relative to the nex.yaml naming it; refused when
+        that file does not exist (every token would be refused, for a typo)."""
+        named = auth.token_file
+        if auth.mode != "tokens" or not named or "://" in named:
+            return auth
+        path = Path(named).expanduser()
+        where = where_set(self.files, ("serve", "auth", "token_file"))
+        if not path.is_absolute() and where is not None:
+            path = where[0].resolve().parent / path
+        if path.is_file():
+            return auth.model_copy(update={"token_file": str(path)})
+        folder = "" if path.parent.is_dir() else f" (nor its folder {path.parent})"
+        raise ConfigError(
+            f"{self.file(('token_file',))}serve.auth.token_file: there is no token file at "
+            f"{path}{folder}. Fix the path (a relative one is read from the folder of the "
+            f"nex.yaml), or make the file with `nexus-tools tokens create NAME --token-file "
+            f"{path}`."
+        )
 
 
 def discover_jwks_url(issuer: str, *, timeout: float = 10.0) -> str:

@@ -4,7 +4,8 @@
 :class:`JwtVerifier` accepts JWT access tokens signed by an OAuth issuer's keys (its JWKS),
 checking the signature, ``iss``, ``aud``, ``exp``/``nbf`` and ``sub``. Both answer ``None``
 for anything they do not accept (the middleware then sends 401); the subject becomes the
-principal of the calls.
+principal of the calls. Both also say how a client gets a token and, as far as is safe,
+why one was refused (see :mod:`.challenge`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ class ApiTokenVerifier:
             subject=found.name,
             claims={"iss": "nexus-tools tokens"},
         )
+
+    def how_to_get_a_token(self) -> str:
+        return (
+            "Whoever runs this server makes one with `nexus-tools tokens create NAME` "
+            "(it is printed once)."
+        )
+
+    async def refusal(self, token: str) -> str:
+        # Revoked tokens are deleted: unknown and revoked look alike, by design.
+        return "it is unknown or has been revoked"
 
 
 class JwksCache:
@@ -129,27 +140,11 @@ class JwtVerifier:
         import jwt
 
         try:
-            header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError:
-            return None
-        if header.get("alg") not in ALGORITHMS:
-            return None
-        kid = header.get("kid")
-        key = await self.jwks.key(kid if isinstance(kid, str) else None)
-        if key is None:
-            return None
-        try:
-            claims = jwt.decode(
-                token,
-                key=key,
-                algorithms=[header["alg"]],
-                audience=self.audience,
-                issuer=self.issuer,
-                leeway=LEEWAY_S,
-                options={"require": ["exp", "iss", "aud", "sub"]},
-            )
+            claims = await self._claims(token, leeway=LEEWAY_S, verify_exp=True)
         except jwt.PyJWTError as exc:
             log.info("refused a bearer token: %s", exc)
+            return None
+        if claims is None:
             return None
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject or subject in RESERVED_NAMES:
@@ -163,6 +158,56 @@ class JwtVerifier:
             subject=subject,
             claims=claims,
         )
+
+    async def _claims(
+        self, token: str, *, leeway: float, verify_exp: bool
+    ) -> dict[str, Any] | None:
+        """The claims of ``token`` once its signature, ``iss`` and ``aud`` (and ``exp`` when
+        ``verify_exp``) are checked; ``None`` for a token with no usable header or key.
+        Raises ``jwt.PyJWTError`` for one that fails a check."""
+        import jwt
+
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            return None
+        if header.get("alg") not in ALGORITHMS:
+            return None
+        kid = header.get("kid")
+        key = await self.jwks.key(kid if isinstance(kid, str) else None)
+        if key is None:
+            return None
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            key=key,
+            algorithms=[header["alg"]],
+            audience=self.audience,
+            issuer=self.issuer,
+            leeway=leeway,
+            options={"require": ["exp", "iss", "aud", "sub"], "verify_exp": verify_exp},
+        )
+        return claims
+
+    def how_to_get_a_token(self) -> str:
+        return (
+            f"Access tokens come from the OAuth issuer {self.issuer} for the audience "
+            f"{self.audience!r}: sign in there (an MCP client does it by itself, starting from "
+            "the resource_metadata of WWW-Authenticate)."
+        )
+
+    async def refusal(self, token: str) -> str:
+        """ "it has expired" for a token that is this issuer's, for this audience and valid
+        but for its age (its holder can read that in it anyway); a generic reason else."""
+        import jwt
+
+        try:
+            claims = await self._claims(token, leeway=0, verify_exp=False)
+            expired = claims is not None and float(claims["exp"]) < time.time()
+        except (jwt.PyJWTError, TypeError, ValueError):
+            expired = False
+        if expired:
+            return "it has expired; sign in again (or refresh it) for a new one"
+        return f"it is unknown or expired, or not an access token of {self.issuer}"
 
 
 def _scopes_of(claims: dict[str, Any]) -> list[str]:
