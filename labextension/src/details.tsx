@@ -9,6 +9,7 @@ import { CodeLinks } from './codelinks';
 import { NotebookFollower } from './following';
 import { CallsLine, TestsSection } from './tool_tests';
 import { TryForm } from './tryform';
+import { typeLabel } from './unions';
 
 interface IParameterRow {
   name: string;
@@ -18,38 +19,12 @@ interface IParameterRow {
   default?: unknown;
 }
 
-function typeOf(schema: any): string {
-  if (!schema || typeof schema !== 'object') {
-    return 'any';
-  }
-  if (schema.enum) {
-    return schema.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  }
-  if (Array.isArray(schema.type)) {
-    return schema.type.join(' | ');
-  }
-  if (schema.type === 'array') {
-    return `array of ${typeOf(schema.items)}`;
-  }
-  if (schema.type) {
-    return schema.type;
-  }
-  const union = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(union)) {
-    return union.map(typeOf).join(' | ');
-  }
-  if (schema.$ref) {
-    return String(schema.$ref).split('/').pop() ?? 'object';
-  }
-  return 'any';
-}
-
 function parameters(schema: Record<string, any>): IParameterRow[] {
   const props = schema?.properties ?? {};
   const required = new Set<string>(schema?.required ?? []);
   return Object.entries(props).map(([name, sub]: [string, any]) => ({
     name,
-    type: typeOf(sub),
+    type: typeLabel(sub),
     required: required.has(name),
     description: sub?.description ?? '',
     default: sub?.default

@@ -53,32 +53,72 @@ export function numberValue(text: string, kind: 'integer' | 'number'): number | 
   return 'error' in read ? text : read.value;
 }
 
-/** The number fields of `schema` whose value in `args` is text that is not a number. */
+/**
+ * The number fields of `schema` whose value in `args` is text that is not a number, at every
+ * depth of objects and arrays (a union's branch is left to the server: text there may be
+ * another branch's value).
+ */
 export function unreadableNumbers(
   schema: Record<string, any> | undefined,
   args: Record<string, unknown>
 ): IFieldError[] {
   const out: IFieldError[] = [];
-  for (const [name, sub] of Object.entries<any>(schema?.properties ?? {})) {
+  const walk = (sub: any, value: unknown, loc: (string | number)[]): void => {
     const kind = numberKind(sub);
-    const value = args[name];
     const read = kind && typeof value === 'string' ? readNumber(value, kind) : null;
     if (read && 'error' in read) {
-      out.push({ path: `$.${name}`, loc: [name], message: read.error, value });
+      const path = loc.map(p => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
+      out.push({ path: `$${path}`, loc, message: read.error, value });
+    } else if (value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [name, property] of Object.entries<any>(sub?.properties ?? {})) {
+        const inner = (value as Record<string, unknown>)[name];
+        if (inner !== undefined) {
+          walk(property, inner, [...loc, name]);
+        }
+      }
+    } else if (Array.isArray(value) && sub?.items && !Array.isArray(sub.items)) {
+      value.forEach((item, i) => walk(sub.items, item, [...loc, i]));
     }
-  }
+  };
+  walk(schema, args, []);
   return out;
 }
 
-/** `ui` (a form's uiSchema) with the number fields of `schema` typed as text. */
+/**
+ * `ui` (a form's uiSchema) with the number fields of `schema` typed as text: properties,
+ * array items and the number choices of a union, at every depth.
+ */
 export function withNumberFields(
   ui: Record<string, any>,
   schema: Record<string, any> | undefined
 ): Record<string, any> {
   const out: Record<string, any> = { ...ui };
+  if (numberKind(schema) && !schema?.enum) {
+    out['ui:field'] = 'nexusNumber';
+  }
+  const inner = (sub: any, base: Record<string, any> | undefined) => {
+    const made = withNumberFields(base ?? {}, sub);
+    return Object.keys(made).length ? made : undefined;
+  };
   for (const [name, sub] of Object.entries<any>(schema?.properties ?? {})) {
-    if (numberKind(sub) && !sub?.enum) {
-      out[name] = { ...(out[name] ?? {}), 'ui:field': 'nexusNumber' };
+    const made = inner(sub, out[name]);
+    if (made) {
+      out[name] = made;
+    }
+  }
+  if (schema?.items && !Array.isArray(schema.items)) {
+    const made = inner(schema.items, out.items);
+    if (made) {
+      out.items = made;
+    }
+  }
+  for (const key of ['anyOf', 'oneOf']) {
+    const branches = schema?.[key];
+    if (Array.isArray(branches)) {
+      const made = branches.map((b: any, i: number) => withNumberFields(out[key]?.[i] ?? {}, b));
+      if (made.some(m => Object.keys(m).length)) {
+        out[key] = made;
+      }
     }
   }
   return out;

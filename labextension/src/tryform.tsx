@@ -17,9 +17,13 @@ import { NumberTextField } from './number_field';
 import { unreadableNumbers, withNumberFields } from './numbers';
 import { callCommand, formUiSchema } from './present';
 import { SaveAsTest } from './tool_tests';
+import { formSchema, withNulls } from './unions';
 
 // The form's own fields: numbers typed as text (see numbers.ts).
 const FIELDS = { nexusNumber: NumberTextField };
+// An array the user has not touched is not sent (the tool's default applies; for
+// `list[str] | None` that is None), unless the parameter is required.
+const DEFAULTS = { arrayMinItems: { populate: 'requiredOnly' as const } };
 
 /** How the user answered the approval dialog. */
 type Approval = 'once' | 'always' | null;
@@ -306,19 +310,27 @@ export function TryForm(props: {
   // back late, or stale, under load.
   const [generation, setGeneration] = React.useState(0);
   const formContext = React.useMemo(() => ({ defaultFormData: {} }), []);
+  // `str | None` drawn as a text box, not a chooser of "Option 1 / Option 2" (unions.ts).
+  const shown = React.useMemo(() => formSchema(tool.input_schema ?? {}), [tool.input_schema]);
   const schema = React.useMemo(() => {
     // The form shows the tool's name and description elsewhere; drop the duplicate title.
-    const { title: _title, description: _description, ...rest } = tool.input_schema ?? {};
+    const { title: _title, description: _description, ...rest } = shown;
     return { type: 'object', properties: {}, ...rest } as any;
-  }, [tool.input_schema]);
+  }, [shown]);
   const uiSchema = React.useMemo(
-    () => withNumberFields(formUiSchema(tool.input_schema ?? {}), tool.input_schema),
-    [tool.input_schema]
+    () => withNumberFields(formUiSchema(shown), shown),
+    [shown]
+  );
+  // What a call sends: the form's values, null for a required parameter left empty that
+  // may be null.
+  const callArgs = React.useMemo(
+    () => withNulls(tool.input_schema, formData),
+    [tool.input_schema, formData]
   );
 
   const run = async () => {
-    const args = formData;
-    const unreadable = unreadableNumbers(tool.input_schema, args);
+    const args = callArgs;
+    const unreadable = unreadableNumbers(shown, formData);
     setSelected(null);
     if (unreadable.length) {
       // Not sent: the server would only say "not a number" too, and nothing ran to save.
@@ -396,6 +408,8 @@ export function TryForm(props: {
           showErrorList={false}
           extraErrors={extraErrors}
           fields={FIELDS}
+          experimental_defaultFormStateBehavior={DEFAULTS}
+          buttonStyle="icons"
           onChange={event => {
             const next = (event.formData ?? {}) as Record<string, unknown>;
             setExtraErrors(clearChangedFields(extraErrors, formData, next));
@@ -437,7 +451,7 @@ export function TryForm(props: {
         >
           Reset
         </button>
-        <CopyCall name={tool.name} args={formData} />
+        <CopyCall name={tool.name} args={callArgs} />
       </div>
       {unread && (
         <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="alert">

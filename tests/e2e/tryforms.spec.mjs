@@ -3,14 +3,17 @@
 // Sidebar: a number box takes text in progress ("-", "1e", "2*3") and says why it is not a
 // number yet instead of dropping it; Run with such a value calls nothing; a call refreshes
 // the calls line; "Save as test" waits for a run; a search that matches nothing offers to
-// clear it.
+// clear it; optional parameters (`str | None`, nested in an object or a list too) are plain
+// boxes whose empty value is not sent (null for a required one), `int | str` a chooser named
+// "integer" / "string".
 // Notebook (tryforms.ipynb, written by tests/e2e/test_try_forms.py): the %tools catalog gives
 // each summary its own line across the column; after a run refused before the call, "Save as
 // test" offers nothing; the form and JSON views show the same arguments both ways; the
 // catalog's calls line follows a call made from another cell's form; an empty catalog says
 // what to do.
 //
-// Screenshots: tryforms-sidebar-number.png, tryforms-sidebar-no-match.png,
+// Screenshots: tryforms-sidebar-number.png, tryforms-sidebar-optional.png,
+// tryforms-sidebar-no-match.png,
 // tryforms-catalog.png, tryforms-form-refused.png, tryforms-form-json.png,
 // tryforms-empty.png.
 import assert from 'node:assert/strict';
@@ -107,6 +110,56 @@ try {
   await page.locator('.jp-NexusTools-item[data-tool="multiply"]').waitFor({ timeout: 5000 });
   await valueOf(search, '', 'the search box was cleared');
   step('a search matching nothing offers "Clear the search", which brings the tools back');
+
+  // Optional parameters (note_tool.py, written by test_try_forms.py): `str | None` and the
+  // like are plain boxes, nested ones too; `int | str` is a chooser named by type.
+  await search.fill('note');
+  await page.locator('.jp-NexusTools-item[data-tool="note"]').click({ timeout: 15000 });
+  const id = name => page.locator(`#jp-NexusTools-note_${name}`);
+  await id('label').waitFor();
+  const tryForm = page.locator('.jp-NexusTools-form');
+  assert.doesNotMatch(await tryForm.innerText(), /Option \d/, 'no "Option 1" in the form');
+  assert.equal(await id('label').getAttribute('type'), 'text', 'label is a text box');
+  assert.match(await tryForm.innerText(), /label \*/);
+  assert.match(await tryForm.innerText(), /A label, or none\./);
+  assert.ok(await id('count').evaluate(el => el.classList.contains('jp-NexusTools-number')), 'count is the number box');
+  assert.ok(await id('spot_floor').evaluate(el => el.classList.contains('jp-NexusTools-number')), 'spot.floor is the number box');
+  const chooser = id('key__anyof_select');
+  assert.deepEqual(await chooser.locator('option').allInnerTexts(), ['integer', 'string']);
+  step('optional parameters are plain boxes (label, count, spot.room, spot.floor); key chooses between integer and string');
+
+  const noteResult = page.locator('.jp-NexusTools-result');
+  // what the tool said it got (its one line, without the quotes of a JSON string view)
+  const ran = async () => {
+    const text = await noteResult.locator('.jp-NexusTools-structured').textContent();
+    return (text.match(/label=[^\n"]*/) ?? [text])[0].trim();
+  };
+  await page.locator('.jp-NexusTools-run').click();
+  await noteResult.locator('.jp-NexusTools-structured', { hasText: 'label=' }).waitFor({ timeout: 10000 });
+  step(`left empty: ${await ran()}`);
+
+  await id('label').fill('hi');
+  await id('count').fill('3');
+  const adds = tryForm.locator('button[title="Add item"]');
+  await adds.nth(0).click();
+  await id('tags_0').fill('a');
+  await chooser.selectOption({ label: 'string' });
+  await id('key').fill('k7');
+  await id('spot_room').fill('lab');
+  await id('spot_floor').fill('2');
+  await adds.nth(1).click();
+  await adds.nth(1).click();
+  await id('sizes_0').fill('5');
+  await id('sizes_1').waitFor();
+  // the whole form in one picture: a page tall enough for it
+  await page.setViewportSize({ width: 1280, height: 2200 });
+  await tryForm.scrollIntoViewIfNeeded();
+  await shot(tryForm, 'tryforms-sidebar-optional.png');
+  await page.setViewportSize({ width: 1280, height: 1000 });
+  await page.locator('.jp-NexusTools-run').click();
+  await noteResult.locator('.jp-NexusTools-structured', { hasText: "label='hi'" }).waitFor({ timeout: 10000 });
+  step(`filled: ${await ran()}`);
+  await page.locator('.jp-NexusTools-back').click();
 
   // -- the notebook -------------------------------------------------------------------------
   await openNotebook(page, base, token, 'tryforms.ipynb');
