@@ -83,7 +83,8 @@ class RedisSubscriptionBus:
         try:
             await store.redis.publish(store.bus_channel, event_to_json(event, self.origin))
         except Exception as exc:  # Redis away: local delivery has happened; the reader reconnects
-            log.warning("cluster bus: could not publish %s to Redis: %s", type(event).__name__, exc)
+            # the node says the outage (the `cluster` source); this is its detail
+            log.debug("cluster bus: could not publish %s to Redis: %s", type(event).__name__, exc)
 
     async def start(self) -> None:
         """Start reading other replicas' events (reconnecting until :meth:`close`)."""

@@ -16,10 +16,11 @@ on a folder keeps working (the watcher, versions, a folder shared by several rep
   folder atomically and loaded at once (not waiting for the watcher); the registry's change
   then reaches this replica's MCP clients like any other change.
 
-When Redis goes away the replica carries on with what it has (state ``degraded``, a
-warning on stderr, the ``cluster`` source in error), keeps local changes in ``pending`` and
-retries. On every (re)connect it reconciles: files Redis has and this replica lacks or has
-older are written here; files this replica has that Redis lacks (Redis restarted empty) or
+When Redis goes away the replica carries on with what it has (state ``degraded``, the
+``cluster`` source in error: that is what the person reads, once per outage and once when
+Redis is back; the other parts log the same outage at DEBUG), keeps local changes in
+``pending`` and retries. On every (re)connect it reconciles: files Redis has and this
+replica lacks or has older are written here; files this replica has that Redis lacks (Redis restarted empty) or
 that changed here while Redis was away are published. So a restart of Redis loses no tool
 as long as one replica holds it.
 """
@@ -41,7 +42,14 @@ from typing import Any
 from ..sources.directory import is_tool_file
 from ..sources.loader import content_hash
 from ..sources.tool_files import directory_source_for, hand_over
-from .store import RETRY_FIRST_S, RETRY_MAX_S, ClusterAddress, ClusterStore, FileVersion
+from .store import (
+    RETRY_FIRST_S,
+    RETRY_MAX_S,
+    ClusterAddress,
+    ClusterStore,
+    FileVersion,
+    watching_outages,
+)
 
 __all__ = ["ClusterNode"]
 
@@ -77,6 +85,7 @@ class ClusterNode:
         self._scan_again = asyncio.Event()
         self._connected = threading.Event()  # for callers on other threads
         self._listeners: list[Any] = []  # called with the node on every state change
+        self._says_outages = contextlib.ExitStack()  # see store.watching_outages
         self.on_connect: list[Any] = []  # async callables run after each (re)connect
         #: More channels to follow: store attribute naming the channel -> async handler(data).
         self.channels: dict[str, Any] = {}
@@ -88,9 +97,11 @@ class ClusterNode:
         self.folder.mkdir(parents=True, exist_ok=True)
         if directory_source_for(self.registry, self.folder) is None:
             self.registry.watch(self.folder)
+        self._says_outages.enter_context(watching_outages(self.address))
         self._task = self.registry.loop.submit(self._run())
 
     def stop(self, timeout: float = 5.0) -> None:
+        self._says_outages.close()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -192,7 +203,11 @@ class ClusterNode:
         raise ConnectionError("the Redis subscription ended")
 
     def _set_state(self, state: str, error: str | None) -> None:
-        if state == self.state and error == self.error:
+        # The person reads an outage through the `cluster` source (its status: a warning in
+        # the log or serve's notice), once when Redis goes and once when it is back: each
+        # failed attempt of one outage (its reason may change) is a DEBUG line here only.
+        if state == self.state == "degraded" or (state == self.state and error == self.error):
+            log.debug("cluster: Redis at %s still unreachable: %s", self.address.shown(), error)
             return
         recovered = self.state == "degraded"
         self.state, self.error, self.since = state, error, time.time()
@@ -201,14 +216,9 @@ class ClusterNode:
         else:
             self._connected.clear()
         if state == "degraded":
-            log.warning(
-                "cluster: Redis at %s is unreachable (%s); serving this replica's tools "
-                "locally and retrying",
-                self.address.shown(),
-                error,
-            )
-        elif state == "connected" and recovered:  # the pair of the warning above
-            log.warning("cluster: Redis at %s is back; sharing again", self.address.shown())
+            log.debug("cluster: Redis at %s is unreachable: %s", self.address.shown(), error)
+        elif state == "connected" and recovered:
+            log.debug("cluster: Redis at %s is back; sharing again", self.address.shown())
         elif state == "connected":
             log.info("cluster: connected to Redis at %s", self.address.shown())
         for listener in list(self._listeners):

@@ -45,13 +45,27 @@ class ClusterStatusSource:
         self.status_tool = _status_tool(replica)
 
     def load(self) -> Iterable[Tool]:
+        """The one report of an outage (each other part logs its view at DEBUG): what is
+        affected, that the replica keeps serving, that it reconnects by itself."""
         node = self.replica.node
         if node.state == "degraded":
+            why = str(node.error).rstrip(".")
             raise SourceError(
-                f"Redis at {node.address.shown()} is unreachable ({node.error}); this "
-                "replica serves its own tools and retries. Check that redis-server runs there."
+                f"Redis at {node.address.shown()} is unreachable ({why}). This replica "
+                "keeps serving its own tools and calls; what it shares through Redis (tool "
+                "files published by other replicas, approvals, the audit stream, API token "
+                "changes, tasks) waits until Redis is back, and saves made here meanwhile are "
+                "published then. It reconnects by itself; check that redis-server runs there."
             )
         return [self.status_tool]
+
+    @property
+    def recovered(self) -> str:
+        """What the person reads when Redis is back (the pair of the error above)."""
+        return (
+            f"Redis at {self.replica.node.address.shown()} is back; this replica shares its "
+            "tools, approvals, audit, tokens and tasks again"
+        )
 
 
 def _status_tool(replica: ClusterReplica) -> Tool:

@@ -68,7 +68,8 @@ class SharedApprovals:
                 await store.approve(*item)
                 self._unsent.discard(item)
             except Exception as exc:
-                log.warning("cluster: approval of %s not shared yet: %s", item[0], exc)
+                # sent on reconnect; the node says the outage (the `cluster` source)
+                log.debug("cluster: approval of %s not shared yet: %s", item[0], exc)
                 return
 
     async def _on_connect(self, store: ClusterStore) -> None:
@@ -126,4 +127,4 @@ class SharedAudit:
                 self.sent += len(batch)
             except Exception as exc:
                 self._buffer.extendleft(reversed(batch))  # kept for the next attempt
-                log.warning("cluster: audit records wait for Redis: %s", exc)
+                log.debug("cluster: audit records wait for Redis: %s", exc)  # as above

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..core.errors import ConfigError
 from ..serve.auth.tokens import ApiToken, check_token_request, hash_secret, new_secret
-from .store import ClusterAddress
+from .store import ClusterAddress, outage_level
 
 __all__ = ["REFRESH_S", "RedisTokenStore"]
 
@@ -103,13 +103,24 @@ class RedisTokenStore:
                 try:
                     self._by_digest = {t.digest: t for t in self._current(now)}
                     self._fresh_until = now + REFRESH_S
+                    if self._failed_at is not None:  # the pair of the warning below
+                        log.log(
+                            outage_level(self.address),
+                            "cluster tokens: the token store at %s answers again",
+                            self.address.shown(),
+                        )
                     self._read_at, self._failed_at = now, None
                 except ConfigError as exc:
+                    # Once per outage (later attempts at DEBUG), and only at DEBUG where a
+                    # cluster node of this process says the outage already.
+                    level = (
+                        logging.DEBUG if self._failed_at is not None else outage_level(self.address)
+                    )
                     if self._failed_at is None:
                         self._failed_at = now
-                    # Not again for a while: this runs on the serving loop, per request.
                     reason = str(exc).rstrip(".")
-                    log.warning("cluster tokens: %s; answering from the last copy", reason)
+                    log.log(level, "cluster tokens: %s; answering from the last copy", reason)
+                    # Not again for a while: this runs on the serving loop, per request.
                     self._fresh_until = now + RETRY_S
             return self._by_digest.get(digest)
 

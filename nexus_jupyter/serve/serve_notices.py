@@ -19,6 +19,7 @@ import sys
 import threading
 from typing import Any
 
+from ..core.registry.source import recovered_note
 from ..sources.mcp_session import without_retry_note
 from .mcp_grant import above_grant, above_grant_notice, mcp_grant, offered
 
@@ -37,6 +38,8 @@ def _label(state: Any) -> str:
         return f"MCP server {name.split(':', 1)[-1]!r}"
     if kind == "directory":
         return f"tools folder {name.split(':', 1)[-1]}"
+    if name == "cluster":
+        return "cluster"
     if name == "manifest":
         return "the tools: of nex.yaml"
     if name.startswith("config:"):
@@ -59,6 +62,8 @@ def source_problem(state: Any) -> str | None:
     if error:
         reason = without_retry_note(error)
         retrying = reason != error
+        # our own SourceError's message is written for the person: its class name is noise
+        reason = reason.removeprefix("SourceError: ")
         if state.name.startswith("jupyter:"):
             fix = (
                 "Check that Jupyter runs there with nexus_jupyter installed (`jupyter server "
@@ -185,7 +190,8 @@ class ServeNotices:
                 f"{self._offered_now()} are served now"
             )
         elif said:
-            self._say(f"{PREFIX}: {_label(state)} works again")
+            back = recovered_note(state.source)
+            self._say(f"{PREFIX}: {_label(state)}" + (f": {back}" if back else " works again"))
         self._problems.pop(name, None)
 
     def _offered(self) -> tuple[int, int]:

@@ -8,11 +8,16 @@ import contextlib
 import logging
 import socket
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
+from rig import NEX_YAML, RedisProcess, missing_programs
+from serving import serve_http
+from test_tokens import status_with
 
 from nexus_jupyter.cluster.store import ClusterAddress, follow_channel
-from nexus_jupyter.cluster.tokens import RedisTokenStore
+from nexus_jupyter.cluster.tokens import RETRY_S, RedisTokenStore
 
 
 def _dead_address() -> ClusterAddress:
@@ -124,3 +129,77 @@ class _Later:
 
     def time(self) -> float:
         return time.time()
+
+
+def _lines(server: Any, start: int, words: str) -> list[str]:
+    return [line for line in server.output[start:] if words in line]
+
+
+def _wait_for(what: str, done: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(0.05)
+
+
+def test_a_redis_outage_under_serve_is_one_warning_and_one_line_when_back(
+    tmp_path: Path,
+) -> None:
+    """The node, the cluster source, the bus, the token store each used to say the same
+    outage in their own words (four warnings); the operator now reads one line when Redis
+    goes (what waits, that the replica keeps serving, that it reconnects) and one when it is
+    back, while requests keep coming and a tool file is saved meanwhile."""
+    import redis
+
+    if missing_programs():
+        pytest.skip(f"{missing_programs()} not installed: run `make cluster-deps` (Debian)")
+    server = RedisProcess(tmp_path / "redis")
+    server.start()
+    try:
+        _, secret = RedisTokenStore.at(server.url).create("alice")
+        project = tmp_path / "replica"
+        (project / "tools" / "dynamic").mkdir(parents=True)
+        (project / "nex.yaml").write_text(NEX_YAML)
+        with (
+            redis.Redis(port=server.port) as client,
+            serve_http(project, "--cluster", server.url, "--auth", "tokens") as served,
+        ):
+            assert status_with(served.url, secret) == 200
+            _wait_for("node on Redis", lambda: b"nexus:published" in client.pubsub_channels())
+            start = len(served.output)
+            server.stop()
+            _wait_for("outage line", lambda: _lines(served, start, "unreachable"))
+            (project / "tools" / "dynamic" / "late.py").write_text(LATE_TOOL)
+            # requests meanwhile: the token store answers from its copy, more than RETRY_S
+            # apart, so a warning per retry would show
+            for _ in range(3):
+                assert status_with(served.url, secret) == 200
+                time.sleep(RETRY_S + 0.2)
+            down = [line for line in served.output[start:] if "warn" in line.lower()]
+            assert len(down) == 1, "".join(served.output[start:])
+            assert down[0].startswith(f"nexus-tools serve: warning: cluster: Redis at {server.url}")
+            for part in ("keeps serving its own tools", "waits until Redis is back", "reconnects"):
+                assert part in down[0]
+            back_from = len(served.output)
+            server.start()
+            _wait_for("line when back", lambda: _lines(served, back_from, "is back"))
+            _wait_for("pending save", lambda: client.hexists("nexus:files", "late.py"))
+            assert status_with(served.url, secret) == 200
+            # besides: Redis came back empty, and the tokens were written back (said once,
+            # see test_tokens_survive_a_redis_that_lost_them_and_a_revocation_stays)
+            said = [line for line in served.output[back_from:] if "wrote back" not in line]
+            assert len(said) == 1, "".join(served.output[back_from:])
+            (back,) = said
+            assert back.startswith(f"nexus-tools serve: cluster: Redis at {server.url} is back")
+    finally:
+        server.stop()
+
+
+LATE_TOOL = '''from nexus_jupyter import tool
+
+
+@tool
+def late(x: int) -> int:
+    """Saved while Redis was away."""
+    return x
+'''

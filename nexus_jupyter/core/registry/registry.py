@@ -29,7 +29,7 @@ from ..tools.tool import Tool
 from .calls import CallPipeline
 from .loop import BackgroundLoop
 from .publisher import SourcePublisher
-from .source import MutableSource, ToolSource, load_failure_level
+from .source import MutableSource, ToolSource, load_failure_level, recovered_note
 from .state import RegistryChanged, SourceState
 from .wiring import installed_wiring
 from .writer import RegistryWriter
@@ -371,11 +371,15 @@ class Registry(RegistryWriter):
         with state.refresh_lock:
             if callable(own):
                 return cast(RegistryChanged, own())
+            failed = state.error is not None
             try:
                 tools = list(state.source.load())
             except Exception as exc:
                 log.log(load_failure_level(), "source %s failed to load: %s", name, exc)
                 return self.set_status(name, error=f"{type(exc).__name__}: {exc}")
+            if failed:  # the pair of the warning above
+                back = recovered_note(state.source) or "works again"
+                log.log(load_failure_level(), "source %s: %s", name, back)
             return self.publish(name, tools, error=None)
 
     # -- folders --------------------------------------------------------------------------

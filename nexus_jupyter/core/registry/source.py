@@ -11,7 +11,13 @@ from typing import Protocol, runtime_checkable
 from ..tools.spec import SourceKind
 from ..tools.tool import Tool
 
-__all__ = ["MutableSource", "ToolSource", "face_reports_load_failures", "load_failure_level"]
+__all__ = [
+    "MutableSource",
+    "ToolSource",
+    "face_reports_load_failures",
+    "load_failure_level",
+    "recovered_note",
+]
 
 #: How many faces that say each broken source themselves are running in this process.
 _faces_reporting = 0
@@ -21,9 +27,9 @@ _faces_lock = threading.Lock()
 @contextlib.contextmanager
 def face_reports_load_failures() -> Iterator[None]:
     """While a face that reports each broken source itself runs (``nexus-tools list``,
-    ``check``, ``toolsets``, ``serve``), a source's load failure is logged at DEBUG, so the
-    person reads it once, in that face's words. Elsewhere (the kernel, the Jupyter server's
-    log) the registry's warning is the only report, and stays one."""
+    ``check``, ``toolsets``, ``serve``), a source's load failure (and its recovery) is logged
+    at DEBUG, so the person reads it once, in that face's words. Elsewhere (the kernel, the
+    Jupyter server's log) the registry's warnings are the only report, and stay one."""
     global _faces_reporting
     with _faces_lock:
         _faces_reporting += 1
@@ -32,6 +38,12 @@ def face_reports_load_failures() -> Iterator[None]:
     finally:
         with _faces_lock:
             _faces_reporting -= 1
+
+
+def recovered_note(source: object) -> str | None:
+    """The source's own words for "works again" (its optional ``recovered``), if any."""
+    note = getattr(source, "recovered", None)
+    return note if isinstance(note, str) and note else None
 
 
 def load_failure_level() -> int:
@@ -51,6 +63,8 @@ class ToolSource(Protocol):
     - optional ``namespace``: the registry names the tools ``f"{namespace}__{tool}"``.
     - optional ``async start(registry)`` / ``async stop()``: background work on the registry's
       loop (watching a folder, an MCP session); push new sets with ``registry.publish``.
+    - optional ``recovered`` (a string): what to tell the person when it loads again after
+      failing (default: "source NAME works again").
 
     Sources never rename, filter or police tools themselves: the registry does that, once.
     """
