@@ -109,10 +109,12 @@ def jupyter_server_command(port: int, token: str, root: Path) -> list[str]:
 
 
 @contextmanager
-def jupyter_server(tmp_path: Path) -> Iterator[JupyterServer]:
+def jupyter_server(tmp_path: Path, runtime: Path | None = None) -> Iterator[JupyterServer]:
+    """A server of its own in ``tmp_path``; ``runtime`` shares a runtime dir with others (as
+    one user's servers do by default)."""
     root = tmp_path / "root"
     (root / "tools" / "dynamic").mkdir(parents=True)
-    runtime = tmp_path / "runtime"
+    runtime = runtime or tmp_path / "runtime"
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),

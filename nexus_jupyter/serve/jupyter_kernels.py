@@ -8,6 +8,12 @@ announced kernel, named after the notebook its session holds. The source is the 
 source, so the kernel's ``tools/list_changed`` relists its tools at once, and calls,
 progress and cancel go to the kernel.
 
+Only the kernels this server runs are its sources: servers of one user share the runtime dir
+by default, so another server's kernels announce themselves in the same folder. An
+announcement whose kernel id this server's kernel manager does not know is left alone (not
+linked, not removed); one that arrives before the kernel manager has the kernel is followed
+when Jupyter reports the kernel started (``kernel_actions``).
+
 A kernel leaves when its announcement goes (it exits cleanly or unloads), and when Jupyter
 reports that it restarted or shut down (``kernel_actions`` events), which also covers a
 kernel killed before it could clean up. A notebook renamed while its kernel runs (or a
@@ -120,10 +126,17 @@ class KernelSources:
     that may wait on a stopping connection run in a thread.
     """
 
-    def __init__(self, registry: Any, runtime_dir: str | Path, session_manager: Any) -> None:
+    def __init__(
+        self,
+        registry: Any,
+        runtime_dir: str | Path,
+        session_manager: Any,
+        kernel_manager: Any = None,
+    ) -> None:
         self.registry = registry
         self.runtime_dir = Path(runtime_dir)
         self.session_manager = session_manager
+        self.kernel_manager = kernel_manager  # None: every announced kernel is this server's
         self.sources: dict[str, KernelSource] = {}  # kernel id -> its source
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -180,9 +193,21 @@ class KernelSources:
                 _remove(path)
             await self._drop(kernel_id)
             return
+        if not self._runs(kernel_id):
+            return  # another server's kernel (or one this server starts: see _kernel_action)
         if current is not None and current.url == body["url"] and current.pid == body["pid"]:
             return
         await self._link(kernel_id, body, await self._notebook_of(kernel_id))
+
+    def _runs(self, kernel_id: str) -> bool:
+        """Whether this server's kernel manager runs ``kernel_id``."""
+        if self.kernel_manager is None:
+            return True
+        try:
+            return kernel_id in self.kernel_manager
+        except Exception:  # a kernel manager that cannot say: as before, take the kernel
+            log.exception("nexus_jupyter: cannot ask the kernel manager for %s", kernel_id)
+            return True
 
     async def _link(self, kernel_id: str, body: dict[str, Any], notebook: str) -> None:
         """(Re)connect the announced kernel ``kernel_id`` as the source of ``notebook``."""
@@ -238,7 +263,8 @@ class KernelSources:
 
     async def on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         """Jupyter's ``kernel_actions`` event: a kernel that restarted or shut down takes its
-        tools with it, unless a new process of it has announced itself already.
+        tools with it, unless a new process of it has announced itself already; a kernel that
+        started and announced itself already is linked.
 
         Never raises: Jupyter awaits its listeners inside the kernel action itself, so an
         exception here would fail the user's kernel start or restart."""
@@ -249,13 +275,17 @@ class KernelSources:
             log.exception("nexus_jupyter: following kernel event %s failed", data)
 
     async def _kernel_action(self, data: dict[str, Any]) -> None:
-        if data.get("action") not in ("restart", "shutdown") or data.get("status") != "success":
-            return
         kernel_id = data.get("kernel_id")
-        if not isinstance(kernel_id, str) or kernel_id not in self.sources:
+        if data.get("status") != "success" or not isinstance(kernel_id, str):
+            return
+        path = self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
+        if data.get("action") == "start":  # it may have announced itself before it was ours
+            if kernel_id not in self.sources and path.exists():
+                await self._follow(path)
+            return
+        if data.get("action") not in ("restart", "shutdown") or kernel_id not in self.sources:
             return
         source = self.sources[kernel_id]
-        path = self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
         body = read_announcement(path)
         if body is not None and body.get("pid") != source.pid and _alive(body.get("pid")):
             return  # the restarted kernel loaded the extension already: the file event rules

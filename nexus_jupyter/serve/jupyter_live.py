@@ -39,7 +39,9 @@ def start_live_kernels(serverapp: Any, registry: Any) -> LiveKernels:
     route = url_path_join(web_app.settings["base_url"], "nexus", "mcp")
     web_app.add_handlers(".*$", [(route, McpHandler)])
     runtime_dir = getattr(serverapp.kernel_manager, "connection_dir", None) or serverapp.runtime_dir
-    kernels = KernelSources(registry, runtime_dir, serverapp.session_manager)
+    kernels = KernelSources(
+        registry, runtime_dir, serverapp.session_manager, serverapp.kernel_manager
+    )
     for schema_id, listener, what in (
         (KERNEL_ACTIONS, kernels.on_kernel_action, "kernel restarts"),
         (CONTENTS_ACTIONS, kernels.on_contents_action, "renamed notebooks"),
