@@ -153,9 +153,11 @@ def _add_manifest_sources(reg: Any, settings: Settings, base: Path, *, watch: bo
     folders = [nexus_home() / "skills", base / "skills"]
     folders += [base / Path(f).expanduser() for f in settings.skills]
     if settings.skills or any(f.is_dir() for f in folders):
+        from .sources.declared import declared_skill_folders
         from .sources.skills import SkillsSource
 
-        reg.add_source(SkillsSource(folders, watch=watch))
+        declared = declared_skill_folders(settings.tools, base)
+        reg.add_source(SkillsSource(folders, watch=watch, declared=declared))
 
 
 def _add_mcp_servers(reg: Any, settings: Settings, store: Any) -> None:

@@ -243,13 +243,18 @@ LONG = (
     [
         pytest.param(  # the README's layout: keys by 2, "  - " items
             f"# mine\nmcp:\n  servers: []   # none yet\ntools:\n  - {LONG}\n",
-            "  - id: lint\n    source:\n      type: cli\n      command: echo lint\n",
+            "  - id: lint\n    source: {type: cli, command: echo lint}\n",
             id="readme",
         ),
         pytest.param(  # keys by 4, dashes flush with their key
             f"mcp:\n    servers: []\ntools:\n- {LONG}\n",
-            "- id: lint\n  source:\n      type: cli\n      command: echo lint\n",
+            "- id: lint\n  source: {type: cli, command: echo lint}\n",
             id="compact",
+        ),
+        pytest.param(  # no tools: yet: the list is added at the end, laid out as the file
+            "mcp:\n    servers: []   # none yet\n",
+            "tools:\n  - id: lint\n    source: {type: cli, command: echo lint}\n",
+            id="new-list",
         ),
     ],
 )
@@ -263,6 +268,69 @@ def test_register_keeps_the_files_layout(
     done = run(env, tmp_path, "register", str(definition), "--root", str(ws))
     assert done.returncode == 0, done.stderr
     assert (ws / "nex.yaml").read_text() == before + added
+
+
+# The README's example entry, pasted into a definition file: flow mappings over two lines
+# with comments inside them.
+BUILD = """\
+  - id: build
+    title: Build
+    source: {type: script, path: scripts/build.sh,        # or {type: cli, command: "make -C ."}
+             args: ["--target", "{target}", "{files}", "{verbose}"], timeout: 60}
+    parameters:                   # JSON Schema; "{files}" expands a list
+      type: object
+      properties: {target: {type: string}, files: {type: array, items: {type: string}},
+                   verbose: {type: boolean}}
+      required: [target]
+    categories: [build]
+"""
+
+# A nex.yaml as a person keeps it: comments, flow mappings over lines, a long line, blanks.
+KEPT_HEAD = """\
+# project settings -- kept byte for byte
+version: 1
+settings: {auto_install: false}   # true: install a missing tool on its first call
+
+search: {mode: keyword,
+         threshold: 0.2}          # a flow mapping over two lines
+tools:
+  - {id: report, source: {type: script, path: scripts/report.py, stdin: json}}  # arguments as JSON, and a line well past a hundred columns
+"""
+KEPT_ITEMS = """\
+
+  # what time it is
+  - {id: now, source: {type: cli, command: date}}   # the clock
+"""
+KEPT_TAIL = "skills: [~/team-skills]   # more folders\n"
+
+
+def test_register_changes_only_the_entry_it_adds_or_replaces(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The README's example entry, registered into a nex.yaml with comments, flow mappings
+    over two lines and long lines: every byte outside the entry stays, and the entry keeps
+    its own comments and flow mappings, on add and on replace."""
+    ws = tmp_path / "ws"
+    (ws / "nex.yaml").write_text(KEPT_HEAD + KEPT_ITEMS + KEPT_TAIL)
+    definition = tmp_path / "lint.yaml"
+    definition.write_text("# the build tool\ntools:\n" + BUILD)
+    done = run(env, tmp_path, "register", str(definition), "--project", "--root", str(ws))
+    assert done.returncode == 0, done.stderr
+    assert "build: added" in done.stdout
+    assert (ws / "nex.yaml").read_text() == KEPT_HEAD + KEPT_ITEMS + BUILD + KEPT_TAIL
+
+    # replaced in its place; written at column 0 in its file, moved to the list's column
+    changed = BUILD.replace("title: Build", "title: Build it").replace("timeout: 60", "timeout: 90")
+    definition.write_text("\n".join(line[2:] for line in changed.split("\n")))
+    again = run(env, tmp_path, "register", str(definition), "--project", "--root", str(ws))
+    assert again.returncode == 0, again.stderr
+    assert "build: replaced" in again.stdout
+    text = (ws / "nex.yaml").read_text()
+    assert text == KEPT_HEAD + KEPT_ITEMS + changed + KEPT_TAIL
+    assert '# or {type: cli, command: "make -C ."}' in text
+    info = run(env, tmp_path, "--root", str(ws), "info", "build", "--json")
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["input_schema"]["required"] == ["target"]
 
 
 def test_toolsets_names_a_misspelt_toolset_or_tool(env: dict[str, str], tmp_path: Path) -> None:
@@ -354,3 +422,28 @@ def test_check_notes_a_declared_tool_a_builtin_hides(env: dict[str, str], tmp_pa
     assert "allow_overrides" in said
     as_json = run(env, tmp_path, "--root", str(ws), "--wait", "10", "--json", "check", "--no-tests")
     assert any("'read'" in note for note in json.loads(as_json.stdout)["notes"])
+
+
+def test_a_declared_skill_in_the_skills_folder_is_one_tool(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The README's `{id: review, source: {type: skill, path: skills/review}}` with the skill
+    in ./skills (a default skills folder): `list` shows one `review`, of the manifest, with no
+    conflict, and `call review` answers."""
+    ws = tmp_path / "ws"
+    (ws / "skills" / "review").mkdir(parents=True)
+    (ws / "skills" / "review" / "SKILL.md").write_text(
+        "---\nname: review\ndescription: Review a change.\n---\nRead the diff.\n"
+    )
+    (ws / "nex.yaml").write_text(
+        "search: {mode: keyword}\ntools:\n"
+        "  - {id: review, source: {type: skill, path: skills/review}, categories: [quality]}\n"
+    )
+    listed = run(env, tmp_path, "--root", str(ws), "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = [r for r in json.loads(listed.stdout) if r["name"] == "review"]
+    assert len(rows) == 1 and rows[0]["source"] == "manifest", rows
+    assert "conflict" not in listed.stdout + listed.stderr
+    called = run(env, tmp_path, "--root", str(ws), "call", "review", "--json")
+    assert called.returncode == 0, called.stdout + called.stderr
+    assert "Read the diff." in called.stdout

@@ -123,7 +123,7 @@ def _register(args: argparse.Namespace) -> int:
         )
     definitions = read_definitions(Path(args.file))
     if args.user:
-        bound = [d["id"] for d in definitions if d.get("project_specific")]
+        bound = [d.id for d in definitions if d.entry.get("project_specific")]
         if bound:
             raise UsageProblem(
                 f"{', '.join(map(repr, bound))} is marked project_specific; register it in "

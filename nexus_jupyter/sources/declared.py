@@ -36,7 +36,13 @@ from ..core.registry.publisher import SourcePublisher
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
 
-__all__ = ["DeclaredToolsSource", "base_argv", "build_declared_tools", "script_tool"]
+__all__ = [
+    "DeclaredToolsSource",
+    "base_argv",
+    "build_declared_tools",
+    "declared_skill_folders",
+    "script_tool",
+]
 
 _ANY_OBJECT = {"type": "object", "additionalProperties": True}
 
@@ -162,6 +168,18 @@ def build_declared_tools(
     from .skills import load_skill
 
     return load_skill(root / Path(source.path).expanduser(), **fields, name=decl.id)
+
+
+def declared_skill_folders(
+    declarations: Iterable[ToolDeclaration], default_root: Path
+) -> set[Path]:
+    """The skill folders that ``tools:`` entries declare, resolved: the skills folders leave
+    them to their declaration (one skill, with the declared settings, and no conflict)."""
+    return {
+        (d.root(default_root) / Path(d.source.path).expanduser()).resolve()
+        for d in declarations
+        if isinstance(d.source, SkillReference)
+    }
 
 
 def _placeholder(decl: ToolDeclaration, reason: str) -> Tool:

@@ -16,6 +16,8 @@ Calling the skill's tool returns its instructions and the list of its files; eac
 script runs as a tool named ``<skill>__<script>``. The folders scanned are
 ``<NEXUS_HOME>/skills``, ``<project>/skills`` and those listed under ``skills:`` in
 ``nex.yaml``; they are watched, so adding, editing or removing a skill shows at once.
+A skill folder that an entry under ``tools:`` declares is that entry's tool (named by its
+``id``, with its settings): the scan leaves it out rather than list it twice.
 """
 
 from __future__ import annotations
@@ -148,19 +150,31 @@ class _WatchedFolder:
 
 
 class SkillsSource:
-    """Source ``skill``: every skill in ``folders`` (missing folders are watched for)."""
+    """Source ``skill``: every skill in ``folders`` (missing folders are watched for),
+    except the skill folders in ``declared`` (``tools:`` entries own them)."""
 
     kind: SourceKind = "config"
 
-    def __init__(self, folders: Sequence[str | Path], *, watch: bool = True) -> None:
+    def __init__(
+        self,
+        folders: Sequence[str | Path],
+        *,
+        watch: bool = True,
+        declared: Iterable[str | Path] = (),
+    ) -> None:
         self.name = "skill"
         self.namespace: str | None = None
         self.folders = [Path(f).expanduser().resolve() for f in dict.fromkeys(map(str, folders))]
+        self.declared = {Path(f).expanduser().resolve() for f in declared}
         self.watch = watch
         self.errors: dict[str, str] = {}
         self._publisher: SourcePublisher | None = None
+        # Held while publishing and while stopping: once stop() returns, nothing more is
+        # published, even by a scan that was running on another thread when it was called.
+        self._lock = threading.Lock()
+        self._stopped = False
         self._watchers: list[Any] = []
-        self.started = threading.Event()  # set once the watchers are started
+        self.started = threading.Event()  # set once the watchers are started (or stopped)
         self._last_good: dict[Path, list[Tool]] = {}
 
     def scan(self) -> list[Tool]:
@@ -172,6 +186,8 @@ class SkillsSource:
             if not folder.is_dir():
                 continue
             for skill_md in sorted(folder.glob(f"*/{SKILL_FILE}")):
+                if skill_md.parent.resolve() in self.declared:
+                    continue  # the declared tool of the same folder is this skill
                 try:
                     found = load_skill(skill_md.parent)
                     self._last_good[skill_md] = found
@@ -193,24 +209,31 @@ class SkillsSource:
         return self.scan()
 
     def publish(self) -> None:
+        """Scan and publish the complete set; nothing once the source is stopped (a scan
+        that was running when :meth:`stop` was called ends quietly)."""
         if self._publisher is None:
             return
         tools = self.scan()
         error = "; ".join(f"{k}: {v}" for k, v in self.errors.items()) or None
-        self._publisher.replace(
-            tools, error=error, details={"folders": [str(f) for f in self.folders]}
-        )
+        with self._lock:
+            if self._publisher is None:
+                return
+            self._publisher.replace(
+                tools, error=error, details={"folders": [str(f) for f in self.folders]}
+            )
 
     def attach(self, publisher: SourcePublisher) -> None:
-        self._publisher = publisher
+        with self._lock:
+            if not self._stopped:
+                self._publisher = publisher
 
     async def start(self, publisher: SourcePublisher) -> None:
         from .directory import DEFAULT_DEBOUNCE_MS, DEFAULT_STEP_MS
         from .watcher import FolderWatcher
 
-        self._publisher = publisher
+        self.attach(publisher)
         await asyncio.to_thread(self.publish)
-        if self.watch:
+        if self.watch and not self._stopped:  # not when stop() came while it scanned
             for folder in self.folders:
                 watcher = FolderWatcher(  # the same timing as a watched tools folder
                     _WatchedFolder(self, folder),
@@ -222,10 +245,13 @@ class SkillsSource:
         self.started.set()
 
     async def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._publisher = None
         watchers, self._watchers = self._watchers, []
         for watcher in watchers:
             await watcher.stop()
-        self._publisher = None
+        self.started.set()  # no one waits for watchers that will not come
 
     def __repr__(self) -> str:
         return f"SkillsSource({[str(f) for f in self.folders]!r})"

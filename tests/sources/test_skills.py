@@ -143,3 +143,67 @@ def test_skills_folders_of_the_user_and_the_project_add_up(
         assert {"standup", "retro"} <= set(reg.names())  # the project's list adds a folder
     finally:
         reg.close()
+
+
+def test_a_skills_source_stopped_while_it_scans_ends_quietly(
+    skills: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A short command closes the registry while the skills source's first scan still runs
+    on its thread: the scan's result is dropped, no watcher starts, nothing is logged."""
+    import threading
+
+    from nexus_jupyter.core.registry.publisher import SourcePublisher
+
+    registry = Registry(search="keyword")
+    source = SkillsSource([skills])
+    registry.add_source(source, start=False)
+    scanning, go_on = threading.Event(), threading.Event()
+    real_scan = source.scan
+
+    def slow_scan() -> list[Any]:
+        scanning.set()
+        assert go_on.wait(10)
+        return real_scan()
+
+    source.scan = slow_scan  # type: ignore[method-assign]
+    try:
+        started = registry.loop.submit(source.start(SourcePublisher(registry, "skill")))
+        assert scanning.wait(10)
+        registry.loop.run(source.stop(), timeout=10)  # what Registry.close() does
+        go_on.set()
+        started.result(timeout=10)  # raised AttributeError ('NoneType' ... 'replace') before
+        assert source._watchers == [] and source.started.is_set()
+        assert _skill_state(registry).error is None
+        assert not [r for r in caplog.records if r.levelname in ("ERROR", "WARNING")]
+    finally:
+        go_on.set()
+        registry.close()
+
+
+def _declaring(project: Path, entry: str) -> Registry:
+    """The project's registry with ``entry`` as its one declared tool."""
+    (project / "nex.yaml").write_text(f"search: {{mode: keyword}}\ntools:\n  - {entry}\n")
+    return Registry.default(root=project, watch=False, builtins=False)
+
+
+def test_a_declared_skill_owns_its_folder_and_another_of_its_name_conflicts(
+    skills: Path,
+) -> None:
+    """`{id: review, source: {type: skill, path: skills/review}}` names the skill that
+    ./skills holds: one tool, of the declaration, with its settings. A different folder's
+    skill of the same name still conflicts."""
+    project = skills.parent
+    declared = "{id: review, source: {type: skill, path: skills/review}, categories: [quality]}"
+    with _declaring(project, declared) as reg:
+        review = reg.entry("review")
+        assert (review.status, review.reason, review.shadowed) == ("ok", None, ())
+        assert review.tool.spec.source == "manifest"
+        assert review.tool.spec.categories == ("quality",)
+        assert reg.entry("review__count").tool.spec.source == "manifest"
+        assert [e.name for e in reg.entries(source="skill")] == ["release-notes"]
+        assert reg.call_sync("review", {}).structured["instructions"].startswith("1. Read")
+    _skill(project / "elsewhere" / "review", REVIEW.replace("Review a change", "Another"))
+    with _declaring(project, "{id: review, source: {type: skill, path: elsewhere/review}}") as reg:
+        review = reg.entry("review")
+        assert review.status == "error"
+        assert "conflict: 'review' is defined by manifest and skill" in str(review.reason)

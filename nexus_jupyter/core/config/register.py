@@ -2,15 +2,18 @@
 
 A definition file holds one entry (a mapping with ``id``), a list of entries, or a mapping
 with a ``tools:`` list. Every entry is validated first (errors name the file, the line
-and the key); then the target ``nex.yaml`` is edited round-trip (``ruamel.yaml``), so its
-comments, key order and other settings stay as they were. An entry whose ``id`` is
-already there is replaced in place; new ones are appended.
+and the key); then the target ``nex.yaml`` is edited as text (:mod:`.entry_text`): an entry
+whose ``id`` is already there is replaced in place, new ones are appended, each with the
+lines, comments and flow mappings of the definition file, and every other byte of the target
+stays as it was. A ``tools:`` written as a flow list (``tools: [...]``) is rewritten
+round-trip (``ruamel.yaml``) instead, which keeps the file's comments outside that list.
 """
 
 from __future__ import annotations
 
 import io
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +21,26 @@ import yaml
 from pydantic import ValidationError
 
 from ..errors import ConfigError
+from .entry_text import EntryText, entry_nodes, entry_text, splice_entries
 from .manifest import ToolDeclaration
 
-__all__ = ["read_definitions", "register_definitions"]
+__all__ = ["Definition", "read_definitions", "register_definitions"]
 
 
-def read_definitions(path: Path) -> list[dict[str, Any]]:
-    """The validated entries of definition file ``path``, as plain mappings."""
+@dataclass(frozen=True)
+class Definition:
+    """One validated tool definition: its mapping and its text as the file has it."""
+
+    entry: dict[str, Any]
+    text: EntryText
+
+    @property
+    def id(self) -> str:
+        return str(self.entry["id"])
+
+
+def read_definitions(path: Path) -> list[Definition]:
+    """The validated entries of definition file ``path``."""
     from .loading import _describe, read_level
 
     if not path.is_file():
@@ -55,18 +71,67 @@ def read_definitions(path: Path) -> list[dict[str, Any]]:
         except ValidationError as exc:
             in_file = () if base is None else (*base, index)
             raise ConfigError(_describe(exc, path, ("tools", index), in_file)) from None
-    return [dict(e) for e in entries]
+    nodes = entry_nodes(text)
+    return [
+        Definition(dict(entry), entry_text(text, node))
+        for entry, node in zip(entries, nodes, strict=True)
+    ]
 
 
-def register_definitions(definitions: list[dict[str, Any]], target: Path) -> dict[str, str]:
-    """Add or replace ``definitions`` (by ``id``) in ``target``, keeping its comments and
-    other keys; ``{id: "added" | "replaced"}``. The result is validated before writing."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
+def register_definitions(definitions: list[Definition], target: Path) -> dict[str, str]:
+    """Add or replace ``definitions`` (by ``id``) in ``target``, leaving the rest of the
+    file as it is; ``{id: "added" | "replaced"}``. The result is validated before writing."""
     from .loading import _validate
 
     original = target.read_text(encoding="utf-8") if target.is_file() else ""
+    latest = {d.id: d for d in definitions}  # a file naming an id twice: the last one counts
+    try:
+        current = yaml.safe_load(original) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{target}: invalid YAML ({exc}); fix it, then register again.") from None
+    if not isinstance(current, dict):
+        raise ConfigError(f"{target}, line 1: the top level must be a mapping of settings.")
+    if not isinstance(current.get("tools") or [], list):
+        kind = type(current["tools"]).__name__
+        raise ConfigError(f"{target}: `tools` must be a list of tool entries, got {kind}.")
+    spliced = splice_entries(
+        original, [(name, d.text) for name, d in latest.items()], _indentation(original)
+    )
+    if spliced is not None and _loads_as(spliced[0], current, latest):
+        text, done = spliced
+    else:  # a layout the text edit does not handle, or a result that reads differently
+        text, done = _rewritten(original, list(latest.values()), target)
+    _validate(yaml.safe_load(text) or {}, None)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return done
+
+
+def _loads_as(text: str, current: dict[str, Any], definitions: dict[str, Definition]) -> bool:
+    """Whether ``text`` reads as ``current`` with ``definitions`` put in by ``id``."""
+    expected = dict(current)
+    tools = list(expected.get("tools") or [])
+    for name, definition in definitions.items():
+        where = next((i for i, t in enumerate(tools) if _id(t) == name), None)
+        if where is None:
+            tools.append(definition.entry)
+        else:
+            tools[where] = definition.entry
+    expected["tools"] = tools
+    try:
+        return bool(yaml.safe_load(text) == expected)
+    except yaml.YAMLError:
+        return False
+
+
+def _rewritten(
+    original: str, definitions: list[Definition], target: Path
+) -> tuple[str, dict[str, str]]:
+    """``original`` loaded and dumped round-trip with ``definitions`` put in: its comments
+    and key order stay; flow mappings may be re-laid out."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
     rt.width = 4096  # long lines stay whole, as the person wrote them
@@ -83,20 +148,16 @@ def register_definitions(definitions: list[dict[str, Any]], target: Path) -> dic
         raise ConfigError(f"{target}: `tools` must be a list, got {type(tools).__name__}.")
     done: dict[str, str] = {}
     for definition in definitions:
-        where = next((i for i, t in enumerate(tools) if _id(t) == definition["id"]), None)
+        where = next((i for i, t in enumerate(tools) if _id(t) == definition.id), None)
         if where is None:
-            tools.append(definition)
-            done[definition["id"]] = "added"
+            tools.append(definition.entry)
+            done[definition.id] = "added"
         else:
-            tools[where] = definition
-            done[definition["id"]] = "replaced"
+            tools[where] = definition.entry
+            done[definition.id] = "replaced"
     buffer = io.StringIO()
     rt.dump(document, buffer)
-    text = buffer.getvalue()
-    _validate(yaml.safe_load(text) or {}, None)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return done
+    return buffer.getvalue(), done
 
 
 # a key, then (past blank and comment lines) the first line below it: a nested key or a dash
