@@ -73,6 +73,26 @@ def _split(argv: list[str]) -> tuple[list[str], str | None]:
     return rest, provider
 
 
+def _prompt(service: str, key: str) -> str:
+    """Ask for the value without echoing it; a kernel that cannot ask says what to do."""
+    from IPython.core.error import StdinNotImplementedError
+
+    try:
+        return getpass.getpass(f"Value for {service}/{key} (not shown): ")
+    except (StdinNotImplementedError, EOFError):
+        # nbconvert, nbclient, papermill: no frontend answers an input request. A `--value`
+        # option would put the secret into the notebook and its history, so none is offered.
+        from ..core.policy.providers import env_name
+
+        raise NexusError(
+            f"This kernel cannot ask for the value of {service}/{key}: nothing answers input "
+            "requests here (a notebook run by nbconvert, nbclient or papermill). Store it "
+            f"from a terminal with `nexus-tools credentials set {service} {key}`, or set "
+            f"the environment variable {env_name(service, key)} for the kernel; then run "
+            "the notebook again."
+        ) from None
+
+
 @subcommand(
     "credentials",
     usage=_USAGE,
@@ -103,7 +123,7 @@ def credentials(ctx: MagicContext, argv: list[str]) -> Any:
             print(f"Deleted {service}" + (f"/{key}" if key else "") + ".")
             return None
         assert key is not None
-        value = getpass.getpass(f"Value for {service}/{key} (not shown): ")
+        value = _prompt(service, key)
         if not value:
             raise NexusError(f"No value entered for {service}/{key}; nothing was stored.")
         where = store.set(service, key, value, provider=provider)

@@ -94,8 +94,12 @@ def set_mode(registry: Any, mode: str) -> str:
     example="%tool mode prompt",
     complete=lambda ctx, argv: list(MODES),
 )
-def mode(ctx: MagicContext, argv: list[str]) -> str:
+def mode(ctx: MagicContext, argv: list[str]) -> Any:
+    from .views import HelpText  # text, not a quoted str
+
+    if len(argv) > 1:
+        raise NexusError(f"`%tool mode` takes one mode, got {' '.join(argv)!r}.")
     if not argv:
         current = getattr(getattr(ctx.registry, "policy", None), "mode", "default")
-        return f"mode: {current}"
-    return f"mode: {set_mode(ctx.registry, argv[0])}"
+        return HelpText(f"mode: {current}")
+    return HelpText(f"mode: {set_mode(ctx.registry, argv[0])}")

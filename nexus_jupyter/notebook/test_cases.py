@@ -20,11 +20,16 @@ Who writes the metadata:
   file changed since the case was sent (a page is saving it, only slowly): the kernel never
   writes behind a page that saves, and after :data:`UNCONFIRMED_ROUNDS` waits it says the
   case is in the open notebook, to be saved there.
-- Elsewhere (classic Notebook, nbclient, VS Code, no extension) nobody answers the comm; after
-  :data:`FRONTEND_WAIT_S` the kernel writes the metadata into the ``.ipynb`` itself (found from
-  ``JPY_SESSION_NAME``, which Jupyter sets to the notebook's path, or VS Code's
-  ``__vsc_ipynb_file__``), atomically.
-- With no notebook at all (a terminal IPython), cases stay in memory for the session, and
+- The kernel opens that comm only when a Jupyter server started it for a notebook
+  (``JPY_SESSION_NAME`` is set): only there can a page with the extension be. A headless run
+  (nbconvert, nbclient, papermill) or VS Code gets no comm, so no "No handler found for comm
+  target" warning; the kernel writes the metadata into the ``.ipynb`` itself, at once, where
+  it knows the file (VS Code's ``__vsc_ipynb_file__``). The target stays registered either
+  way, so a page may still open a comm of its own.
+- Under a Jupyter server whose page has no extension (classic Notebook) nobody answers the
+  comm; after :data:`FRONTEND_WAIT_S` the kernel writes the metadata into the ``.ipynb``
+  itself (``JPY_SESSION_NAME`` is the notebook's path), atomically.
+- With no notebook file known (a terminal IPython, nbconvert), cases stay in memory for the session, and
   ``%tool export`` still writes them beside the exported file.
 """
 
@@ -294,13 +299,15 @@ class NotebookCases:
 
     # -- the comm with the JupyterLab extension --------------------------------------------
 
-    def open_comm(self) -> None:
-        """Offer the cases to a frontend (in a kernel), and take comms that a frontend opens
-        (a reloaded page asks again); see the module docstring."""
+    def open_comm(self, announce: bool = True) -> None:
+        """Take comms that a frontend opens (a reloaded page asks again) and, if ``announce``,
+        offer the cases to a frontend (in a kernel); see the module docstring."""
         try:
             from comm import create_comm, get_comm_manager
 
             get_comm_manager().register_target(COMM_TARGET, self._frontend_opened)
+            if not announce:
+                return
             comm = create_comm(target_name=COMM_TARGET, data={"type": "hello"})
         except Exception:  # no comm support here: the file is the place
             log.debug("no comm for test cases", exc_info=True)
@@ -390,9 +397,15 @@ def attach_notebook_cases(registry: Any, shell: Any = None) -> NotebookCases:
         registry.tests.add_store(store)
         _stores[registry] = store
     if shell is not None and getattr(shell, "kernel", None) is not None:
-        store.open_comm()
+        store.open_comm(announce=_served_by_jupyter())
     registry.tests.watch()
     return store
+
+
+def _served_by_jupyter() -> bool:
+    """Whether a Jupyter server started this kernel for a notebook (it sets
+    ``JPY_SESSION_NAME``): only there may a page with the extension answer the comm."""
+    return bool(os.environ.get("JPY_SESSION_NAME"))
 
 
 def _cell_running(shell: Any) -> Callable[[], bool]:

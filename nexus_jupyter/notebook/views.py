@@ -127,7 +127,8 @@ class HistoryView(list[Any]):
 
 
 class HelpText(str):
-    """Help shown as plain text (not as a quoted string) in a notebook and a terminal."""
+    """Help or a short message shown as plain text (not as a quoted string) in a notebook
+    and a terminal; still a ``str`` for code that keeps it."""
 
     __slots__ = ()
 
