@@ -84,3 +84,23 @@ async def rest_call(fetch: Any, name: str, arguments: dict[str, Any]) -> tuple[i
         text = exc.response.body.decode() if exc.response is not None else ""
         return exc.code, text
     return response.code, response.body.decode()
+
+
+async def next_event(
+    ws: Any, kind: str = "changed", deadline: float = 10.0, where: Callable[[Any], bool] = bool
+) -> dict[str, Any]:
+    """The next message of ``kind`` on the events socket ``ws`` that satisfies ``where``, or
+    fail at the deadline."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline
+    while True:
+        remaining = end - loop.time()
+        if remaining <= 0:
+            raise AssertionError(f"no {kind!r} event within {deadline} s")
+        message = await asyncio.wait_for(ws.read_message(), remaining)
+        assert message is not None, "the events socket closed"
+        event: dict[str, Any] = json.loads(message)
+        if event["type"] == kind and where(event):
+            return event

@@ -373,13 +373,15 @@ export async function callTool(
 }
 
 /**
- * Follow the server's registry changes over a WebSocket, reconnecting with backoff.
+ * Follow the server's registry changes, and which tools were called, over a WebSocket,
+ * reconnecting with backoff.
  *
  * Returns a function that closes the stream for good.
  */
 export function followChanges(
   onChange: (event: IChangedEvent) => void,
-  onConnection: (connected: boolean) => void = () => undefined
+  onConnection: (connected: boolean) => void = () => undefined,
+  onCalls: (tools: string[]) => void = () => undefined
 ): () => void {
   const settings = ServerConnection.makeSettings();
   let socket: WebSocket | null = null;
@@ -403,6 +405,9 @@ export function followChanges(
         const data = JSON.parse(msg.data);
         if (data && data.type === 'changed') {
           onChange(data as IChangedEvent);
+        } else if (data && data.type === 'calls' && Array.isArray(data.tools)) {
+          // Tools called since the server last looked, by anyone (an MCP client, REST, a form).
+          onCalls(data.tools as string[]);
         }
       } catch (error) {
         console.error('nexus-jupyter: bad event from the server', error);

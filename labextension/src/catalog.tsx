@@ -169,6 +169,7 @@ export function Catalog(props: {
   const [selected, setSelected] = React.useState<string | null>(null);
   const [revision, setRevision] = React.useState(0);
   const [detailsRevision, setDetailsRevision] = React.useState(0);
+  const [callsRevision, setCallsRevision] = React.useState(0);
   const [connected, setConnected] = React.useState(false);
   const [groupBy, setGroupBy] = React.useState<GroupBy>('source');
   const [toolset, setToolset] = React.useState('');
@@ -221,6 +222,13 @@ export function Catalog(props: {
           if (isConnected) {
             // Changes may have happened while the stream was down.
             setRevision(r => r + 1);
+          }
+        },
+        called => {
+          // Only the open tool's calls line is fetched again, not its form.
+          const name = selectedRef.current;
+          if (name && called.includes(name)) {
+            setCallsRevision(r => r + 1);
           }
         }
       ),
@@ -292,6 +300,7 @@ export function Catalog(props: {
           follower={follower}
           name={selected}
           revision={detailsRevision}
+          callsRevision={callsRevision}
           onBack={() => {
             setSelected(null);
             window.setTimeout(() => props.searchRef.current?.focus(), 0);

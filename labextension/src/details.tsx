@@ -35,10 +35,12 @@ function parameters(schema: Record<string, any>): IParameterRow[] {
 export function ToolDetails(props: {
   name: string;
   revision: number;
+  /** Bumped when the server saw calls of this tool (from anywhere): refresh the calls line. */
+  callsRevision?: number;
   onBack: () => void;
   follower?: NotebookFollower | null;
 }): JSX.Element {
-  const { name, revision, onBack } = props;
+  const { name, revision, callsRevision, onBack } = props;
   const [tool, setTool] = React.useState<IToolDetails | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const backRef = React.useRef<HTMLButtonElement>(null);
@@ -51,6 +53,11 @@ export function ToolDetails(props: {
       err => console.warn('nexus-jupyter: could not refresh the call counts', err)
     );
   }, [name]);
+  React.useEffect(() => {
+    if (callsRevision) {
+      refreshStats();
+    }
+  }, [callsRevision, refreshStats]);
 
   React.useEffect(() => {
     let cancelled = false;

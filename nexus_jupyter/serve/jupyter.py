@@ -120,6 +120,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         state.hub.on_change(change)
 
     unsubscribe_tools = registry.subscribe(on_change)
+    state.hub.follow_calls(registry)
     unsubscribe_offers = catalog_of(registry).subscribe(state.hub.on_offers_change)
 
     def unsubscribe() -> None:

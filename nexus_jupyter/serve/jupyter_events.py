@@ -17,16 +17,20 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
-from tornado.ioloop import IOLoop
+from tornado.ioloop import IOLoop, PeriodicCallback
 
 if TYPE_CHECKING:
     from ..core.registry.registry import Registry
     from ..core.registry.state import RegistryChanged
 
-__all__ = ["AUTH_RESOURCE", "EventHub", "EventsHandler", "VersionHistory"]
+__all__ = ["AUTH_RESOURCE", "CALLS_EVERY_MS", "EventHub", "EventsHandler", "VersionHistory"]
 
 #: The resource name every nexus endpoint is authorized against.
 AUTH_RESOURCE = "nexus"
+#: How often, while a browser listens, the hub looks for tools called since it last looked
+#: (by anyone: the sidebar, an MCP client of this server, REST): a ``calls`` message names
+#: them, so an open tool's call counts follow without a reload.
+CALLS_EVERY_MS = 1000
 
 
 class VersionHistory:
@@ -68,19 +72,47 @@ class VersionHistory:
 
 
 class EventHub:
-    """Fans registry changes out to every open events socket."""
+    """Fans registry changes, and which tools were called, out to every open events socket."""
 
     def __init__(self) -> None:
         self._sockets: set[EventsHandler] = set()
         self._ioloop: IOLoop | None = None
+        self._registry: Registry | None = None
+        self._calls_seen: dict[str, tuple[int, int]] = {}
+        self._calls_timer: PeriodicCallback | None = None
+
+    def follow_calls(self, registry: Registry) -> None:
+        """Send ``{"type": "calls", "tools": [...]}`` for the tools of ``registry`` called
+        since the last look (every :data:`CALLS_EVERY_MS` while a socket is open)."""
+        self._registry = registry
 
     def attach(self, socket: EventsHandler) -> None:
         # Called on the server's IOLoop (from ``open``): remember it for cross-thread hops.
         self._ioloop = IOLoop.current()
         self._sockets.add(socket)
+        if self._registry is not None and self._calls_timer is None:
+            self._calls_seen = self._call_counts()
+            self._calls_timer = PeriodicCallback(self._look_for_calls, CALLS_EVERY_MS)
+            self._calls_timer.start()
 
     def detach(self, socket: EventsHandler) -> None:
         self._sockets.discard(socket)
+        if not self._sockets and self._calls_timer is not None:
+            self._calls_timer.stop()  # nobody listens: no need to look
+            self._calls_timer = None
+
+    def _call_counts(self) -> dict[str, tuple[int, int]]:
+        assert self._registry is not None
+        return {name: (s.calls, s.refused) for name, s in self._registry.stats().items()}
+
+    def _look_for_calls(self) -> None:
+        seen = self._call_counts()
+        called = sorted(
+            name for name, counts in seen.items() if self._calls_seen.get(name) != counts
+        )
+        self._calls_seen = seen
+        if called:
+            self._broadcast(json.dumps({"type": "calls", "tools": called}))
 
     @property
     def listeners(self) -> int:

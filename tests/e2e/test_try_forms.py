@@ -1,6 +1,6 @@
 """The Try forms of the sidebar and the notebook as a new user meets them, in a real headless
 Chromium (``tryforms.spec.mjs``): number boxes that take text in progress, call counts that
-follow the calls, "Save as test" only for the call that ran, optional parameters
+follow the calls (from the form and from elsewhere), "Save as test" only for the call that ran, optional parameters
 (``str | None``, nested ones too) as plain boxes and ``int | str`` as a chooser named by type,
 both views of the notebook form in step, a catalog that leaves the summary its room, and empty
 catalogs that say what to do.
@@ -82,6 +82,7 @@ def test_try_forms_in_the_sidebar_and_the_notebook(
         f"tryforms-{s}.png"
         for s in (
             "sidebar-number",
+            "sidebar-calls",
             "sidebar-optional",
             "sidebar-no-match",
             "catalog",
@@ -101,6 +102,7 @@ def test_try_forms_in_the_sidebar_and_the_notebook(
         "filled: label='hi' count=3 tags=['a'] key='k7' spot={'room': 'lab', 'floor': 2} "
         "sizes=[5, None]",
         "after the call the calls line says: Calls on this server: 1",
+        "a call from outside the sidebar: the open calls line says Calls on this server: 2",
         'offers "Clear the search"',
         "each summary on its own line",
         "Save as test is disabled: it offers no stale 42",

@@ -2,7 +2,7 @@
 //
 // Sidebar: a number box takes text in progress ("-", "1e", "2*3") and says why it is not a
 // number yet instead of dropping it; Run with such a value calls nothing; a call refreshes
-// the calls line; "Save as test" waits for a run; a search that matches nothing offers to
+// the calls line, and so does a call made elsewhere (REST, an MCP client); "Save as test" waits for a run; a search that matches nothing offers to
 // clear it; optional parameters (`str | None`, nested in an object or a list too) are plain
 // boxes whose empty value is not sent (null for a required one), `int | str` a chooser named
 // "integer" / "string".
@@ -12,7 +12,8 @@
 // catalog's calls line follows a call made from another cell's form; an empty catalog says
 // what to do.
 //
-// Screenshots: tryforms-sidebar-number.png, tryforms-sidebar-optional.png,
+// Screenshots: tryforms-sidebar-number.png, tryforms-sidebar-calls.png,
+// tryforms-sidebar-optional.png,
 // tryforms-sidebar-no-match.png,
 // tryforms-catalog.png, tryforms-form-refused.png, tryforms-form-json.png,
 // tryforms-empty.png.
@@ -99,6 +100,18 @@ try {
   await calls.filter({ hasText: /Calls on this server: 1, 0 failed/ }).waitFor({ timeout: 5000 });
   assert.ok(!(await saveButton.isDisabled()), 'Save as test after a run');
   step(`after the call the calls line says: ${await calls.innerText()}`);
+
+  // A call from outside the sidebar (REST from this script, as an MCP client of the same
+  // server makes one): the events socket names the tool and the open calls line follows.
+  const outside = await fetch(`${base}nexus/api/tools/multiply/call`, {
+    method: 'POST',
+    headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ arguments: { a: 2, b: 3 } })
+  });
+  assert.equal(outside.status, 200, await outside.text());
+  await calls.filter({ hasText: /Calls on this server: 2, 0 failed/ }).waitFor({ timeout: 10000 });
+  await shot(panel, 'tryforms-sidebar-calls.png');
+  step(`a call from outside the sidebar: the open calls line says ${await calls.innerText()}`);
 
   await page.locator('.jp-NexusTools-back').click();
   await search.fill('xqzv');
@@ -202,6 +215,9 @@ try {
   assert.equal(await saver.locator('input[type="text"]').first().inputValue(), '42');
   assert.ok(!(await saver.locator('button').isDisabled()));
   await inputs.nth(0).fill('abc');
+  // the kernel has the "abc" once the form's call line is gone (it cannot read the call; a
+  // Run clicked before that, on a busy machine, would run the 20 again)
+  await form.locator(':text("%tool call add a=20")').waitFor({ state: 'hidden', timeout: 15000 });
   await form.locator('button:has-text("Run")').first().click();
   await saver.locator(':text("nothing to save")').waitFor({ timeout: 10000 });
   assert.ok(await saver.locator('button').isDisabled(), 'Save as test after a refused run');

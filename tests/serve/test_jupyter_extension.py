@@ -498,21 +498,6 @@ async def test_a_body_that_is_not_json_is_a_400(jp_fetch):
 # -- live events --------------------------------------------------------------------------
 
 
-async def next_event(ws, kind="changed", deadline=EVENT_DEADLINE_S, where=lambda e: True):
-    """The next message of ``kind`` that satisfies ``where``, or fail at the deadline."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline
-    while True:
-        remaining = end - loop.time()
-        if remaining <= 0:
-            raise AssertionError(f"no {kind!r} event within {deadline} s")
-        message = await asyncio.wait_for(ws.read_message(), remaining)
-        assert message is not None, "the events socket closed"
-        event = json.loads(message)
-        if event["type"] == kind and where(event):
-            return event
-
-
 @on_server_loop
 async def test_events_announce_a_tool_added_from_another_thread(jp_ws_fetch, given_registry):
     ws = await jp_ws_fetch("nexus", "api", "events")
