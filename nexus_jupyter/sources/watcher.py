@@ -71,6 +71,8 @@ class FolderWatcher:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the folder vanished, inotify limits, ...: say so, retry
+                if not threading.main_thread().is_alive():
+                    return  # the process is ending (no new thread can start): nobody to tell
                 log.warning("watching %s failed: %s", root, exc)
                 self._status(f"watching failed: {type(exc).__name__}: {exc}")
                 with contextlib.suppress(TimeoutError):
