@@ -65,7 +65,7 @@ def test_passing_cases_exit_0_and_a_failure_exits_1_with_a_junit_report(
     write_cases(
         ws,
         "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
-        "- tool: add\n  arguments: {a: x}\n  expect_error: valid integer\n",
+        "- tool: add\n  arguments: {a: x}\n  expect_error: expected an integer\n",
     )
     ok = run(env, ws, "test")
     assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -130,7 +130,7 @@ def test_key_value_follows_the_schema(env: dict[str, str], tmp_path: Path) -> No
     wrong = run(env, tmp_path, "call", "noisy", "n=true")
     assert wrong.returncode == 2
     line = error_line(wrong)
-    assert "$.n" in line and "got a boolean" in line and "True" not in line
+    assert "$.n: expected an integer (got true)" in line and "True" not in line
     assert "nexus-tools info noisy" in line
 
 

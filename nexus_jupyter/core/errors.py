@@ -104,6 +104,15 @@ class FieldError:
             out += f"[{part}]" if isinstance(part, int) else f".{part}"
         return out
 
+    @property
+    def line(self) -> str:
+        """``$.a: expected an integer (got "x")``: the path, what was wrong and the value sent,
+        as JSON; a missing argument has no value to quote (``(got null)`` would read as a null
+        sent), nor a message that says what it got."""
+        if self.message.endswith(" is missing") or "got " in self.message:
+            return f"{self.path}: {self.message}"
+        return f"{self.path}: {self.message} (got {_quoted(self.value)})"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
@@ -144,17 +153,7 @@ class ToolValidationError(NexusError, ValueError):
     def __init__(self, tool: str, errors: Sequence[FieldError]) -> None:
         self.tool = tool
         self.errors = tuple(errors)
-        parts = [
-            # a missing argument has no value to quote ("(got None)" would read as a null
-            # sent), and a message that says what it got needs no second "got"
-            f"{e.path}: {e.message}"
-            + (
-                ""
-                if "missing" in e.message or "got " in e.message
-                else f" (got {_quoted(e.value)})"
-            )
-            for e in self.errors
-        ]
+        parts = [e.line for e in self.errors]
         n = len(self.errors)
         super().__init__(
             f"Invalid arguments for tool {tool!r} ({n} error{'s' if n != 1 else ''}): "

@@ -216,11 +216,7 @@ def validation_text(exc: ToolValidationError, spec: ToolSpec | None = None) -> s
     """Invalid arguments, worded for an agent: each argument's JSON path, what was wrong
     with the value it sent, and the tool's parameters to call it again with."""
     lines = [f"Invalid arguments for tool {exc.tool!r}:"]
-    for e in exc.errors:
-        sent = ""
-        if not any(word in e.message for word in ("missing", "unexpected", "got ")):
-            sent = f" (got {_json_preview(e.value)})"
-        lines.append(f"- {e.path}: {e.message}{sent}")
+    lines += [f"- {e.line}" for e in exc.errors]  # worded as on every face
     takes = _parameters(spec.input_schema) if spec is not None else None
     if takes is not None:
         takes = f"takes: {takes}" if takes else "takes no arguments"

@@ -336,6 +336,10 @@ class RegistryServer:
         token = CancellationToken() if tool is not None and tool.wants_context else None
         arguments = params.arguments or {}
         if tool is not None and (wrong := type_errors(tool.spec.input_schema, arguments)):
+            try:  # the tool's own validator tells the other wrong places too, as on every face
+                tool.validate(arguments)
+            except ToolValidationError as refused:
+                return error_result(refused, tool.spec)
             return error_result(ToolValidationError(name, wrong), tool.spec)
         try:
             round_trip = _round_trip(ctx, name, arguments, params)

@@ -3,7 +3,11 @@ refusals apart, percentiles over a bounded window, and the same figures from an 
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
+
+import pytest
 
 from nexus_jupyter import Registry, tool
 from nexus_jupyter.core.errors import ToolValidationError
@@ -132,3 +136,37 @@ def test_a_test_runs_calls_and_refusals_count_in_no_statistics() -> None:
         assert reg.stats() == {}
         reg.call_sync("add", {"a": 1, "b": 2})
         assert reg.stats()["add"].calls == 1 and reg.stats()["add"].refused == 0
+
+
+async def test_names_that_are_no_tool_get_no_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client guessing names (or a typo) must not grow the table: only tools that exist or
+    were called before are listed, here, in the audit log and in ``nexus-tools stats``."""
+    from nexus_jupyter.cli.main import main
+    from nexus_jupyter.core.errors import ToolNotFound
+    from nexus_jupyter.core.policy.audit import AuditLog
+
+    log = tmp_path / "audit.jsonl"
+    reg = Registry(search="keyword", audit=AuditLog(log))
+    reg.add(add)
+    for name in ("ad", "addd", "guess-1", "guess-2"):
+        try:
+            reg.call_sync(name, {"a": 1})
+        except ToolNotFound:
+            pass
+        try:
+            await reg.call(name, {"a": 1})
+        except ToolNotFound:
+            pass
+    reg.call_sync("add", {"a": 1, "b": 2})
+    assert set(reg.stats()) == {"add"}
+    reg.remove("add")  # a tool that was called keeps its row, and its refusals count there
+    try:
+        reg.call_sync("add", {"a": 1, "b": 2})
+    except ToolNotFound:
+        pass
+    assert (reg.stats()["add"].calls, reg.stats()["add"].refused) == (1, 1)
+    reg.close()
+    assert main(["stats", "--audit", str(log), "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)) == {"add"}

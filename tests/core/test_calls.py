@@ -295,14 +295,13 @@ def test_a_boolean_is_not_a_number_on_every_face(reg: Registry) -> None:
     reg.add(shout)
     assert reg.call_sync("shout", {"text": "a", "times": "2"}).value == "a a"
     for bad, path, said in (
-        ({"text": "a", "times": True}, "$.times", "expected a number, got a boolean"),
-        ({"text": "a", "loud": 1}, "$.loud", "expected a boolean (true or false) (got 1)"),
+        ({"text": "a", "times": True}, "$.times", "$.times: expected an integer (got true)"),
+        ({"text": "a", "loud": 1}, "$.loud", "$.loud: expected a boolean (got 1)"),
     ):
         with pytest.raises(ToolValidationError) as info:
             reg.call_sync("shout", bad)
         assert [e.path for e in info.value.errors] == [path]
         assert said in str(info.value)
-    assert "(got true)" not in str(info.value)  # what it got is said once
     assert reg.stats()["shout"].refused == 2
 
 

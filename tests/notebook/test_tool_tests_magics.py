@@ -65,11 +65,11 @@ def test_a_notebook_tools_case_goes_into_the_notebook_metadata(
     run_ok(shell, ADD.format(op="+"))
     where = save("add", {"a": 1, "b": 2}, expect=3)
     assert "work.ipynb (notebook metadata)" in where
-    save("add", {"a": "x", "b": 1}, expect_error="valid integer")
+    save("add", {"a": "x", "b": 1}, expect_error="expected an integer")
     save("add", {"a": 2, "b": 2}, check="result == 4")
     assert metadata_cases(notebook) == [
         {"tool": "add", "arguments": {"a": 1, "b": 2}, "expect": 3},
-        {"tool": "add", "arguments": {"a": "x", "b": 1}, "expect_error": "valid integer"},
+        {"tool": "add", "arguments": {"a": "x", "b": 1}, "expect_error": "expected an integer"},
         {"tool": "add", "arguments": {"a": 2, "b": 2}, "check": "result == 4"},
     ]
     nbformat.validate(nbformat.read(notebook, as_version=4))  # still a valid notebook

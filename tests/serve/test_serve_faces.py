@@ -145,15 +145,17 @@ async def test_an_approved_builtins_refusal_has_no_traceback_and_granted_tools_a
 async def test_invalid_arguments_say_what_to_send(served: ServeProcess) -> None:
     async with mcp.Client(served.url, mode="legacy") as client:
         null = texts(await client.call_tool("noisy", {"n": None}))[0]
-        assert "- $.n: expected an integer, got null" in null
+        assert "- $.n: expected an integer (got null)" in null
         assert "'noisy' takes: n (integer, required)." in null
         extra = texts(await client.call_tool("noisy", {"n": 1, "m": 2}))[0]
-        assert "- $.m: unexpected argument; this tool takes: n" in extra
+        assert "- $.m: unexpected argument; this tool takes: n (got 2)" in extra
         word = texts(await client.call_tool("noisy", {"n": "ten"}))[0]
-        assert "- $.n: expected an integer, got a string" in word
+        assert '- $.n: expected an integer (got "ten")' in word
         typo = texts(await client.call_tool("read", {"pth": "x"}))[0]
         assert "- $.path: required argument is missing" in typo
-        assert "- $.pth: unexpected argument; this tool takes: path, offset, limit" in typo
+        assert (
+            '- $.pth: unexpected argument; this tool takes: path, offset, limit (got "x")' in typo
+        )
         assert "path (string, required), offset (integer), limit (integer)" in typo
         for message in (null, extra, word, typo):
             assert "is not of type" not in message and "Additional properties" not in message

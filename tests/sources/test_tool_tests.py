@@ -27,7 +27,7 @@ CASES = """# my cases
   expect: 3
 - tool: add   # a bad argument
   arguments: {a: "x", b: 1}
-  expect_error: "valid integer"
+  expect_error: "expected an integer"
 """
 
 

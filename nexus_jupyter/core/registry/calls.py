@@ -355,11 +355,14 @@ class CallPipeline:
         start: float,
     ) -> None:
         """A call that raised instead of answering: a refusal before the tool ran (counted
-        as refused), or one its caller cancelled (counted as a call that failed)."""
+        as refused), or one its caller cancelled (counted as a call that failed). A name that
+        is no tool and never was one gets no row: a client guessing names would grow the
+        table without bound, and its caller was told (``ToolNotFound``, with a suggestion)."""
         if request.client == TEST_CLIENT:
             pass  # a test run is not use (see TEST_CLIENT)
         elif isinstance(exc, NexusError):
-            self.stats.refuse(name)
+            if name in self.registry._snapshot.entries or name in self.stats.counters:
+                self.stats.refuse(name)
         elif isinstance(exc, asyncio.CancelledError) and name in self.registry._snapshot.entries:
             self.stats.record(name, _perf() - start, failed=True)
         if span is not None:

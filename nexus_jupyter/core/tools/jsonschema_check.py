@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import FieldError, ToolValidationError
+from .field_messages import from_jsonschema, ordered
 
 __all__ = ["JsonSchemaValidator", "check_is_object", "warm_up"]
 
@@ -79,12 +80,17 @@ class JsonSchemaValidator:
         if self._plainly_valid is not None and self._plainly_valid(data):
             return data  # what jsonschema would accept too, at a tenth of its cost
         errors = self._errors(tool, data)
+        numbers = _numbers_from_strings(data, errors)
+        if numbers is not None:
+            data = numbers
+            errors = self._errors(tool, data)
         unset = _refused_nulls(data, errors, self.schema)
         if unset:
             data = {key: value for key, value in data.items() if key not in unset}
             errors = self._errors(tool, data)
         if errors:
-            raise ToolValidationError(tool, [f for e in errors for f in _field_errors(e)])
+            found = [f for e in errors for f in from_jsonschema(e, self.schema)]
+            raise ToolValidationError(tool, ordered(found, self.schema))
         return data
 
     def _errors(self, tool: str, data: dict[str, Any]) -> list[Any]:
@@ -185,64 +191,56 @@ def _container_only(schema: Mapping[str, Any]) -> bool:
     return bool(kinds & {"array", "object"}) and "string" not in kinds
 
 
-_KIND_NAMES = {
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "a boolean (true or false)",
-    "object": "an object",
-    "array": "an array",
-    "null": "null",
-}
-
-
-def _kind_of(value: Any) -> str:
-    """The JSON type of ``value``, as the messages name it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list | tuple) else "an object"
-
-
-def _field_errors(err: Any) -> list[FieldError]:
-    """One jsonschema error as :class:`FieldError` s worded like the other validator's (the
-    path of the argument itself, what was wrong, what the tool takes), not jsonschema's
-    ``None is not of type 'string'``; validators without such wording keep jsonschema's."""
-    loc = tuple(p for p in err.absolute_path if isinstance(p, str | int))
-    message = err.message
-    kind = err.validator
-    if kind == "required" and isinstance(err.validator_value, list):
-        # jsonschema reports a missing property at the parent; point at the property itself
-        missing = message.split("'")[1] if message.count("'") >= 2 else None
-        if missing:
-            what = "argument" if not loc else "field"
-            return [FieldError((*loc, missing), f"required {what} is missing", None)]
-    if kind == "additionalProperties":
-        props = err.schema.get("properties") if isinstance(err.schema, Mapping) else None
-        props = props if isinstance(props, Mapping) else {}
-        instance = err.instance if isinstance(err.instance, Mapping) else {}
-        extra = [key for key in instance if key not in props]
-        if extra and not err.schema.get("patternProperties"):
-            what, whose = ("argument", "this tool") if not loc else ("field", "this object")
-            takes = ", ".join(str(k) for k in props)
-            said = f"unexpected {what}; {whose} takes: {takes}" if takes else f"unexpected {what}"
-            return [FieldError((*loc, key), said, instance[key]) for key in extra]
-        return [FieldError(loc, message, None)]
-    if kind == "type":
+def _numbers_from_strings(data: dict[str, Any], errors: list[Any]) -> dict[str, Any] | None:
+    """``data`` with the numbers sent as strings (``"2"`` for an integer) as numbers, parsed
+    as a Python tool's arguments are (by pydantic: ``" 2 "`` and ``"2.0"`` are 2, ``"x"`` is
+    refused), so both kinds of tool take the same arguments; ``None`` when there are none."""
+    found: Any = None
+    for err in _with_context(errors):
+        if err.validator != "type" or not isinstance(err.instance, str):
+            continue
         wanted = err.validator_value
         wanted = [wanted] if isinstance(wanted, str) else list(wanted or ())
-        expected = " or ".join(_KIND_NAMES.get(str(w), str(w)) for w in wanted)
-        message = f"expected {expected}, got {_kind_of(err.instance)}"
-    elif kind == "enum" and isinstance(err.validator_value, list):
-        allowed = ", ".join(json.dumps(v, ensure_ascii=False) for v in err.validator_value)
-        message = f"must be one of: {allowed}"
-    elif kind == "const":
-        message = f"must be {json.dumps(err.validator_value, ensure_ascii=False)}"
-    return [FieldError(loc, message, err.instance)]
+        kind = next((k for k in ("integer", "number") if k in wanted), None)
+        if kind is None or "string" in wanted:
+            continue
+        number = _parsed(kind, err.instance)
+        if number is not None:
+            found = _put(found if found is not None else data, list(err.absolute_path), number)
+    return found
+
+
+def _with_context(errors: list[Any]) -> list[Any]:
+    """The errors and those of the options of a union (``int | None`` sent ``"2"``)."""
+    out = []
+    for err in errors:
+        out.append(err)
+        out += _with_context(list(err.context or ()))
+    return out
+
+
+_NUMBER_PARSERS: dict[str, Callable[[Any], Any]] = {}
+
+
+def _parsed(kind: str, text: str) -> int | float | None:
+    parse = _NUMBER_PARSERS.get(kind)
+    if parse is None:
+        from pydantic import TypeAdapter
+
+        wanted: type = int if kind == "integer" else float
+        parse = _NUMBER_PARSERS[kind] = TypeAdapter(wanted).validate_python
+    try:
+        value = parse(text)
+    except ValueError:  # pydantic's ValidationError is one
+        return None
+    return value if isinstance(value, int | float) else None
+
+
+def _put(data: Any, path: list[Any], value: Any) -> Any:
+    """A copy of ``data`` with ``value`` at ``path`` (the containers on the way copied)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    copy: Any = list(data) if isinstance(data, list) else dict(data)
+    copy[head] = _put(data[head], rest, value)
+    return copy

@@ -29,6 +29,7 @@ from ..errors import FieldError, ToolDefinitionError, ToolValidationError
 from .annotations import compat_annotation, is_context, resolve_hints
 from .content import is_content_annotation
 from .docstrings import parse_docstring
+from .field_messages import from_pydantic, ordered
 from .schema_refs import inline_refs, strip_generated_titles
 from .simple_schema import simple_input_schema
 from .strict_types import argument_checker
@@ -134,27 +135,14 @@ class FunctionSchema:
         # pydantic's lax mode would take true for 1: every face refuses that, as MCP does
         check = self._type_check or self.type_check
         if wrong := check(data):
-            raise ToolValidationError(tool_name, wrong)
+            raise ToolValidationError(tool_name, self._all_errors(wrong, data))
         validate = self._validate_python
         if validate is None:
             validate = self._validate_python = self.model.__pydantic_validator__.validate_python
         try:
             validated = validate(data)
         except ValidationError as exc:
-            unset = self._refused_nulls(data, exc)
-            if not unset:
-                raise ToolValidationError(
-                    tool_name, pydantic_errors_to_fields(exc, self.param_names)
-                ) from None
-            # null for an optional argument that does not take None means "not given"
-            # (agents send null for arguments they leave out): its default applies.
-            data = {key: value for key, value in data.items() if key not in unset}
-            try:
-                validated = validate(data)
-            except ValidationError as again:
-                raise ToolValidationError(
-                    tool_name, pydantic_errors_to_fields(again, self.param_names)
-                ) from None
+            validated = self._without_nulls(tool_name, data, exc)
         values: dict[str, Any] = validated.__dict__
         if not self.renames:
             return dict(values)
@@ -162,6 +150,36 @@ class FunctionSchema:
         for field_name, param in self.renames:
             out[param] = out.pop(field_name)
         return out
+
+    def _without_nulls(
+        self, tool_name: str, data: Mapping[str, Any], exc: ValidationError
+    ) -> BaseModel:
+        """The arguments validated again without the nulls sent for optional arguments that
+        do not take None (agents send null for arguments they leave out: "not given", so the
+        default applies); raises when that is not what was wrong."""
+        unset = self._refused_nulls(data, exc)
+        if unset:
+            data = {key: value for key, value in data.items() if key not in unset}
+            try:
+                return self.model.__pydantic_validator__.validate_python(data)
+            except ValidationError as again:
+                exc = again
+        fields = pydantic_errors_to_fields(exc, self.param_names, self.input_schema)
+        raise ToolValidationError(tool_name, fields) from None
+
+    def _all_errors(self, wrong: list[FieldError], data: Mapping[str, Any]) -> list[FieldError]:
+        """The boolean-versus-number refusals and pydantic's about the other places: a JSON
+        Schema validator finds both at once, so the answer is the same on every face."""
+        try:
+            self.model.__pydantic_validator__.validate_python(data)
+        except ValidationError as exc:
+            try:
+                self._without_nulls("", data, exc)
+            except ToolValidationError as refused:
+                seen = {e.loc for e in wrong}
+                others = [e for e in refused.errors if e.loc not in seen]
+                return ordered([*wrong, *others], self.input_schema)
+        return wrong
 
     def _refused_nulls(self, data: Mapping[str, Any], exc: ValidationError) -> set[str]:
         """Arguments given as ``None`` that an error is about and that have a default."""
@@ -181,27 +199,11 @@ class FunctionSchema:
 
 
 def pydantic_errors_to_fields(
-    exc: ValidationError, accepted: tuple[str, ...] = ()
+    exc: ValidationError, accepted: tuple[str, ...] = (), schema: Mapping[str, Any] | None = None
 ) -> list[FieldError]:
-    """One :class:`FieldError` per pydantic error, with messages a person understands."""
-    out: list[FieldError] = []
-    for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
-        kind = err.get("type", "")
-        if kind == "missing":
-            message = (
-                "required argument is missing" if len(loc) == 1 else "required field is missing"
-            )
-            value = None
-        elif kind == "extra_forbidden":
-            takes = ", ".join(accepted) if accepted and len(loc) == 1 else ""
-            message = "unexpected argument" + (f"; this tool takes: {takes}" if takes else "")
-            value = err.get("input")
-        else:
-            message = err["msg"]
-            value = err.get("input")
-        out.append(FieldError(loc, message, value))
-    return out
+    """One :class:`FieldError` per place pydantic refused, worded by :mod:`.field_messages`
+    as the JSON Schema validator words the same refusal (``schema``: the tool's input schema)."""
+    return from_pydantic(exc.errors(include_url=False), schema or {}, accepted)
 
 
 def derive_function_schema(

@@ -11,43 +11,32 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import FieldError
+from .field_messages import expected
 
 __all__ = ["argument_checker", "type_errors"]
 
 
-def _types(schema: Mapping[str, Any]) -> set[str] | None:
-    """The JSON types a schema admits; ``None`` when it does not say."""
+def _types(schema: Mapping[str, Any]) -> list[str] | None:
+    """The JSON types a schema admits, in its order; ``None`` when it does not say."""
     declared = schema.get("type")
     if isinstance(declared, str):
-        return {declared}
+        return [declared]
     if isinstance(declared, list):
-        return set(declared)
+        return list(declared)
     options = schema.get("anyOf") or schema.get("oneOf")
     if isinstance(options, list):
-        found: set[str] = set()
+        found: list[str] = []
         for option in options:
             sub = _types(option) if isinstance(option, Mapping) else None
             if sub is None:
                 return None
-            found |= sub
+            found += [kind for kind in sub if kind not in found]
         return found
     return None
 
 
-_NAMES = {
-    "integer": "a number",
-    "number": "a number",
-    "string": "a string",
-    "array": "a list",
-    "object": "an object",
-    "null": "null",
-}
-
-
-def _wanted(allowed: set[str]) -> str:
-    """What a schema's types ask for, in words ("a number", "a string or null")."""
-    words = sorted({_NAMES.get(t, t) for t in allowed}, key=lambda w: (w == "null", w))
-    return " or ".join(words) or "something else"
+def _only_boolean(kinds: list[str]) -> bool:
+    return set(kinds) - {"null"} == {"boolean"}
 
 
 def type_errors(
@@ -62,9 +51,9 @@ def type_errors(
     allowed = _types(schema)
     if allowed is not None:
         if isinstance(value, bool) and "boolean" not in allowed:
-            return [FieldError(path, f"expected {_wanted(allowed)}, got a boolean", value)]
-        if allowed - {"null"} == {"boolean"} and not isinstance(value, bool):
-            return [FieldError(path, "expected a boolean (true or false)", value)]
+            return [FieldError(path, expected(allowed), value)]
+        if _only_boolean(allowed) and not isinstance(value, bool):
+            return [FieldError(path, expected(allowed), value)]
     errors: list[FieldError] = []
     if isinstance(value, Mapping):
         properties = _branch(schema, "properties")
@@ -110,7 +99,7 @@ def argument_checker(
         return lambda arguments: type_errors(schema, arguments)
     kinds = {name: _types(sub) for name, sub in properties.items()}
     numbers = frozenset(n for n, k in kinds.items() if k is not None and "boolean" not in k)
-    flags = frozenset(n for n, k in kinds.items() if k is not None and k - {"null"} == {"boolean"})
+    flags = frozenset(n for n, k in kinds.items() if k is not None and _only_boolean(k))
     if not numbers and not flags:
         return lambda arguments: []
 

@@ -1,0 +1,179 @@
+"""The same refused arguments get the same message whichever validator refused them: a
+Python tool's (pydantic, with the boolean-versus-number check) and the same tool's JSON
+Schema (what a worker process's tool, a declared tool or an agent's tool is checked by).
+Each case runs through both and through the registry of a real ``isolation: process``
+folder, and the words are pinned: one wording, the refused value quoted as JSON."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexus_jupyter import Registry
+from nexus_jupyter.core.errors import ToolValidationError
+from nexus_jupyter.core.tools.jsonschema_check import JsonSchemaValidator
+from nexus_jupyter.core.tools.schema import derive_function_schema
+
+pytestmark = pytest.mark.timeout(90)
+
+TOOL = '''from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from nexus_jupyter import tool
+
+
+class Item(BaseModel):
+    name: str
+    qty: Annotated[int, Field(ge=1)]
+
+
+@tool
+def order(
+    n: int,
+    price: float = 1.0,
+    gift: bool = False,
+    note: str = "",
+    tags: list[str] = [],
+    extra: dict[str, int] = {},
+    units: Literal["celsius", "fahrenheit"] = "celsius",
+    count: Annotated[int, Field(ge=1, le=10)] = 1,
+    share: Annotated[float, Field(gt=0, lt=1)] = 0.5,
+    code: Annotated[str, Field(pattern=r"^[a-z]+\\d$")] = "a1",
+    word: Annotated[str, Field(min_length=2, max_length=3)] = "ab",
+    picks: Annotated[list[int], Field(min_length=1, max_length=2)] = [1],
+    items: list[Item] = [],
+    maybe: int | None = None,
+    either: int | str = 1,
+    item: Item | None = None,
+) -> str:
+    """Takes an order."""
+    return "ok"
+'''
+
+_module = types.ModuleType("order_tool")
+sys.modules[_module.__name__] = _module  # where pydantic looks the tool's types up
+exec(TOOL, _module.__dict__)  # the very code the worker process loads
+order = _module.order
+
+# (arguments, the message), the message pinned word for word
+CASES: list[tuple[dict[str, Any], str]] = [
+    ({"n": "x"}, '$.n: expected an integer (got "x")'),
+    ({"n": 2.5}, "$.n: expected an integer (got 2.5)"),
+    ({"n": True}, "$.n: expected an integer (got true)"),
+    ({"n": None}, "$.n: expected an integer (got null)"),
+    ({"n": [1]}, "$.n: expected an integer (got [1])"),
+    ({"n": 1, "price": "cheap"}, '$.price: expected a number (got "cheap")'),
+    ({"n": 1, "price": False}, "$.price: expected a number (got false)"),
+    ({"n": 1, "gift": 1}, "$.gift: expected a boolean (got 1)"),
+    ({"n": 1, "gift": "yes"}, '$.gift: expected a boolean (got "yes")'),
+    ({"n": 1, "note": 5}, "$.note: expected a string (got 5)"),
+    ({"n": 1, "tags": 5}, "$.tags: expected an array (got 5)"),
+    ({"n": 1, "tags": ["a", 2]}, "$.tags[1]: expected a string (got 2)"),
+    ({"n": 1, "extra": [1]}, "$.extra: expected an object (got [1])"),
+    ({"n": 1, "extra": {"a": "x"}}, '$.extra.a: expected an integer (got "x")'),
+    ({}, "$.n: required argument is missing"),
+    (
+        {"n": 1, "size": 2},
+        "$.size: unexpected argument; this tool takes: n, price, gift, note, tags, extra, "
+        "units, count, share, code, word, picks, items, maybe, either, item (got 2)",
+    ),
+    (
+        {"n": 1, "units": "kelvin"},
+        '$.units: must be one of: "celsius", "fahrenheit" (got "kelvin")',
+    ),
+    ({"n": 1, "count": 0}, "$.count: must be at least 1 (got 0)"),
+    ({"n": 1, "count": 11}, "$.count: must be at most 10 (got 11)"),
+    ({"n": 1, "share": 0}, "$.share: must be greater than 0 (got 0)"),
+    ({"n": 1, "share": 1}, "$.share: must be less than 1 (got 1)"),
+    ({"n": 1, "code": "A"}, '$.code: must match the pattern ^[a-z]+\\d$ (got "A")'),
+    ({"n": 1, "word": "a"}, '$.word: must have at least 2 characters (got "a")'),
+    ({"n": 1, "word": "abcd"}, '$.word: must have at most 3 characters (got "abcd")'),
+    ({"n": 1, "picks": []}, "$.picks: must have at least 1 item (got [])"),
+    ({"n": 1, "picks": [1, 2, 3]}, "$.picks: must have at most 2 items (got [1, 2, 3])"),
+    (
+        {
+            "n": 1,
+            "items": [{"name": "a", "qty": 1}, {"name": "b", "qty": 2}, {"name": "c", "qty": 0}],
+        },
+        "$.items[2].qty: must be at least 1 (got 0)",
+    ),
+    ({"n": 1, "items": [{"qty": 1}]}, "$.items[0].name: required field is missing"),
+    ({"n": 1, "maybe": "x"}, '$.maybe: expected an integer (got "x")'),
+    ({"n": 1, "either": [1]}, "$.either: expected an integer or a string (got [1])"),
+    ({"n": 1, "item": {"name": "a"}}, "$.item.qty: required field is missing"),
+    ({"n": 1, "item": 5}, "$.item: expected an object (got 5)"),
+    # several at once: the same ones, in the order of the parameters
+    (
+        {"n": True, "size": 1, "count": 0},
+        "$.n: expected an integer (got true); $.count: must be at least 1 (got 0); "
+        "$.size: unexpected argument; this tool takes: n, price, gift, note, tags, extra, "
+        "units, count, share, code, word, picks, items, maybe, either, item (got 1)",
+    ),
+]
+
+# taken alike by both: numbers sent as strings, a whole float, null for an optional argument
+ACCEPTED: list[dict[str, Any]] = [
+    {"n": "2"},
+    {"n": " 3 ", "price": "2.5", "maybe": "4"},
+    {"n": 2.0},
+    {"n": 1, "maybe": None, "note": None},
+    {"n": 1, "picks": ["1"], "items": [{"name": "a", "qty": "2"}]},
+]
+
+
+def _refusal(validate: Any, arguments: dict[str, Any]) -> str:
+    with pytest.raises(ToolValidationError) as info:
+        validate("order", arguments)
+    return str(info.value).split("): ", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def validators() -> tuple[Any, Any]:
+    schema = derive_function_schema(order)
+    return schema.validate, JsonSchemaValidator(schema.input_schema).validate
+
+
+@pytest.mark.parametrize(("arguments", "said"), CASES)
+def test_both_validators_word_a_refusal_alike(
+    validators: tuple[Any, Any], arguments: dict[str, Any], said: str
+) -> None:
+    in_process, by_schema = validators
+    assert _refusal(in_process, arguments) == said
+    assert _refusal(by_schema, arguments) == said
+
+
+@pytest.mark.parametrize("arguments", ACCEPTED)
+def test_both_validators_take_the_same_arguments(
+    validators: tuple[Any, Any], arguments: dict[str, Any]
+) -> None:
+    in_process, by_schema = validators
+    in_process("order", arguments)
+    by_schema("order", arguments)
+
+
+def test_a_tool_in_a_worker_process_answers_as_in_process(tmp_path: Path) -> None:
+    """The README's case: ``{a: "x"}`` refused with the same words in process and in a worker
+    process (whose registry checks the JSON Schema first), and ``"2"`` taken by both."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "order.py").write_text(TOOL)
+    here = Registry(search="keyword")
+    here.add(order)
+    isolated = Registry(search="keyword")
+    isolated.watch(folder, isolation="process", versions=False).wait_ready()
+    try:
+        for arguments, said in [CASES[0], CASES[2], CASES[14], CASES[16], CASES[26], CASES[-1]]:
+            for reg in (here, isolated):
+                with pytest.raises(ToolValidationError) as info:
+                    reg.call_sync("order", arguments)
+                assert str(info.value).split("): ", 1)[1] == said
+        for reg in (here, isolated):
+            assert reg.call_sync("order", {"n": "2", "maybe": None}).structured == "ok"
+    finally:
+        isolated.close()
+        here.close()
