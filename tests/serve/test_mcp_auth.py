@@ -92,7 +92,12 @@ def test_401_points_at_the_protected_resource_metadata(issuer: Issuer, oauth_ser
     assert metadata["authorization_servers"] == [issuer.url]
     assert metadata["scopes_supported"] == ["tools:read", "tools:write", "tools:admin"]
     short = _initialize(oauth_server, issuer.mint("alice", scope="email"))
+    assert short.status_code == 403
     assert 'error="insufficient_scope"' in short.headers["www-authenticate"]
+    assert short.json()["error_description"] == (
+        "The token is valid but lacks the scope tools:read (it has: email). Ask the issuer for "
+        "a token with tools:read; this server understands tools:read, tools:write, tools:admin."
+    )
 
 
 @asynccontextmanager

@@ -11,7 +11,8 @@ for :class:`ExplainedAuth`, which answers
   and what to do. Only what the token's holder can see in it anyway is said (a JWT that is
   genuinely the issuer's and expired); never whether a static token existed and was revoked.
 
-Scopes (403 ``insufficient_scope``) stay the SDK's. In OAuth mode both challenges carry
+A valid token without the ``tools:read`` scope gets 403 ``insufficient_scope`` with the scopes it
+has and the one to ask for (the SDK's says only "Required scope: tools:read"). In OAuth mode both challenges carry
 ``scope="tools:read"``: the SDK's client requests the challenge's scope, else every scope in the
 RFC 9728 metadata, which lists all of them (:data:`~.scopes.SCOPE_GRANTS`) since the metadata
 says what the server understands, not what it needs.
@@ -71,8 +72,14 @@ class ExplainedAuth(RequireAuthMiddleware):
         self.challenge_scope = challenge_scope
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if isinstance(scope.get("user"), AuthenticatedUser):
-            await super().__call__(scope, receive, send)  # the scope check (403) is the SDK's
+        user = scope.get("user")
+        if isinstance(user, AuthenticatedUser):
+            held = set(user.scopes or ())
+            missing = [s for s in self.required_scopes if s not in held]
+            if missing:
+                await self._challenge(send, "insufficient_scope", _short_of(missing, held), 403)
+                return
+            await self.app(scope, receive, send)
             return
         token = bearer_token_of(scope)
         if token is None:
@@ -81,7 +88,9 @@ class ExplainedAuth(RequireAuthMiddleware):
         reason = await _refusal(self.verifier, token)
         await self._challenge(send, "invalid_token", _refused(reason, self.verifier))
 
-    async def _challenge(self, send: Send, error: str | None, description: str) -> None:
+    async def _challenge(
+        self, send: Send, error: str | None, description: str, status: int = 401
+    ) -> None:
         parts = []
         if error is not None:  # RFC 6750 §3.1: no error information when no token was sent
             parts += [f'error="{error}"', f'error_description="{_quotable(description)}"']
@@ -98,7 +107,7 @@ class ExplainedAuth(RequireAuthMiddleware):
         await send(
             {
                 "type": "http.response.start",
-                "status": 401,
+                "status": status,
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
@@ -125,6 +134,16 @@ async def _refusal(verifier: Any, token: str) -> str:
 def _refused(reason: str, verifier: Any) -> str:
     told = verifier.how_to_get_a_token() if isinstance(verifier, ExplainingVerifier) else ""
     return f"The bearer token was not accepted: {reason}." + (f" {told}" if told else "")
+
+
+def _short_of(missing: list[str], held: set[str]) -> str:
+    """Why a valid token is not enough (RFC 6750 ``insufficient_scope``), and what to ask for."""
+    has = ", ".join(sorted(held)) or "no scope"
+    levels = ", ".join(SCOPE_GRANTS)
+    return (
+        f"The token is valid but lacks the scope {' '.join(missing)} (it has: {has}). Ask the "
+        f"issuer for a token with {missing[0]}; this server understands {levels}."
+    )
 
 
 def _quotable(text: str) -> str:
