@@ -245,3 +245,72 @@ def test_wrong_arguments_of_publish_tokens_and_register_exit_2(
     assert not (tmp_path / "home" / "tokens.json").exists()  # nothing was made
     unknown = run(env, tmp_path, "register", "nope.yaml")
     assert unknown.returncode == 2 and "No file 'nope.yaml'" in unknown.stderr
+
+
+def test_options_go_anywhere_among_the_arguments(env: dict[str, str], tmp_path: Path) -> None:
+    """`call NAME --json k=v`, `--timeout 5` or `--yes` between the pairs: the options are
+    read as options wherever they stand, and values that look like options stay values."""
+    as_json = run(env, tmp_path, "call", "label", "--json", "name=--weird", "size=-1")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["structured"] == {"name": "--weird", "size": -1}
+    timed = run(env, tmp_path, "call", "shout", "--timeout", "5", "text=--weird")
+    assert timed.returncode == 0 and timed.stdout == "--WEIRD\n", timed.stderr
+    between = run(env, tmp_path, "call", "write", "path=n.txt", "--yes", "content=x", "--json")
+    assert between.returncode == 0, between.stderr
+    assert (tmp_path / "ws" / "n.txt").read_text() == "x"
+    # after `--` every word is an argument, even one that looks like an option
+    literal = run(env, tmp_path, "call", "shout", "--json", "--", "text=--yes")
+    assert json.loads(literal.stdout)["structured"] == "--YES", literal.stderr
+    checked = run(env, tmp_path, "check", "noisy", "--no-tests", "shout", "--json")
+    assert checked.returncode == 0, checked.stderr
+    assert [row["name"] for row in json.loads(checked.stdout)] == ["noisy", "shout"]
+    typo = run(env, tmp_path, "call", "shout", "--tiemout", "5", "text=a")
+    assert typo.returncode == 2
+    line = error_line(typo)
+    assert "unknown option '--tiemout'. Did you mean '--timeout'?" in line
+    assert "text=a" not in line and "nexus-tools call --help" in line
+    missing = run(env, tmp_path, "call", "--json")
+    assert missing.returncode == 2
+    assert missing.stderr.endswith("error: the following arguments are required: name\n")
+
+
+def test_serve_http_options_need_http(env: dict[str, str], tmp_path: Path) -> None:
+    """`serve --port N` without `--transport http` is refused, not served on stdio."""
+    for argv, named in (
+        (("--port", "8768"), "--port only applies to --transport http"),
+        (("--transport", "stdio", "--host", "0.0.0.0"), "not to --transport stdio"),
+    ):
+        done = run(env, tmp_path, "serve", *argv)
+        assert done.returncode == 2, done.stderr
+        assert named in done.stderr and "Add --transport http" in done.stderr
+        assert "Serving" not in done.stderr and done.stdout == ""
+
+
+def test_install_of_an_available_tool_runs_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "ws" / "nex.yaml").write_text(DECLARED)
+    first = run(env, tmp_path, "install", "build", "--yes")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == [
+        "build: install command: touch built",
+        "build: installed -- ran `touch built`; the check now passes.",
+    ]
+    again = run(env, tmp_path, "install", "build", "--yes")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "build: already installed (it is available here); nothing to do.\n"
+
+
+def test_a_misspelt_grant_is_one_error_where_it_was_written(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    config = tmp_path / "ws" / "nex.yaml"
+    config.write_text("search: {mode: keyword}\ngrant: workspace_writ\n")
+    for command in ("check", "list"):
+        done = run(env, tmp_path, command)
+        assert done.returncode == 1, done.stderr
+        line = error_line(done)
+        assert line.count("workspace_writ'") == 1, line  # one error, not one per face
+        assert f"{config}, line 2: key 'grant':" in line
+        assert "Did you mean 'workspace_write'?" in line
+    config.write_text("grant: {mcp: read_onyl}\n")
+    line = error_line(run(env, tmp_path, "list"))
+    assert "key 'grant.mcp'" in line and "Did you mean 'read_only'?" in line

@@ -17,7 +17,8 @@
 Global options: ``--root DIR`` (workspace and project ``nex.yaml``), ``--config FILE`` (use
 this file as the project level), ``--json`` (machine-readable output), ``--wait SECONDS``. They
 go before or after the command: ``nexus-tools --json list`` and ``nexus-tools list --json`` are
-the same.
+the same. A command's options may stand anywhere among its words (``call read --json
+path=a.txt``); after ``--`` every word is an argument.
 
 Errors are one line on stderr (``call --json`` also answers them as a JSON object on stdout).
 Exit codes: 0 success; 1 the call or command failed (a tool error, a policy refusal, a
@@ -51,20 +52,58 @@ class UsageProblem(Exception):
     """A mistake on the command line (exit code 2)."""
 
 
+_NUMBER = re.compile(r"-\d+(\.\d*)?")
 _INVALID_CHOICE = re.compile(r"invalid choice: '?([^' ]+)'? \(choose from (.*)\)")
 
 
 class _Parser(argparse.ArgumentParser):
+    """A parser whose errors are one line, and whose options may stand anywhere among a
+    command's words: ``call read --json path=notes.txt`` is ``call read path=notes.txt
+    --json``. Words after ``--`` are never options (``call echo -- --text=x``)."""
+
     #: The last command-line error, for ``call --json``'s JSON answer.
     last_error: str | None = None
+    #: The command line being read (to name the command of an unknown option).
+    argv: Sequence[str] = ()
+    _intermixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        # argparse reads the positional words of a command as one run, so a list such as
+        # `call`'s key=value pairs ends at the first option. The intermixed parse reads the
+        # options first, then the words; it calls back in here, and it cannot read a parser
+        # that has subcommands (the top level, `credentials`, `tokens`).
+        if self._intermixing or self._has_subcommands():
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        # argparse makes a `nargs="*"` positional without a default required, which the
+        # intermixed parse then names in "the following arguments are required" when an
+        # earlier word is missing (`call` alone: "name, arguments"); none is ever required
+        if kwargs.get("nargs") == "*" and "default" not in kwargs and not _is_option(names):
+            kwargs["default"] = []
+        return super().add_argument(*names, **kwargs)
+
+    def _has_subcommands(self) -> bool:
+        return any(a.nargs == argparse.PARSER for a in self._get_positional_actions())
 
     def error(self, message: str) -> Any:  # one line, exit 2 (argparse prints usage too)
-        _Parser.last_error = _with_suggestion(message)
+        _Parser.last_error = _with_suggestion(message, self)
         self.exit(2, f"{self.prog}: error: {_Parser.last_error}\n")
 
 
-def _with_suggestion(message: str) -> str:
+def _is_option(names: Sequence[Any]) -> bool:
+    return bool(names) and str(names[0]).startswith("-")
+
+
+def _with_suggestion(message: str, parser: argparse.ArgumentParser) -> str:
     """argparse's "invalid choice" message with the closest choice named first."""
+    if message.startswith("unrecognized arguments: "):
+        return _unknown_options(message.removeprefix("unrecognized arguments: "), parser)
     found = _INVALID_CHOICE.search(message)
     if found is None:
         return message
@@ -74,6 +113,31 @@ def _with_suggestion(message: str) -> str:
     hint = f"Did you mean {close[0]!r}? " if close else ""
     what = "command" if message.startswith("argument COMMAND") else "choice"
     return f"unknown {what} {given!r}. {hint}Choose from: {', '.join(choices)}."
+
+
+def _unknown_options(words: str, parser: argparse.ArgumentParser) -> str:
+    """argparse lists an unknown option with every word after it (fine as they are): name
+    the options only, with the command's closest one."""
+    unknown = [w.split("=", 1)[0] for w in words.split() if w.startswith("-")]
+    unknown = [w for w in unknown if not _NUMBER.fullmatch(w)]
+    if not unknown:
+        return f"unrecognized arguments: {words}"
+    command = _command_of(_Parser.argv)
+    found = _subcommand(parser, command) if command else None
+    options = list(found._option_string_actions) if found is not None else []
+    close = difflib.get_close_matches(unknown[0], options, n=2, cutoff=0.6)
+    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    help_of = f"nexus-tools {command} --help" if found is not None else "nexus-tools --help"
+    named = ", ".join(map(repr, unknown))
+    return f"unknown option {named}.{hint} `{help_of}` lists the options."
+
+
+def _subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(name)
+            return found
+    return None
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, nested: bool) -> None:
@@ -184,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used by the console script)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    _Parser.argv = argv
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -238,13 +303,18 @@ _VALUED = ("--root", "--config", "--wait")
 
 def _json_call(argv: Sequence[str]) -> bool:
     """Whether ``argv`` asks for ``call`` with ``--json`` (its errors are answered in JSON)."""
+    return _command_of(argv) == "call" and "--json" in argv
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (the first word that is not a global option)."""
     words = iter(argv)
     for word in words:
         if word in _VALUED:
             next(words, None)
         elif not word.startswith("-"):
-            return word == "call" and "--json" in argv
-    return False
+            return word
+    return None
 
 
 def _check_root(args: argparse.Namespace) -> None:

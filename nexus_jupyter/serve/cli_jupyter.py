@@ -35,7 +35,10 @@ def attach_jupyter(reg: Any, args: argparse.Namespace) -> None:
     url = getattr(args, "jupyter", None)
     if not url:
         return
-    token = getattr(args, "token", None) or os.environ.get("JUPYTER_TOKEN")
+    token = getattr(args, "token", None)
+    token_from = "--token"
+    if not token:
+        token, token_from = os.environ.get("JUPYTER_TOKEN"), "$JUPYTER_TOKEN"
     if not token:
         raise ConfigError(
             f"--jupyter {url} needs the server's token: pass --token T or set JUPYTER_TOKEN "
@@ -47,4 +50,4 @@ def attach_jupyter(reg: Any, args: argparse.Namespace) -> None:
 
     from .nexus_upstream import JupyterServerSource
 
-    reg.add_source(JupyterServerSource(url, token))
+    reg.add_source(JupyterServerSource(url, token, token_from=token_from))

@@ -10,7 +10,9 @@ MCP servers of ``nex.yaml``) to MCP clients over stdio or streamable HTTP.
 
 Over stdio, stdout is the protocol channel: everything else goes to stderr, where the
 operator also reads one line per broken source (at start and whenever one breaks), the
-tools above the MCP grant (not listed to clients) and the number of tools served.
+tools above the MCP grant (not listed to clients) and the number of tools served. The HTTP
+options (--host, --port, --auth ...) need --transport http: given without it, serve exits
+with code 2 and says so.
 """
 
 from __future__ import annotations
@@ -33,6 +35,21 @@ from .serve_notices import ServeNotices
 __all__ = ["add_parser", "build_registry", "main", "run"]
 
 DEFAULT_PORT = 8765
+DEFAULT_HOST = "127.0.0.1"
+
+#: The options that only mean something to ``--transport http``: dest -> option.
+HTTP_OPTIONS = {
+    "host": "--host",
+    "port": "--port",
+    "allow_host": "--allow-host",
+    "session_idle": "--session-idle",
+    "max_sessions": "--max-sessions",
+    "auth": "--auth",
+    "issuer": "--issuer",
+    "audience": "--audience",
+    "jwks_url": "--jwks-url",
+    "public_url": "--public-url",
+}
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,21 +66,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    # --transport, --host and --port default to None: an HTTP option given without
+    # --transport http is refused (_check_transport), not ignored while stdio serves
     parser.add_argument(
         "--transport",
         choices=("stdio", "http"),
-        default="stdio",
+        default=None,
         help="stdio (default) or streamable HTTP",
     )
     parser.add_argument(
         "--host",
-        default="127.0.0.1",
-        help="HTTP address to bind (default 127.0.0.1: this machine only)",
+        default=None,
+        help=f"HTTP address to bind (default {DEFAULT_HOST}: this machine only)",
     )
     parser.add_argument(
         "--port",
         type=int,
-        default=DEFAULT_PORT,
+        default=None,
         help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
@@ -144,9 +163,39 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
 
 
+def _check_transport(args: argparse.Namespace) -> str | None:
+    """Settle ``args.transport`` (stdio unless told) and the HTTP address's defaults; what
+    is wrong when HTTP options were given to stdio, which would ignore them."""
+    given = [f for dest, f in HTTP_OPTIONS.items() if getattr(args, dest, None) not in (None, [])]
+    transport = args.transport or "stdio"
+    problem = None
+    if given and transport == "stdio":
+        named = " and ".join([", ".join(given[:-1]), given[-1]] if len(given) > 1 else given)
+        verb = "applies" if len(given) == 1 else "apply"
+        stdio = (
+            "not to --transport stdio (MCP on stdio, for an agent that starts serve)"
+            if args.transport
+            else "and without it serve speaks MCP on stdio (for an agent that starts it)"
+        )
+        port = f" --port {args.port}" if args.port is not None else ""
+        problem = (
+            f"{named} only {verb} to --transport http, {stdio}. Add --transport http "
+            f"(nexus-tools serve --transport http{port} ...), or leave out {named} to "
+            "serve on stdio."
+        )
+    args.transport = transport
+    args.host = args.host or DEFAULT_HOST
+    args.port = DEFAULT_PORT if args.port is None else args.port
+    return problem
+
+
 def _run(args: argparse.Namespace) -> int:
     from .mcp_server import serve_http, serve_stdio
 
+    problem = _check_transport(args)
+    if problem is not None:
+        print(f"nexus-tools serve: {problem}", file=sys.stderr)
+        return 2
     logging.basicConfig(
         stream=sys.stderr,
         level=str(args.log_level).upper(),

@@ -9,6 +9,7 @@ its own type and is wrapped once when this registry serves MCP in turn.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..core.tools.context import ToolContext
@@ -18,6 +19,8 @@ from ..sources.mcp import McpSource
 from .mcp_bridge import WRAP_MARK
 
 __all__ = ["JupyterServerSource", "NexusUpstream"]
+
+log = logging.getLogger(__name__)
 
 
 class NexusUpstream(McpSource):
@@ -63,7 +66,7 @@ class JupyterServerSource(NexusUpstream):
     """The registry of a running Jupyter server (its ``/nexus/mcp``, with the server's
     token): its tools under their own names, kernel tools included, live."""
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(self, url: str, token: str, *, token_from: str = "--token") -> None:
         base = url.split("?", 1)[0].rstrip("/")
         if base.endswith("/nexus/mcp"):
             base = base[: -len("/nexus/mcp")]
@@ -72,3 +75,43 @@ class JupyterServerSource(NexusUpstream):
         )
         self.name = f"jupyter:{base}"
         self.namespace = ""
+        self.token_from = token_from  # where the person gave the token: --token, $JUPYTER_TOKEN
+
+    async def _note_refusal(self, response: Any) -> None:
+        """A 401/403 of the Jupyter server: its token is wrong, and the fix is the token given
+        to ``serve`` (not nex.yaml's auth, as for an MCP server), with the server's own
+        words when it has some."""
+        if response.status_code not in (401, 403) or response.request.url.path.startswith(
+            "/.well-known"
+        ):
+            return
+        said = await _server_message(response)
+        self._refused = (
+            f"HTTP {response.status_code}: the Jupyter server refused the token given with "
+            f"{self.token_from}"
+            + (f" (it says: {said.rstrip('.')})" if said else "")
+            + ". Pass this server's token with --token T (or JUPYTER_TOKEN): `jupyter server "
+            "list` shows each running server's URL with its token (?token=...)"
+        )
+
+
+async def _server_message(response: Any) -> str:
+    """The ``message`` of a Jupyter error answer (JSON), else its short plain text; ``""``
+    when there is none (an HTML page, a read that fails)."""
+    import json
+
+    try:
+        text = (await response.aread()).decode("utf-8", "replace").strip()
+    except Exception as exc:  # the status line says enough without the server's words
+        log.debug("could not read the Jupyter server's refusal: %s", exc)
+        return ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        message = data.get("message") or data.get("reason")
+        return " ".join(str(message).split()) if message else ""
+    if text.startswith("<") or len(text) > 300:
+        return ""
+    return " ".join(text.split())

@@ -68,6 +68,8 @@ def source_problem(state: Any) -> str | None:
             fix = (
                 "Check that Jupyter runs there with nexus_jupyter installed (`jupyter server "
                 "list`) and that --jupyter and --token are right"
+                if "--token" not in reason  # a refused token says its own fix
+                else ""
             )
         elif state.kind == "mcp" and "nex.yaml" not in reason and "sign in" not in reason:
             fix = "Check this server's entry under mcp.servers in nex.yaml"

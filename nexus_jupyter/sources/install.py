@@ -214,6 +214,13 @@ class InstallOutcome:
     def ok(self) -> bool:
         return self.status in ("installed", "already")
 
+    @property
+    def line(self) -> str:
+        """The outcome for people, one line: ``build: installed -- ran `make`; ...``."""
+        if self.status == "already":  # its detail is the whole sentence
+            return f"{self.name}: {self.detail}"
+        return f"{self.name}: {self.status} -- {self.detail}"
+
 
 def install_tool(
     decl: ToolDeclaration,
@@ -229,7 +236,9 @@ def install_tool(
     ``--yes``: the command is not run. Afterwards the availability check runs again; the
     outcome says whether the tool is now available."""
     if not force and unavailable_reason(decl, root, registry) is None:
-        return InstallOutcome(decl.id, "already", "already available")
+        return InstallOutcome(
+            decl.id, "already", "already installed (it is available here); nothing to do."
+        )
     command = decl.install.command
     if not command:
         docs = f" See {decl.install.docs}." if decl.install.docs else ""

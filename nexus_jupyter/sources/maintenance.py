@@ -99,15 +99,26 @@ def install_tools(
         if decl is None:
             close = difflib.get_close_matches(name, sorted(declared.declarations), cutoff=0.6)
             raise ToolNotFound(name, close)
-        if decl.install.command:
-            report(f"{name}: install command: {decl.install.command}")
         outcome = install_tool(
-            decl, declared.root_of(decl), confirm=confirm, registry=reg, force=False
+            decl, declared.root_of(decl), confirm=_saying(name, confirm, report), registry=reg
         )
-        report(f"{name}: {outcome.status} -- {outcome.detail}")
+        report(outcome.line)
         outcomes.append(outcome)
     _republish(reg, declared)
     return outcomes
+
+
+def _saying(name: str, confirm: Confirm | None, report: Callable[[str], None]) -> Confirm | None:
+    """``confirm`` that first says the command it is asked about: only a command that is
+    about to run is named (a tool already available runs none)."""
+    if confirm is None:
+        return None  # install_tool refuses, naming the command
+
+    def say_then_confirm(command: str) -> bool:
+        report(f"{name}: install command: {command}")
+        return confirm(command)
+
+    return say_then_confirm
 
 
 def terminal_confirm(command: str) -> bool:

@@ -325,6 +325,29 @@ def test_serve_jupyter_needs_a_token(tmp_path: Path) -> None:
     assert "needs the server's token" in done.stderr
 
 
+def test_serve_jupyter_says_a_refused_token(server: JupyterServer, tmp_path: Path) -> None:
+    """A wrong --token: the operator is told the Jupyter server refused it, in the server's
+    own words, and how to find the right one; not the nex.yaml advice of an MCP server."""
+    from serving import serve_http
+
+    project = tmp_path / "project"
+    (project / "tools" / "dynamic").mkdir(parents=True)
+    env = {"HOME": str(tmp_path / "home"), "NEXUS_VERSIONS_DIR": str(tmp_path / "v")}
+    with serve_http(project, "--jupyter", server.url, "--token", "wrong", env=env) as served:
+
+        def said() -> str | None:
+            return next((ln for ln in served.output if "refused the token" in ln), None)
+
+        server.wait_for(said, 30, "serve to say the token was refused")
+    line = said() or ""
+    base = server.url.rstrip("/")
+    assert f"Jupyter server {base}: HTTP 403: the Jupyter server refused the token given " in line
+    assert "given with --token (" in line
+    assert "it says: The token sent is not this Jupyter server's token" in line
+    assert "`jupyter server list`" in line and "--token T" in line
+    assert "nex.yaml" not in line and "oauth" not in line
+
+
 SLOW = '''import asyncio
 from nexus_jupyter import ToolContext, tool
 

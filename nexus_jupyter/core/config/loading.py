@@ -258,7 +258,8 @@ def _describe(
         else:
             value = err.get("input")
             shown = f" (got {value!r})" if not isinstance(value, dict | list) else ""
-            messages.append(f"{where}: key {key!r}: {err['msg']}{shown}.")
+            hint = _closest_choice(err, value)
+            messages.append(f"{where}: key {key!r}: {err['msg']}{shown}.{hint}")
     more = len(exc.errors()) - len(messages)
     tail = f" (and {more} more)" if more > 0 else ""
     return " ".join(messages) + tail
@@ -322,6 +323,15 @@ def _did_you_mean(key: Any, model: type[BaseModel] | None) -> str:
     close = difflib.get_close_matches(str(key), list(model.model_fields), n=1, cutoff=0.5)
     known = ", ".join(k for k in model.model_fields if k not in ("files", "declared_in"))
     return f" Did you mean {close[0]!r}?" if close else f" Known keys: {known}."
+
+
+def _closest_choice(err: Mapping[str, Any], value: Any) -> str:
+    """The hint after a misspelt choice (``literal_error``): ``Did you mean 'read_only'?``."""
+    if err["type"] != "literal_error" or not isinstance(value, str):
+        return ""
+    choices = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:

@@ -39,9 +39,11 @@ A full example (every key optional)::
 
 from __future__ import annotations
 
+import typing
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from ..tools.spec import Permission
 from ..toolsets.settings import Action, SessionMode, ToolsetSettings
@@ -273,6 +275,15 @@ class Settings(_Strict):
     @classmethod
     def _grant_shorthand(cls, value: Any) -> Any:
         if isinstance(value, str):
+            # checked here, once, at the key the user wrote: spread out first, a misspelt
+            # level would be three errors at grant.default, grant.rest and grant.mcp
+            levels = typing.get_args(Permission)
+            if value not in levels:
+                raise PydanticCustomError(
+                    "literal_error",
+                    "Input should be {expected}",
+                    {"expected": ", ".join(map(repr, levels[:-1])) + f" or {levels[-1]!r}"},
+                )
             return {"default": value, "rest": value, "mcp": value}
         return value
 
