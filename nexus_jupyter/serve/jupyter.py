@@ -126,6 +126,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     def unsubscribe() -> None:
         unsubscribe_tools()
         unsubscribe_offers()
+        state.hub.close()
 
     state.unsubscribe = unsubscribe
     web_app.settings["nexus"] = state

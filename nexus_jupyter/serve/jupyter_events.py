@@ -103,9 +103,18 @@ class EventHub:
 
     def _call_counts(self) -> dict[str, tuple[int, int]]:
         assert self._registry is not None
-        return {name: (s.calls, s.refused) for name, s in self._registry.stats().items()}
+        return self._registry.call_counts()
+
+    def close(self) -> None:
+        """Stop looking for calls (the extension is unloading; sockets may still be open)."""
+        self._registry = None
+        if self._calls_timer is not None:
+            self._calls_timer.stop()
+            self._calls_timer = None
 
     def _look_for_calls(self) -> None:
+        if self._registry is None:
+            return
         seen = self._call_counts()
         called = sorted(
             name for name, counts in seen.items() if self._calls_seen.get(name) != counts

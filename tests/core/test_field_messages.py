@@ -69,6 +69,9 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ({"n": [1]}, "$.n: expected an integer (got [1])"),
     ({"n": 1, "price": "cheap"}, '$.price: expected a number (got "cheap")'),
     ({"n": 1, "price": False}, "$.price: expected a number (got false)"),
+    # no JSON number is NaN or infinite, and NaN would pass every bound
+    ({"n": 1, "price": "nan"}, '$.price: expected a number (got "nan")'),
+    ({"n": 1, "share": "inf"}, '$.share: expected a number (got "inf")'),
     ({"n": 1, "gift": 1}, "$.gift: expected a boolean (got 1)"),
     ({"n": 1, "gift": "yes"}, '$.gift: expected a boolean (got "yes")'),
     ({"n": 1, "note": 5}, "$.note: expected a string (got 5)"),

@@ -51,8 +51,10 @@ async def test_a_call_from_outside_the_sidebar_is_announced(
         await next_event(ws, "hello")
         # A call made on another thread, as an MCP client's or the CLI's call of this registry
         # would be: nothing but the hub's look at the counts can tell the browser.
-        threading.Thread(target=given_registry.call_sync, args=("double", {"n": 2})).start()
+        caller = threading.Thread(target=given_registry.call_sync, args=("double", {"n": 2}))
+        caller.start()
         event = await next_event(ws, "calls")
+        caller.join(5)
         assert event["tools"] == ["double"]
         # A refused call counts too (the calls line shows refusals).
         status, _ = await rest_call(jp_fetch, "double", {"n": "two"})

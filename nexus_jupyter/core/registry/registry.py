@@ -171,6 +171,11 @@ class Registry(RegistryWriter):
         :mod:`~nexus_jupyter.core.telemetry.stats`."""
         return self._calls.stats.snapshot()
 
+    def call_counts(self) -> dict[str, tuple[int, int]]:
+        """``(calls, refusals)`` per called tool: :meth:`stats` without the percentiles,
+        cheap enough to poll for which tools were called since the last look."""
+        return self._calls.stats.counts()
+
     # -- tool tests -----------------------------------------------------------------------
 
     @property

@@ -7,6 +7,8 @@ latency percentiles of the recent ones.
 >>> row = stats.snapshot()["add"]
 >>> (row.calls, row.errors, row.error_rate)
 (2, 1, 0.5)
+>>> stats.counts()
+{'add': (2, 0)}
 
 Percentiles are over each tool's last :data:`WINDOW` calls (a ring buffer: memory stays bounded
 however long the process runs); counts are over the whole life of the registry. Durations are
@@ -139,6 +141,13 @@ class CallStats:
                 last,
             )
         return out
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """``(calls, refusals)`` of every called tool, read without the percentiles (cheap
+        enough to poll: a face that shows counts can tell which tools were called since)."""
+        return {
+            name: (_count(c.calls), _count(c.refused)) for name, c in self.counters.copy().items()
+        }
 
     def reset(self) -> None:
         self.counters = {}

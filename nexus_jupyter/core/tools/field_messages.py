@@ -223,6 +223,7 @@ _PYDANTIC_TYPES = {
     "int_parsing_size": "integer",
     "float_type": "number",
     "float_parsing": "number",
+    "finite_number": "number",  # "nan", "inf": JSON has no such number
     "decimal_type": "number",
     "decimal_parsing": "number",
     "bool_type": "boolean",

@@ -7,6 +7,7 @@ on first use only; :func:`warm_up` lets a background thread pay that cost early.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -232,6 +233,10 @@ def _parsed(kind: str, text: str) -> int | float | None:
     try:
         value = parse(text)
     except ValueError:  # pydantic's ValidationError is one
+        return None
+    # "nan" and "inf" parse as floats, but JSON has no such number, and NaN passes every
+    # bound (each comparison with it is false): refused, as the string they are
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return value if isinstance(value, int | float) else None
 

@@ -37,7 +37,9 @@ from .strict_types import argument_checker
 __all__ = ["FunctionSchema", "derive_function_schema", "pydantic_errors_to_fields"]
 
 _RESERVED = set(dir(BaseModel))
-_MODEL_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
+# ``allow_inf_nan=False``: JSON has no NaN nor infinity, and a tool checked by its JSON Schema
+# refuses "nan" and "inf" (NaN would pass every bound): a Python tool refuses them alike.
+_MODEL_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=False, allow_inf_nan=False)
 
 
 class FunctionSchema:
