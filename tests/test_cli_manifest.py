@@ -333,6 +333,22 @@ def test_register_changes_only_the_entry_it_adds_or_replaces(
     assert json.loads(info.stdout)["input_schema"]["required"] == ["target"]
 
 
+def test_register_keeps_the_crlf_line_ends_of_a_nex_yaml(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A nex.yaml saved on Windows: every byte outside the entry stays, and the entry comes
+    in with the file's CRLF line ends (the definition file's own are LF)."""
+    ws = tmp_path / "ws"
+    crlf = (KEPT_HEAD + KEPT_ITEMS + KEPT_TAIL).replace("\n", "\r\n").encode()
+    (ws / "nex.yaml").write_bytes(crlf)
+    definition = tmp_path / "lint.yaml"
+    definition.write_text("# the build tool\ntools:\n" + BUILD)
+    done = run(env, tmp_path, "register", str(definition), "--project", "--root", str(ws))
+    assert done.returncode == 0, done.stderr
+    expected = KEPT_HEAD + KEPT_ITEMS + BUILD + KEPT_TAIL
+    assert (ws / "nex.yaml").read_bytes() == expected.replace("\n", "\r\n").encode()
+
+
 def test_toolsets_names_a_misspelt_toolset_or_tool(env: dict[str, str], tmp_path: Path) -> None:
     """A toolset that exists nowhere, or a tool name its `tools:` or approval map does not
     have, is an error of `nexus-tools toolsets` (exit 1), not silently nothing: a misspelt

@@ -84,3 +84,56 @@ def test_a_nex_yaml_that_is_not_settings_is_refused(tmp_path: Path) -> None:
         _register(tmp_path, "tools: {a: 1}\n")
     with pytest.raises(ConfigError, match="invalid YAML"):
         _register(tmp_path, "tools: [\n")
+
+
+# a nex.yaml kept on Windows: CRLF line ends, comments, a blank line, a flow mapping over lines
+CRLF_HEAD = (
+    "# settings\r\nversion: 1   # one\r\n\r\nsearch: {mode: keyword,\r\n"
+    "         threshold: 0.2}\r\ntools:\r\n  # the clock\r\n"
+    "  - {id: now, source: {type: cli, command: date}}   # now\r\n"
+)
+CRLF_TAIL = "skills: [~/team-skills]   # more\r\n"
+
+
+def _register_bytes(tmp_path: Path, before: bytes) -> bytes:
+    definitions = tmp_path / "defs.yaml"
+    definitions.write_text(DEFINITIONS)
+    target = tmp_path / "nex.yaml"
+    target.write_bytes(before)
+    register_definitions(read_definitions(definitions), target)
+    return target.read_bytes()
+
+
+def test_a_crlf_nex_yaml_keeps_its_bytes_and_gets_the_entry_in_crlf(tmp_path: Path) -> None:
+    after = _register_bytes(tmp_path, (CRLF_HEAD + CRLF_TAIL).encode())
+    added = ADDED.replace("\n", "\r\n")
+    assert after == (CRLF_HEAD + added + CRLF_TAIL).encode()
+    assert [t["id"] for t in yaml.safe_load(after)["tools"]] == ["now", "a", "b"]
+
+
+def test_a_crlf_nex_yaml_without_a_final_line_end(tmp_path: Path) -> None:
+    after = _register_bytes(tmp_path, b"# mine\r\nversion: 1")
+    assert after == ("# mine\r\nversion: 1\r\ntools:\r\n" + ADDED.replace("\n", "\r\n")).encode()
+    again = _register_bytes(tmp_path, b"tools:\r\n  - {id: a, source: {type: cli, command: x}}")
+    # a replaced in its place, b after it; the file still ends without a line end
+    assert again == ("tools:\r\n" + ADDED.replace("\n", "\r\n")).encode().removesuffix(b"\r\n")
+
+
+def test_mixed_line_ends_stay_each_as_it_was(tmp_path: Path) -> None:
+    before = b"# crlf\r\nversion: 1\n# lf\ntools:\r\n# end\n"
+    after = _register_bytes(tmp_path, before)
+    assert (
+        after
+        == b"# crlf\r\nversion: 1\n# lf\ntools:\r\n"
+        + ADDED.replace("\n", "\r\n").encode()
+        + b"# end\n"
+    )
+
+
+def test_a_crlf_flow_list_rewritten_round_trip_keeps_crlf(tmp_path: Path) -> None:
+    after = _register_bytes(
+        tmp_path, b"# mine\r\ntools: [{id: b, source: {type: cli, command: x}}]\r\n"
+    )
+    assert after.startswith(b"# mine\r\n")
+    assert b"\n" not in after.replace(b"\r\n", b"")
+    assert [t["id"] for t in yaml.safe_load(after)["tools"]] == ["b", "a"]

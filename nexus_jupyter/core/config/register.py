@@ -5,12 +5,14 @@ with a ``tools:`` list. Every entry is validated first (errors name the file, th
 and the key); then the target ``nex.yaml`` is edited as text (:mod:`.entry_text`): an entry
 whose ``id`` is already there is replaced in place, new ones are appended, each with the
 lines, comments and flow mappings of the definition file, and every other byte of the target
-stays as it was. A ``tools:`` written as a flow list (``tools: [...]``) is rewritten
-round-trip (``ruamel.yaml``) instead, which keeps the file's comments outside that list.
+stays as it was, line ends included (a CRLF file gets its new entries in CRLF). A ``tools:``
+written as a flow list (``tools: [...]``) is rewritten round-trip (``ruamel.yaml``) instead,
+which keeps the file's comments outside that list.
 """
 
 from __future__ import annotations
 
+import difflib
 import io
 import re
 from dataclasses import dataclass
@@ -83,7 +85,8 @@ def register_definitions(definitions: list[Definition], target: Path) -> dict[st
     file as it is; ``{id: "added" | "replaced"}``. The result is validated before writing."""
     from .loading import _validate
 
-    original = target.read_text(encoding="utf-8") if target.is_file() else ""
+    raw = _read_raw(target)  # line ends as the file has them (CRLF stays CRLF)
+    original = raw.replace("\r\n", "\n")
     latest = {d.id: d for d in definitions}  # a file naming an id twice: the last one counts
     try:
         current = yaml.safe_load(original) or {}
@@ -97,14 +100,44 @@ def register_definitions(definitions: list[Definition], target: Path) -> dict[st
     spliced = splice_entries(
         original, [(name, d.text) for name, d in latest.items()], _indentation(original)
     )
-    if spliced is not None and _loads_as(spliced[0], current, latest):
-        text, done = spliced
-    else:  # a layout the text edit does not handle, or a result that reads differently
+    text, done = ("", {}) if spliced is None else (_line_ends_of(raw, spliced[0]), spliced[1])
+    if spliced is None or not _loads_as(text, current, latest):
+        # a layout the text edit does not handle, or a result that reads differently
         text, done = _rewritten(original, list(latest.values()), target)
+        text = _line_ends_of(raw, text)
     _validate(yaml.safe_load(text) or {}, None)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    with target.open("w", encoding="utf-8", newline="") as out:  # the line ends of `text`
+        out.write(text)
     return done
+
+
+def _read_raw(path: Path) -> str:
+    if not path.is_file():
+        return ""
+    with path.open(encoding="utf-8", newline="") as file:
+        return file.read()
+
+
+def _line_ends_of(raw: str, text: str) -> str:
+    """``text`` (``raw`` edited with its line ends read as ``\\n``) with the line ends of
+    ``raw``: a line kept from it keeps its own, an added line takes those of the file (of
+    its first line; ``\\n`` for a new file)."""
+    if "\r\n" not in raw:
+        return text
+    old = raw.split("\n")  # the last piece is what follows the final line end
+    kept = [line.removesuffix("\r") for line in old[:-1]] + old[-1:]
+    ends = ["\r\n" if line.endswith("\r") else "\n" for line in old[:-1]]
+    usual = ends[0]
+    new = text.split("\n")
+    chosen = [usual] * (len(new) - 1)
+    matcher = difflib.SequenceMatcher(None, kept, new, autojunk=False)
+    for tag, i1, _, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for j in range(j1, min(j2, len(chosen))):
+                i = i1 + j - j1
+                chosen[j] = ends[i] if i < len(ends) else usual
+    return "".join(line + end for line, end in zip(new, chosen, strict=False)) + new[-1]
 
 
 def _loads_as(text: str, current: dict[str, Any], definitions: dict[str, Definition]) -> bool:
