@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
 
 from ..core.errors import NexusError
-from .line_output import show_if_dropped
+from .line_output import show_line_output, split_silencer
 from .subcommands import SUBCOMMANDS, MagicContext, Subcommand
 
 __all__ = ["ToolMagics", "build_help", "dispatch", "load_subcommand_modules"]
@@ -28,8 +28,8 @@ _INTRO = """Work with the session's tools (the registry `nexus_jupyter.registry(
 
 Usage: %tool SUBCOMMAND [ARGS]   ·   %tool help SUBCOMMAND   ·   %tools (the catalog)
 
-Each %tool line of a cell shows its output; `result = %tool call add a=1` keeps the value
-(a ToolResult here) and shows nothing.
+Each %tool line of a cell shows its output; `%tool mode allow;` (a trailing ;) shows nothing;
+`result = %tool call add a=1` keeps the value (a ToolResult here) and shows nothing.
 
 %%tool [--name N] [--permission P] [--category C] [--capability C] [--requires-credential S]
     Run the cell and register the function(s) it defines as tools (no decorator needed);
@@ -134,8 +134,9 @@ class ToolMagics(Magics):
     @no_var_expand  # JSON braces in `%tool call f {"a": 1}` are not variables
     @line_cell_magic
     def tool(self, line: str, cell: str | None = None) -> Any:
-        if cell is None:  # every line of a cell shows its output (see line_output)
-            return show_if_dropped(self.shell, dispatch(self.shell, line))
+        if cell is None:  # every line of a cell shows its output, `;` none (see line_output)
+            line, silenced = split_silencer(line)
+            return show_line_output(self.shell, dispatch(self.shell, line), silenced=silenced)
         from .cell_tools import run_tool_cell
 
         try:
@@ -147,7 +148,9 @@ class ToolMagics(Magics):
     def tools(self, line: str) -> Any:
         """Open the tools catalog (search, filters, details, Try). ``%tools QUERY`` starts
         with a search. Same as ``%tool browse``."""
-        return show_if_dropped(self.shell, dispatch(self.shell, "browse " + line))
+        line, silenced = split_silencer(line)
+        value = dispatch(self.shell, "browse " + line)
+        return show_line_output(self.shell, value, silenced=silenced)
 
 
 def _refresh_docstrings() -> None:

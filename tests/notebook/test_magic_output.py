@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import nbformat
@@ -20,6 +23,8 @@ from nbclient import NotebookClient
 
 from nexus_jupyter import Registry, ToolResult
 from nexus_jupyter.core.policy.policy import Policy
+from nexus_jupyter.notebook.history import session_history
+from nexus_jupyter.notebook.line_output import split_silencer
 from nexus_jupyter.notebook.views import ToolInfo
 
 TOOLS = '''
@@ -123,6 +128,119 @@ def test_credentials_set_without_a_prompt_says_what_to_do(
     assert "cannot ask for the value of weather/api_key" in message
     assert "`nexus-tools credentials set weather api_key`" in message
     assert "NEXUS_CRED_WEATHER_API_KEY" in message
+
+
+def shown_texts(shell: InteractiveShell, cell: str) -> list[str]:
+    """Everything the cell showed, displayed or as Out[N] (the terminal shell prints Out[N] to
+    stdout), as text, sorted."""
+    _, shown, stdout = run(shell, cell)
+    outs = re.findall(r"^Out\[\d+\]: (.*)$", stdout, flags=re.MULTILINE)
+    return sorted([s["text/plain"] for s in shown] + outs)
+
+
+@pytest.fixture
+def interactivity(shell: InteractiveShell) -> Iterator[Callable[[str], None]]:
+    before = shell.ast_node_interactivity
+    yield lambda value: setattr(shell, "ast_node_interactivity", value)
+    shell.ast_node_interactivity = before
+
+
+CELLS = {
+    "%tool mode allow\n%tool mode prompt\n%tool mode default": [
+        "mode: allow",
+        "mode: default",
+        "mode: prompt",
+    ],
+    "for _ in range(2):\n    %tool mode": ["mode: default", "mode: default"],
+    "%tool mode allow\n%tool mode default\nx = 1": ["mode: allow", "mode: default"],
+}
+
+
+@pytest.mark.parametrize("setting", ["all", "last", "last_expr", "last_expr_or_assign"])
+def test_each_line_shows_once_whatever_the_interactivity(
+    shell: InteractiveShell,
+    tools: None,
+    interactivity: Callable[[str], None],
+    setting: str,
+) -> None:
+    interactivity(setting)
+    for cell, expected in CELLS.items():
+        if setting == "last_expr_or_assign" and cell.endswith("x = 1"):
+            expected = ["1", *expected]  # the assigned value is Out[N] there
+        assert shown_texts(shell, cell) == expected, cell
+    assigned = shown_texts(shell, "x = %tool mode allow\ny = %tool mode default")
+    assert assigned == (["mode: default"] if setting == "last_expr_or_assign" else [])
+
+
+def test_interactivity_none_shows_nothing_but_a_script_prints(
+    shell: InteractiveShell, tools: None, interactivity: Callable[[str], None]
+) -> None:
+    interactivity("none")
+    for cell in CELLS:
+        assert shown_texts(shell, cell) == [], cell
+    assert shell.user_ns["x"] == 1  # the cells ran
+    with capture_output() as out:  # `ipython tour.ipy` runs each cell silently
+        shell.run_cell("%tool mode prompt\n%tool mode", silent=True)
+    assert [o.data["text/plain"] for o in out.outputs] == ["mode: prompt", "mode: prompt"]
+
+
+@pytest.mark.parametrize("setting", ["all", "last_expr", "none"])
+def test_a_trailing_semicolon_silences_a_line(
+    shell: InteractiveShell,
+    tools: None,
+    registry: Registry,
+    interactivity: Callable[[str], None],
+    setting: str,
+) -> None:
+    interactivity(setting)
+    assert shown_texts(shell, "%tool mode allow;\n%tool mode prompt ;") == []
+    assert registry.policy.mode == "prompt"  # ran, with the `;` off its arguments
+    assert shown_texts(shell, "for _ in range(2):\n    %tool mode;\n%tools add;") == []
+    assert shown_texts(shell, '%tool call add {"a": 1, "b": 2};\n%tool mode;') == []
+    assert [r.value for r in session_history().entries("add")] == [3]
+
+
+def test_a_semicolon_of_an_argument_stays(shell: InteractiveShell, tools: None) -> None:
+    run(shell, 'r = %tool call add a=1 b=2;\nq = %tool call shout text="a;"')
+    assert shell.user_ns["r"].structured == 3  # assigned: the `;` silences nothing to lose
+    assert shell.user_ns["q"].structured == "A;"
+    value, _, _ = run(shell, '%tool call shout {"text": "c;"}')
+    assert value.structured == "C;"
+
+
+@pytest.mark.parametrize(
+    ("line", "split"),
+    [
+        ("mode allow;", ("mode allow", True)),
+        ("mode allow ;  ", ("mode allow ", True)),
+        ("call shout text=a;;", ("call shout text=a;", True)),
+        ('call shout text="a;"', ('call shout text="a;"', False)),
+        ("call shout text=a\\;", ("call shout text=a\\;", False)),
+        ("call shout text=a\\\\;", ("call shout text=a\\\\", True)),
+        ("call shout text='a;", ("call shout text='a;", False)),
+        ("mode", ("mode", False)),
+    ],
+)
+def test_split_silencer(line: str, split: tuple[str, bool]) -> None:
+    assert split_silencer(line) == split
+
+
+def test_a_loop_reads_its_bytecode_once(
+    shell: InteractiveShell, tools: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dis
+
+    read: list[CodeType] = []
+    real = dis.get_instructions
+
+    def counted(code: Any, **kw: Any) -> Any:
+        read.append(code)
+        return real(code, **kw)
+
+    monkeypatch.setattr(dis, "get_instructions", counted)
+    _, shown, _ = run(shell, "for _ in range(20):\n    %tool mode\n    %tool mode")
+    assert len(shown) == 40
+    assert len(read) == 1
 
 
 # -- a real kernel, run headless by nbclient (what `jupyter nbconvert --execute` does) ---------
