@@ -49,18 +49,24 @@ def _say(text: str = "") -> None:
 
 
 @contextlib.contextmanager
-def open_registry(args: argparse.Namespace) -> Iterator[Any]:
+def open_registry(args: argparse.Namespace, *, quiet_load_failures: bool = False) -> Iterator[Any]:
     """The configured registry of ``--root``/``--config``, its tools folder loaded once
     (not watched), MCP servers connected and CLI checks done (up to ``--wait`` s). What
-    tool files print while they load goes to stderr."""
+    tool files print while they load goes to stderr. ``quiet_load_failures``: the command
+    says each broken source itself (see :class:`~nexus_jupyter.core.registry.Registry`)."""
     with contextlib.ExitStack() as stack:
         with tools_print_to_stderr():
-            reg = stack.enter_context(one_shot_registry(Path(args.root), args.config, args.wait))
+            opened = one_shot_registry(
+                Path(args.root), args.config, args.wait, quiet_load_failures=quiet_load_failures
+            )
+            reg = stack.enter_context(opened)
         yield reg
 
 
 @contextlib.contextmanager
-def one_shot_registry(root: Path, config: Any = None, wait: float = 15.0) -> Iterator[Any]:
+def one_shot_registry(
+    root: Path, config: Any = None, wait: float = 15.0, *, quiet_load_failures: bool = False
+) -> Iterator[Any]:
     """The registry of a one-shot command (the CLI, a pytest run): ``Registry.default`` of
     ``root`` with its tools folder loaded once, not watched, and every source settled (up to
     ``wait`` s)."""
@@ -68,7 +74,9 @@ def one_shot_registry(root: Path, config: Any = None, wait: float = 15.0) -> Ite
     from ..core.registry.registry import Registry
 
     root = root.resolve()
-    reg = Registry.default(root=root, config=config, watch=False)
+    reg = Registry.default(
+        root=root, config=config, watch=False, quiet_load_failures=quiet_load_failures
+    )
     try:
         folder = resolve_tools_dir(root, reg.settings.tools_dir)
         if folder.is_dir() and importlib.util.find_spec(_DIRECTORY) is not None:

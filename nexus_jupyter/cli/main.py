@@ -31,7 +31,6 @@ source or category, bad arguments, a ``--root`` that is not a folder); 130 inter
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import importlib.util
 import re
@@ -340,7 +339,6 @@ _REPORT_SOURCES = ("list", "check", "toolsets")
 
 
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..core.registry.source import face_reports_load_failures
     from . import commands
     from .output import masked_output, tools_print_to_stderr
 
@@ -377,10 +375,10 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     # these commands say each broken source themselves: the registry's log line would say it
     # twice (list: a warning per source; check: its table; toolsets: the toolset's error)
     reports = args.command in _REPORT_SOURCES and not getattr(args, "names", None)
-    said = face_reports_load_failures() if reports else contextlib.nullcontext()
+    opened = commands.open_registry(args, quiet_load_failures=reports)
     # what tools print (a tool file at import, a tool during a call) goes to stderr: stdout
     # is the command's own output (`--json` must parse), as under `nexus-tools serve`
-    with said, tools_print_to_stderr(), commands.open_registry(args) as reg:
+    with tools_print_to_stderr(), opened as reg:
         store = getattr(reg, "credentials", None)
         with masked_output(store.mask if store is not None else None):
             result: int = handler(reg, args)

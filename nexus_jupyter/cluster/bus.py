@@ -56,11 +56,15 @@ def event_from_json(raw: str) -> tuple[Any, str] | None:
 class RedisSubscriptionBus:
     """A ``SubscriptionBus`` (``publish`` / ``subscribe``) shared by every replica."""
 
-    def __init__(self, address: ClusterAddress, origin: str) -> None:
+    def __init__(
+        self, address: ClusterAddress, origin: str, *, outage_level: int = logging.WARNING
+    ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
         self.address = address
         self.origin = origin
+        #: The level a Redis outage is logged at (DEBUG when the ``cluster`` source says it).
+        self.outage_level = outage_level
         self._local = InMemorySubscriptionBus()
         self._store: ClusterStore | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -83,7 +87,7 @@ class RedisSubscriptionBus:
         try:
             await store.redis.publish(store.bus_channel, event_to_json(event, self.origin))
         except Exception as exc:  # Redis away: local delivery has happened; the reader reconnects
-            # the node says the outage (the `cluster` source); this is its detail
+            # the reader says the outage (once); this is its detail
             log.debug("cluster bus: could not publish %s to Redis: %s", type(event).__name__, exc)
 
     async def start(self) -> None:
@@ -104,7 +108,13 @@ class RedisSubscriptionBus:
         self._reader = None
 
     async def _read_forever(self) -> None:
-        await follow_channel(self.address, "bus_channel", self._deliver, self._on_state)
+        await follow_channel(
+            self.address,
+            "bus_channel",
+            self._deliver,
+            self._on_state,
+            outage_level=self.outage_level,
+        )
 
     def _on_state(self, store: ClusterStore | None) -> None:
         self._store, self.connected = store, store is not None

@@ -16,13 +16,14 @@ on a folder keeps working (the watcher, versions, a folder shared by several rep
   folder atomically and loaded at once (not waiting for the watcher); the registry's change
   then reaches this replica's MCP clients like any other change.
 
-When Redis goes away the replica carries on with what it has (state ``degraded``, the
-``cluster`` source in error: that is what the person reads, once per outage and once when
-Redis is back; the other parts log the same outage at DEBUG), keeps local changes in
-``pending`` and retries. On every (re)connect it reconciles: files Redis has and this
-replica lacks or has older are written here; files this replica has that Redis lacks (Redis restarted empty) or
-that changed here while Redis was away are published. So a restart of Redis loses no tool
-as long as one replica holds it.
+When Redis goes away the replica carries on with what it has (state ``degraded``: a warning
+once per outage, and an info line when Redis is back; under a
+:class:`~.replica.ClusterReplica` the ``cluster`` source's status says both and this node
+logs them at DEBUG, see ``outage_level``), keeps local changes in ``pending`` and retries.
+On every (re)connect it reconciles: files Redis has and this replica lacks or has older are
+written here; files this replica has that Redis lacks (Redis restarted empty) or that
+changed here while Redis was away are published. So a restart of Redis loses no tool as
+long as one replica holds it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from .store import (
     ClusterAddress,
     ClusterStore,
     FileVersion,
-    watching_outages,
 )
 
 __all__ = ["ClusterNode"]
@@ -57,7 +57,11 @@ log = logging.getLogger(__name__)
 
 
 class ClusterNode:
-    """Keeps ``folder`` (watched by ``registry``) in step with the cluster at ``address``."""
+    """Keeps ``folder`` (watched by ``registry``) in step with the cluster at ``address``.
+
+    ``outage_level`` is the level a Redis outage is logged at (WARNING; its recovery at
+    INFO). :class:`~.replica.ClusterReplica` passes DEBUG: its ``cluster`` source says the
+    outage, and the shared approvals and audit built on this node follow the node."""
 
     def __init__(
         self,
@@ -66,9 +70,11 @@ class ClusterNode:
         folder: str | Path,
         *,
         replica: str | None = None,
+        outage_level: int = logging.WARNING,
     ) -> None:
         self.registry = registry
         self.address = address
+        self.outage_level = outage_level
         self.folder = Path(folder).expanduser().resolve()
         self.replica = replica or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.state = "connecting"
@@ -85,7 +91,6 @@ class ClusterNode:
         self._scan_again = asyncio.Event()
         self._connected = threading.Event()  # for callers on other threads
         self._listeners: list[Any] = []  # called with the node on every state change
-        self._says_outages = contextlib.ExitStack()  # see store.watching_outages
         self.on_connect: list[Any] = []  # async callables run after each (re)connect
         #: More channels to follow: store attribute naming the channel -> async handler(data).
         self.channels: dict[str, Any] = {}
@@ -97,11 +102,9 @@ class ClusterNode:
         self.folder.mkdir(parents=True, exist_ok=True)
         if directory_source_for(self.registry, self.folder) is None:
             self.registry.watch(self.folder)
-        self._says_outages.enter_context(watching_outages(self.address))
         self._task = self.registry.loop.submit(self._run())
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._says_outages.close()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -203,9 +206,8 @@ class ClusterNode:
         raise ConnectionError("the Redis subscription ended")
 
     def _set_state(self, state: str, error: str | None) -> None:
-        # The person reads an outage through the `cluster` source (its status: a warning in
-        # the log or serve's notice), once when Redis goes and once when it is back: each
-        # failed attempt of one outage (its reason may change) is a DEBUG line here only.
+        # An outage is said once when Redis goes and once when it is back: each failed
+        # attempt of one outage (its reason may change) is a DEBUG line only.
         if state == self.state == "degraded" or (state == self.state and error == self.error):
             log.debug("cluster: Redis at %s still unreachable: %s", self.address.shown(), error)
             return
@@ -216,9 +218,16 @@ class ClusterNode:
         else:
             self._connected.clear()
         if state == "degraded":
-            log.debug("cluster: Redis at %s is unreachable: %s", self.address.shown(), error)
-        elif state == "connected" and recovered:
-            log.debug("cluster: Redis at %s is back; sharing again", self.address.shown())
+            log.log(
+                self.outage_level,
+                "cluster: Redis at %s is unreachable (%s); serving this replica's tools "
+                "locally and retrying",
+                self.address.shown(),
+                str(error).rstrip("."),
+            )
+        elif state == "connected" and recovered:  # the pair of the line above
+            level = min(self.outage_level, logging.INFO)
+            log.log(level, "cluster: Redis at %s is back; sharing again", self.address.shown())
         elif state == "connected":
             log.info("cluster: connected to Redis at %s", self.address.shown())
         for listener in list(self._listeners):

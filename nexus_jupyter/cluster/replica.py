@@ -11,15 +11,23 @@ stream (:mod:`.shared`), and the state of tasks (:mod:`.tasks`; the server is gi
 ``cluster_status``, and whose status is an error while Redis is away, so the state shows
 wherever sources show (``%tool list``, the catalog, ``registry.status()``) and any MCP
 client can ask a replica how it is.
+
+That source is the one report of a Redis outage (once when Redis goes, once when it is
+back): the replica builds its node, bus, task store and token store with
+``outage_level=logging.DEBUG``, so their own view of the outage is detail. A part built
+without a replica (a bare :class:`~.node.ClusterNode`, a token store of the CLI) keeps its
+own warning.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from ..core.errors import SourceError
+from ..core.errors import ConfigError, SourceError
 from ..core.tools.decorator import tool
 from ..core.tools.spec import SourceKind
 from ..core.tools.tool import Tool
@@ -27,6 +35,9 @@ from .bus import RedisSubscriptionBus
 from .node import ClusterNode
 from .shared import SharedApprovals, SharedAudit
 from .store import ClusterAddress
+
+if TYPE_CHECKING:
+    from .tokens import RedisTokenStore
 
 __all__ = ["ClusterReplica", "ClusterStatusSource"]
 
@@ -91,7 +102,7 @@ class ClusterReplica:
         from .tasks import RedisTaskStore
 
         self.registry, self.node, self.bus = registry, node, bus
-        self.task_store = RedisTaskStore(node.address)
+        self.task_store = RedisTaskStore(node.address, outage_level=node.outage_level)
 
     @classmethod
     def join(
@@ -100,8 +111,10 @@ class ClusterReplica:
         """Join the cluster at ``url`` (raises :class:`ConfigError` for a bad URL) and start
         syncing ``folder`` in the background; does not wait for Redis."""
         address = ClusterAddress.parse(url)
-        node = ClusterNode(registry, address, folder, replica=replica)
-        self = cls(registry, node, RedisSubscriptionBus(address, node.replica))
+        # the `cluster` source added below says each outage: the parts log theirs as detail
+        quiet = logging.DEBUG
+        node = ClusterNode(registry, address, folder, replica=replica, outage_level=quiet)
+        self = cls(registry, node, RedisSubscriptionBus(address, node.replica, outage_level=quiet))
         if registry.policy is not None:
             registry.policy = SharedApprovals(registry.policy, node)
         credentials = getattr(registry, "credentials", None)
@@ -117,8 +130,32 @@ class ClusterReplica:
     def status(self) -> dict[str, Any]:
         return {**self.node.status, "bus": "connected" if self.bus.connected else "local"}
 
+    def token_store(self, url: str | None = None) -> RedisTokenStore | None:
+        """The API token store in this cluster's Redis (or at ``url``, when that is the same
+        Redis and prefix), its outages said by the ``cluster`` source; ``None`` for a
+        ``url`` elsewhere (that store reports its own outages)."""
+        from .tokens import RedisTokenStore
+
+        address = self.node.address
+        if url is not None:
+            try:
+                named = ClusterAddress.parse(url)
+            except ConfigError:  # a token file, not a Redis URL
+                return None
+            if (_server(named), named.prefix) != (_server(address), address.prefix):
+                return None
+            address = named
+        return RedisTokenStore(address, outage_level=self.node.outage_level)
+
     def _show_state(self, node: ClusterNode) -> None:
         self.registry.refresh(SOURCE_NAME)
 
     def close(self) -> None:
         self.node.stop()
+
+
+def _server(address: ClusterAddress) -> tuple[str, str, int, str]:
+    """What names one Redis database: ``redis://h:6379`` and ``redis://h:6379/0`` are one."""
+    parts = urlsplit(address.redis_url)
+    database = parts.path.strip("/") or "0"
+    return (parts.scheme, parts.hostname or "", parts.port or 6379, database)

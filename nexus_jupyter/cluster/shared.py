@@ -68,7 +68,7 @@ class SharedApprovals:
                 await store.approve(*item)
                 self._unsent.discard(item)
             except Exception as exc:
-                # sent on reconnect; the node says the outage (the `cluster` source)
+                # sent on reconnect; the node says the outage, so this is its detail
                 log.debug("cluster: approval of %s not shared yet: %s", item[0], exc)
                 return
 

@@ -20,7 +20,6 @@ announcement change together, and publishing content that is already current is 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import json
 import logging
@@ -39,9 +38,7 @@ __all__ = [
     "ClusterStore",
     "FileVersion",
     "follow_channel",
-    "outage_level",
     "stop_task",
-    "watching_outages",
 ]
 
 log = logging.getLogger(__name__)
@@ -51,29 +48,6 @@ AUDIT_KEEP = 10_000
 #: Waits between reconnection attempts: quick at first, then every RETRY_MAX_S.
 RETRY_FIRST_S = 0.2
 RETRY_MAX_S = 2.0
-
-#: Redis addresses a running :class:`~.node.ClusterNode` of this process watches. The node
-#: says their outages (through the ``cluster`` source's status: one line when Redis goes
-#: away, one when it is back); the bus, the tasks, the token store, shared approvals and
-#: audit then log their own view of the same outage at DEBUG, not as more warnings.
-_watched: collections.Counter[str] = collections.Counter()
-
-
-@contextlib.contextmanager
-def watching_outages(address: ClusterAddress) -> Any:
-    """While in it, this process has a node that says the outages of ``address``."""
-    _watched[address.shown()] += 1
-    try:
-        yield
-    finally:
-        _watched[address.shown()] -= 1
-
-
-def outage_level(address: ClusterAddress) -> int:
-    """The level a part logs an outage (and the recovery) of ``address`` at: DEBUG when a
-    node of this process says it already (see :data:`_watched`), else WARNING."""
-    return logging.DEBUG if _watched[address.shown()] > 0 else logging.WARNING
-
 
 # KEYS: files, history, revision. ARGV: file, sha, text, origin, at, keep, channel.
 # Returns {revision, 1 if this was a new version else 0}.
@@ -267,13 +241,16 @@ async def follow_channel(
     channel: str,
     deliver: Callable[[str], Awaitable[None]],
     on_state: Callable[[ClusterStore | None], None] | None = None,
+    *,
+    outage_level: int = logging.WARNING,
 ) -> None:
     """Hand every message of the store's ``channel`` (an attribute name, such as
     ``"bus_channel"``) to ``deliver``, until cancelled. When Redis goes away it reconnects
     (after RETRY_FIRST_S, doubling up to RETRY_MAX_S); ``on_state`` gets the connected
-    store once subscribed and ``None`` when the subscription is lost. The loss of an
-    outage is logged once (a warning; DEBUG where a node says it, see
-    :func:`outage_level`), not at every attempt; the recovery once (info)."""
+    store once subscribed and ``None`` when the subscription is lost. The loss is logged
+    once per outage at ``outage_level`` (a :class:`~.replica.ClusterReplica`, whose
+    ``cluster`` source says the outage, passes DEBUG), not at every attempt; the recovery
+    once, at INFO (or DEBUG with the loss)."""
     wait = RETRY_FIRST_S
     failing = False  # said already that this outage began
     while True:
@@ -284,7 +261,7 @@ async def follow_channel(
             await pubsub.subscribe(name)
             wait = RETRY_FIRST_S
             if failing:
-                level = min(outage_level(address), logging.INFO)
+                level = min(outage_level, logging.INFO)
                 log.log(level, "cluster: Redis channel %s followed again", name)
                 failing = False
             if on_state is not None:
@@ -297,7 +274,7 @@ async def follow_channel(
         except Exception as exc:  # Redis away, refused, timed out, restarted
             if not failing:
                 log.log(
-                    outage_level(address),
+                    outage_level,
                     "cluster: lost Redis channel %s at %s (%s); reconnecting by itself",
                     name,
                     address.shown(),

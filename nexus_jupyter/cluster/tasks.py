@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -31,8 +32,10 @@ __all__ = ["RedisTaskStore"]
 class RedisTaskStore:
     """A ``TaskStore`` shared by every replica of a cluster."""
 
-    def __init__(self, address: ClusterAddress) -> None:
+    def __init__(self, address: ClusterAddress, *, outage_level: int = logging.WARNING) -> None:
         self.address = address
+        #: The level a Redis outage is logged at (DEBUG when the ``cluster`` source says it).
+        self.outage_level = outage_level
         self._store: ClusterStore | None = None
         self._cancel_listeners: list[Callable[[str], None]] = []
         self._change_listeners: list[TaskChangeListener] = []
@@ -134,7 +137,9 @@ class RedisTaskStore:
             self._reader = asyncio.ensure_future(self._read_forever())
 
     async def _read_forever(self) -> None:
-        await follow_channel(self.address, "tasks_changed_channel", self._changed)
+        await follow_channel(
+            self.address, "tasks_changed_channel", self._changed, outage_level=self.outage_level
+        )
 
     async def _changed(self, raw: str) -> None:
         record = TaskRecord.from_dict(json.loads(raw))

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..core.errors import ConfigError
 from ..serve.auth.tokens import ApiToken, check_token_request, hash_secret, new_secret
-from .store import ClusterAddress, outage_level
+from .store import ClusterAddress
 
 __all__ = ["REFRESH_S", "RedisTokenStore"]
 
@@ -48,10 +48,15 @@ WRITE_BACK_WITHIN_S = 5.0
 class RedisTokenStore:
     """A ``TokenStore`` shared by every replica of a cluster."""
 
-    def __init__(self, address: ClusterAddress, *, timeout: float = 1.0) -> None:
+    def __init__(
+        self, address: ClusterAddress, *, timeout: float = 1.0, outage_level: int = logging.WARNING
+    ) -> None:
         import redis
 
         self.address = address
+        #: The level an outage is logged at: DEBUG for a replica's store, whose ``cluster``
+        #: source says the outage (see :meth:`~.replica.ClusterReplica.token_store`).
+        self.outage_level = outage_level
         self.key = f"{address.prefix}:tokens"  # ClusterStore.tokens_key (that one is async)
         self.marker = f"{self.key}:kept"
         self.redis: Any = redis.Redis.from_url(
@@ -103,19 +108,16 @@ class RedisTokenStore:
                 try:
                     self._by_digest = {t.digest: t for t in self._current(now)}
                     self._fresh_until = now + REFRESH_S
-                    if self._failed_at is not None:  # the pair of the warning below
+                    if self._failed_at is not None:  # the pair of the line below (info)
                         log.log(
-                            outage_level(self.address),
+                            min(self.outage_level, logging.INFO),
                             "cluster tokens: the token store at %s answers again",
                             self.address.shown(),
                         )
                     self._read_at, self._failed_at = now, None
                 except ConfigError as exc:
-                    # Once per outage (later attempts at DEBUG), and only at DEBUG where a
-                    # cluster node of this process says the outage already.
-                    level = (
-                        logging.DEBUG if self._failed_at is not None else outage_level(self.address)
-                    )
+                    # Once per outage (later attempts at DEBUG), at the store's outage level.
+                    level = logging.DEBUG if self._failed_at is not None else self.outage_level
                     if self._failed_at is None:
                         self._failed_at = now
                     reason = str(exc).rstrip(".")

@@ -139,10 +139,15 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_registry(
-    *, root: str | None = None, tools_dir: str | None = None, config: str | None = None
+    *,
+    root: str | None = None,
+    tools_dir: str | None = None,
+    config: str | None = None,
+    quiet_load_failures: bool = False,
 ) -> Any:
     """``Registry.default`` for ``root`` and ``config`` (a nex.yaml path), watching
-    ``tools_dir`` instead of the configured folder when given."""
+    ``tools_dir`` instead of the configured folder when given. ``quiet_load_failures``:
+    the caller says each broken source itself (serve's notices)."""
     from ..core.registry.registry import Registry
 
     if tools_dir is not None:
@@ -150,17 +155,9 @@ def build_registry(
         os.environ["NEXUS_TOOLS_DIR"] = str(Path(tools_dir).resolve())
     # tool files run in worker processes unless nex.yaml says otherwise: one file that
     # crashes, loops or holds the GIL must not take the server down
-    return Registry.default(root=root, config=config, isolation="process")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``nexus-tools serve`` with parsed ``args``; returns the exit code."""
-    from ..core.registry.source import face_reports_load_failures
-
-    # the notices say each broken source (one line, with its fix): the registry's own
-    # warning about a source that failed to load would say it a second time
-    with face_reports_load_failures():
-        return _run(args)
+    return Registry.default(
+        root=root, config=config, isolation="process", quiet_load_failures=quiet_load_failures
+    )
 
 
 def _check_transport(args: argparse.Namespace) -> str | None:
@@ -189,7 +186,8 @@ def _check_transport(args: argparse.Namespace) -> str | None:
     return problem
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    """Run ``nexus-tools serve`` with parsed ``args``; returns the exit code."""
     from .mcp_server import serve_http, serve_stdio
 
     problem = _check_transport(args)
@@ -201,8 +199,13 @@ def _run(args: argparse.Namespace) -> int:
         level=str(args.log_level).upper(),
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # the notices say each broken source (one line, with its fix): the registry's own
+    # warning about a source that failed to load would say it a second time
     reg = build_registry(
-        root=getattr(args, "root", None), tools_dir=args.dir, config=getattr(args, "config", None)
+        root=getattr(args, "root", None),
+        tools_dir=args.dir,
+        config=getattr(args, "config", None),
+        quiet_load_failures=True,
     )
 
     level = logging.getLevelName(str(args.log_level).upper())
@@ -232,7 +235,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         replica = _join_cluster(args, reg)
         if "auth" in limits:
-            limits["auth"] = _cluster_tokens(limits["auth"], replica)
+            limits["auth"], limits["token_store"] = _cluster_tokens(limits["auth"], replica)
     except ConfigError as exc:
         reg.close()
         print(f"nexus-tools serve: {exc}", file=sys.stderr)
@@ -291,11 +294,15 @@ def _join_cluster(args: argparse.Namespace, reg: Any) -> Any:
     return ClusterReplica.join(reg, url, folder)
 
 
-def _cluster_tokens(auth: Any, cluster: Any) -> Any:
-    """On a cluster, API tokens live in its Redis (unless a token file is named)."""
-    if cluster is None or auth.mode != "tokens" or auth.token_file:
-        return auth
-    return auth.model_copy(update={"token_file": cluster.node.address.url})
+def _cluster_tokens(auth: Any, cluster: Any) -> tuple[Any, Any]:
+    """On a cluster, API tokens live in its Redis (unless a token file is named): ``auth``
+    saying so, and the replica's token store (its outages are the ``cluster`` source's to
+    say), else ``None`` (the store ``auth`` names is opened as it is)."""
+    if cluster is None or auth.mode != "tokens":
+        return auth, None
+    if not auth.token_file:
+        auth = auth.model_copy(update={"token_file": cluster.node.address.url})
+    return auth, cluster.token_store(auth.token_file)
 
 
 def _mask_output(reg: Any, *, stdout: bool) -> None:

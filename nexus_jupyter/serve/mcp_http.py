@@ -218,6 +218,7 @@ async def run_uvicorn(
     session_idle_s: float = DEFAULT_SESSION_IDLE_S,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     auth: Any = None,
+    token_store: Any = None,
 ) -> None:
     """Serve the SDK ``server`` over streamable HTTP until cancelled, then shut down cleanly.
 
@@ -226,7 +227,9 @@ async def run_uvicorn(
     request left to wait for. ``closing`` runs before that (e.g. to close listen streams).
     ``allowed_hosts`` are extra host names (besides loopback and ``host``) that clients may
     use in ``Host``/``Origin``, e.g. an alias of this machine that resolves to loopback.
-    ``auth`` (a :class:`~.auth.ServeAuth`) makes every MCP request need a bearer token.
+    ``auth`` (a :class:`~.auth.ServeAuth`) makes every MCP request need a bearer token;
+    ``token_store`` is the store its tokens are checked against (default: the one
+    ``auth.token_file`` names).
     """
     import uvicorn
 
@@ -237,7 +240,8 @@ async def run_uvicorn(
     bound_port = sock.getsockname()[1]
     try:
         shown = f"[{host}]" if ":" in host else host
-        options = auth_app_options(auth, f"http://{shown}:{bound_port}/mcp") if auth else {}
+        url = f"http://{shown}:{bound_port}/mcp"
+        options = auth_app_options(auth, url, token_store) if auth else {}
     except BaseException:
         sock.close()
         raise

@@ -63,6 +63,62 @@ def test_the_token_store_warning_reads_as_one_sentence(caplog: pytest.LogCapture
     assert "answering from the last copy" in line and ".;" not in line
 
 
+def test_a_node_without_a_replica_warns_about_its_outage(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """ClusterNode used alone has no ``cluster`` source to say the outage for it: it says it
+    itself, once (later attempts are DEBUG)."""
+    from waiting import wait_until
+
+    from nexus_jupyter import Registry
+    from nexus_jupyter.cluster import ClusterNode
+
+    caplog.set_level(logging.DEBUG, logger="nexus_jupyter.cluster")
+    address = _dead_address()
+    with Registry(search="keyword") as reg:
+        node = ClusterNode(reg, address, tmp_path / "tools")
+        node.start()
+        try:
+            wait_until(reg, lambda: node.state == "degraded", timeout=10)
+            # a later attempt (0.2 s on) is a DEBUG line, not a second warning
+            still = "still unreachable"
+            deadline = time.monotonic() + 10
+            while not any(still in r.getMessage() for r in caplog.records):
+                assert time.monotonic() < deadline, "no second attempt within 10 s"
+                time.sleep(0.05)
+        finally:
+            node.stop()
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1, warned
+    assert warned[0].startswith(f"cluster: Redis at {address.shown()} is unreachable (")
+    assert "serving this replica's tools locally and retrying" in warned[0]
+
+
+def test_a_replica_token_store_leaves_the_outage_to_the_cluster_source(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The token store a replica hands serve (its own Redis, however the URL spells the
+    database) logs the outage at DEBUG; one elsewhere, or the CLI's, still warns."""
+    from nexus_jupyter import Registry
+    from nexus_jupyter.cluster import ClusterReplica
+
+    address = _dead_address()
+    with Registry(search="keyword") as reg:
+        member = ClusterReplica.join(reg, address.url, tmp_path / "tools")
+        try:
+            bare = address.url.replace("/0?", "?")  # database 0 either way
+            store = member.token_store(bare)
+            assert store is not None and member.token_store(str(tmp_path / "t.json")) is None
+            assert member.token_store(address.url.replace("prefix=outage", "prefix=x")) is None
+            with caplog.at_level(logging.DEBUG, logger="nexus_jupyter.cluster.tokens"):
+                store.lookup("nxt_whatever")
+                RedisTokenStore(address, timeout=0.2).lookup("nxt_whatever")
+        finally:
+            member.close()
+    levels = [r.levelname for r in caplog.records if r.name == "nexus_jupyter.cluster.tokens"]
+    assert levels == ["DEBUG", "WARNING"]
+
+
 def test_tokens_survive_a_redis_that_lost_them_and_a_revocation_stays(
     redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -191,6 +247,11 @@ def test_a_redis_outage_under_serve_is_one_warning_and_one_line_when_back(
             assert len(said) == 1, "".join(served.output[back_from:])
             (back,) = said
             assert back.startswith(f"nexus-tools serve: cluster: Redis at {server.url} is back")
+            # counted again now that the outage is over: a warning that came late (after the
+            # first count) would show here (the tokens written back are another matter)
+            later = [line for line in served.output[start:] if "wrote back" not in line]
+            down = [line for line in later if "warn" in line.lower()]
+            assert len(down) == 1, "".join(served.output[start:])
     finally:
         server.stop()
 

@@ -190,6 +190,54 @@ def test_failing_source_keeps_last_good_set_and_records_error(reg: Registry) -> 
     assert {s["name"]: s for s in reg.status()["sources"]}["directory:d"]["error"] is None
 
 
+def _said(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    return [
+        (r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.name == "nexus_jupyter.core.registry.registry"
+    ]
+
+
+def test_only_the_registry_told_a_face_says_its_failures_logs_them_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A face that says each broken source itself (nexus-tools list, serve) builds its
+    registry with quiet_load_failures=True; another registry in the same process (a
+    kernel's, a test's) still warns about its own."""
+    caplog.set_level("DEBUG", logger="nexus_jupyter.core.registry.registry")
+    with Registry(search="keyword", quiet_load_failures=True) as face, Registry() as kernel:
+        for registry, name in ((face, "toolset:face"), (kernel, "toolset:kernel")):
+            source = ListSource(name, "config")
+            source.fail = ImportError(f"no module named {name[8:]}")
+            registry.add_source(source)
+    said = _said(caplog)
+    assert ("DEBUG", "source toolset:face failed to load: no module named face") in said
+    assert ("WARNING", "source toolset:kernel failed to load: no module named kernel") in said
+    assert [m for lvl, m in said if lvl == "WARNING"] == [
+        "source toolset:kernel failed to load: no module named kernel"
+    ]
+
+
+def test_works_again_is_info_and_pairs_only_with_a_failure_refresh_logged(
+    reg: Registry, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="nexus_jupyter.core.registry.registry")
+    src = reg.add_source(ListSource("directory:d", "directory", [make("a", 1)]))
+    # an error a source set itself (its own status): refresh never said it, so no pair
+    reg.set_status(src.name, error="watcher lost")
+    reg.refresh(src.name)
+    assert _said(caplog) == []
+    src.fail = RuntimeError("disk on fire")
+    reg.refresh(src.name)
+    src.fail = None
+    reg.refresh(src.name)
+    reg.refresh(src.name)  # still fine: nothing more to say
+    assert _said(caplog) == [
+        ("WARNING", "source directory:d failed to load: disk on fire"),
+        ("INFO", "source directory:d: works again"),
+    ]
+
+
 def test_subscriber_exception_does_not_break_registry(reg: Registry, caplog: Any) -> None:
     def boom(change: RegistryChanged) -> None:
         raise ValueError("subscriber bug")

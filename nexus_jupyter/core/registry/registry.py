@@ -29,7 +29,7 @@ from ..tools.tool import Tool
 from .calls import CallPipeline
 from .loop import BackgroundLoop
 from .publisher import SourcePublisher
-from .source import MutableSource, ToolSource, load_failure_level, recovered_note
+from .source import MutableSource, ToolSource, recovered_note
 from .state import RegistryChanged, SourceState
 from .wiring import installed_wiring
 from .writer import RegistryWriter
@@ -62,6 +62,12 @@ class Registry(RegistryWriter):
     ``policy``, ``credentials`` and ``audit`` are consulted on every call (any objects with
     the methods of :mod:`~nexus_jupyter.core.policy.protocols`), and so is ``approver`` when the
     policy asks and someone can answer where the call was made.
+
+    ``quiet_load_failures=True`` is for a face that says each broken source itself (the
+    ``list``, ``check`` and ``toolsets`` commands, ``serve``'s notices): this registry then
+    logs a source's load failure at DEBUG, so the person reads it once, in that face's
+    words. It applies to this registry only, from its first load on. Otherwise (a kernel,
+    the Jupyter server) the registry's warning is the report.
     """
 
     def __init__(
@@ -72,10 +78,12 @@ class Registry(RegistryWriter):
         credentials: Credentials | None = None,
         audit: AuditSink | None = None,
         search_threshold: float | None = None,
+        quiet_load_failures: bool = False,
     ) -> None:
         super().__init__(search=search, search_threshold=search_threshold, credentials=credentials)
         self.policy = policy
         self.audit = audit
+        self.quiet_load_failures = quiet_load_failures
         self.approver: Approver | None = None
         self._calls = CallPipeline(self)
         self._settings: Any = None
@@ -376,15 +384,17 @@ class Registry(RegistryWriter):
         with state.refresh_lock:
             if callable(own):
                 return cast(RegistryChanged, own())
-            failed = state.error is not None
             try:
                 tools = list(state.source.load())
             except Exception as exc:
-                log.log(load_failure_level(), "source %s failed to load: %s", name, exc)
+                level = logging.DEBUG if self.quiet_load_failures else logging.WARNING
+                log.log(level, "source %s failed to load: %s", name, exc)
+                state.failure_logged_at = level
                 return self.set_status(name, error=f"{type(exc).__name__}: {exc}")
-            if failed:  # the pair of the warning above
+            if state.failure_logged_at is not None:  # the pair of a failure said above only
                 back = recovered_note(state.source) or "works again"
-                log.log(load_failure_level(), "source %s: %s", name, back)
+                log.log(min(state.failure_logged_at, logging.INFO), "source %s: %s", name, back)
+                state.failure_logged_at = None
             return self.publish(name, tools, error=None)
 
     # -- folders --------------------------------------------------------------------------

@@ -2,54 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 from ..tools.spec import SourceKind
 from ..tools.tool import Tool
 
-__all__ = [
-    "MutableSource",
-    "ToolSource",
-    "face_reports_load_failures",
-    "load_failure_level",
-    "recovered_note",
-]
-
-#: How many faces that say each broken source themselves are running in this process.
-_faces_reporting = 0
-_faces_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def face_reports_load_failures() -> Iterator[None]:
-    """While a face that reports each broken source itself runs (``nexus-tools list``,
-    ``check``, ``toolsets``, ``serve``), a source's load failure (and its recovery) is logged
-    at DEBUG, so the person reads it once, in that face's words. Elsewhere (the kernel, the
-    Jupyter server's log) the registry's warnings are the only report, and stay one."""
-    global _faces_reporting
-    with _faces_lock:
-        _faces_reporting += 1
-    try:
-        yield
-    finally:
-        with _faces_lock:
-            _faces_reporting -= 1
+__all__ = ["MutableSource", "ToolSource", "recovered_note"]
 
 
 def recovered_note(source: object) -> str | None:
     """The source's own words for "works again" (its optional ``recovered``), if any."""
     note = getattr(source, "recovered", None)
     return note if isinstance(note, str) and note else None
-
-
-def load_failure_level() -> int:
-    """The level the registry logs a source's load failure at (see
-    :func:`face_reports_load_failures`)."""
-    return logging.DEBUG if _faces_reporting else logging.WARNING
 
 
 @runtime_checkable

@@ -86,6 +86,9 @@ class SourceState:
     details_source: Any = None
     updated_at: float = field(default_factory=time.time)
     refresh_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    #: The level :meth:`Registry.refresh` logged this source's last load failure at, until
+    #: a load works again (its "works again" line pairs only with a failure it logged).
+    failure_logged_at: int | None = None
 
     @property
     def details(self) -> dict[str, Any]:

@@ -222,9 +222,11 @@ def discover_jwks_url(issuer: str, *, timeout: float = 10.0) -> str:
     )
 
 
-def auth_app_options(auth: ServeAuth, resource_url: str) -> dict[str, Any]:
+def auth_app_options(auth: ServeAuth, resource_url: str, token_store: Any = None) -> dict[str, Any]:
     """``auth=`` and ``token_verifier=`` for the SDK's ``streamable_http_app`` (``{}`` when
-    authentication is off). ``resource_url`` is the server's own URL as clients see it."""
+    authentication is off). ``resource_url`` is the server's own URL as clients see it;
+    ``token_store`` (``--auth tokens``) is the store to check tokens against, else the one
+    ``auth.token_file`` names."""
     from mcp.server.auth.settings import AuthSettings
 
     if not auth.enabled:
@@ -233,7 +235,8 @@ def auth_app_options(auth: ServeAuth, resource_url: str) -> dict[str, Any]:
         from .tokens import open_token_store
         from .verifiers import ApiTokenVerifier
 
-        verifier: Any = ApiTokenVerifier(open_token_store(auth.token_file))
+        store = token_store if token_store is not None else open_token_store(auth.token_file)
+        verifier: Any = ApiTokenVerifier(store)
         # No authorization server hands out static tokens, so there is no RFC 9728
         # metadata to point at: the 401 says only that a bearer token is needed.
         settings = AuthSettings(
