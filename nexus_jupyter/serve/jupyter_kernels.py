@@ -11,8 +11,10 @@ progress and cancel go to the kernel.
 Only the kernels this server runs are its sources: servers of one user share the runtime dir
 by default, so another server's kernels announce themselves in the same folder. An
 announcement whose kernel id this server's kernel manager does not know is left alone (not
-linked, not removed); one that arrives before the kernel manager has the kernel is followed
-when Jupyter reports the kernel started (``kernel_actions``).
+linked, not removed). Jupyter reports a kernel started (``kernel_actions`` "start") from
+inside the kernel's ``start_kernel``, before its kernel manager lists the kernel: such an event
+on this server's own event logger is this server's kernel, so an announcement that came first
+is linked then, without asking the kernel manager.
 
 A kernel leaves when its announcement goes (it exits cleanly or unloads), and when Jupyter
 reports that it restarted or shut down (``kernel_actions`` events), which also covers a
@@ -132,11 +134,16 @@ class KernelSources:
         runtime_dir: str | Path,
         session_manager: Any,
         kernel_manager: Any = None,
+        event_logger: Any = None,
     ) -> None:
         self.registry = registry
         self.runtime_dir = Path(runtime_dir)
         self.session_manager = session_manager
         self.kernel_manager = kernel_manager  # None: every announced kernel is this server's
+        # The server's event logger: its kernel_actions come from this server's kernel manager
+        # (another server's, even one sharing the runtime dir, has its own).
+        self.event_logger = event_logger
+        self.started: set[str] = set()  # kernels it reported started, until they shut down
         self.sources: dict[str, KernelSource] = {}  # kernel id -> its source
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -200,8 +207,8 @@ class KernelSources:
         await self._link(kernel_id, body, await self._notebook_of(kernel_id))
 
     def _runs(self, kernel_id: str) -> bool:
-        """Whether this server's kernel manager runs ``kernel_id``."""
-        if self.kernel_manager is None:
+        """Whether this server's kernel manager runs ``kernel_id`` (or reported it started)."""
+        if self.kernel_manager is None or kernel_id in self.started:
             return True
         try:
             return kernel_id in self.kernel_manager
@@ -266,19 +273,29 @@ class KernelSources:
         tools with it, unless a new process of it has announced itself already; a kernel that
         started and announced itself already is linked.
 
-        Never raises: Jupyter awaits its listeners inside the kernel action itself, so an
-        exception here would fail the user's kernel start or restart."""
+        The event is emitted inside the kernel's ``start_kernel`` (and restart, shutdown),
+        before ``MultiKernelManager`` adds a started kernel to the ones it runs; jupyter_events
+        runs each listener as a task of its own, later, and does not wait for it. So a "start"
+        is taken as this server's kernel because it came on this server's event logger
+        (``logger``), never by asking the kernel manager, which may not list it yet.
+
+        Never raises: jupyter_events would only log the exception, without the event; it is
+        logged here with it."""
         try:
             async with self._changing:
-                await self._kernel_action(data)
+                await self._kernel_action(data, ours=logger is self.event_logger)
         except Exception:
             log.exception("nexus_jupyter: following kernel event %s failed", data)
 
-    async def _kernel_action(self, data: dict[str, Any]) -> None:
+    async def _kernel_action(self, data: dict[str, Any], ours: bool) -> None:
         kernel_id = data.get("kernel_id")
         if data.get("status") != "success" or not isinstance(kernel_id, str):
             return
         path = self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
+        if ours and data.get("action") == "start":
+            self.started.add(kernel_id)  # ours, whether the kernel manager lists it yet or not
+        elif ours and data.get("action") == "shutdown":
+            self.started.discard(kernel_id)
         if data.get("action") == "start":  # it may have announced itself before it was ours
             if kernel_id not in self.sources and path.exists():
                 await self._follow(path)

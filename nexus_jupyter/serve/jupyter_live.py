@@ -40,7 +40,11 @@ def start_live_kernels(serverapp: Any, registry: Any) -> LiveKernels:
     web_app.add_handlers(".*$", [(route, McpHandler)])
     runtime_dir = getattr(serverapp.kernel_manager, "connection_dir", None) or serverapp.runtime_dir
     kernels = KernelSources(
-        registry, runtime_dir, serverapp.session_manager, serverapp.kernel_manager
+        registry,
+        runtime_dir,
+        serverapp.session_manager,
+        serverapp.kernel_manager,
+        getattr(serverapp, "event_logger", None),  # where the listeners below are added
     )
     for schema_id, listener, what in (
         (KERNEL_ACTIONS, kernels.on_kernel_action, "kernel restarts"),
