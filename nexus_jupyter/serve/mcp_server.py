@@ -50,6 +50,7 @@ from .mcp_offers import OfferHandlers
 from .mcp_task_events import TasksListenHandler
 from .mcp_tasks import McpTasks, TaskChannel
 from .mcp_tasks_legacy import LegacyTasks, legacy_tasks_capability
+from .mcp_versions import VersionSieve
 
 __all__ = ["McpServerHandle", "RegistryServer", "serve_http", "serve_stdio"]
 
@@ -145,6 +146,7 @@ class RegistryServer:
         self.server.add_request_handler(
             "logging/setLevel", SetLevelRequestParams, self._set_log_level
         )
+        self.server.middleware.append(VersionSieve())  # no newer fields to older clients
         self.tasks.register(self.server)
         LegacyTasks(self.tasks, self.registry.find, self._serve_task).register(self.server)
         self._legacy: set[Any] = set()
