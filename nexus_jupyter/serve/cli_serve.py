@@ -111,6 +111,15 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         help="list only the eager tools plus tool_search (deferred loading)",
     )
     parser.add_argument(
+        "--list-wait",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long a tools/list may wait, after serving begins, for the MCP servers and "
+        "checks of nex.yaml still on their first attempt, so a client that lists once gets "
+        "their tools (default 5; 0: never wait)",
+    )
+    parser.add_argument(
         "--session-idle",
         type=float,
         default=None,
@@ -252,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.transport == "stdio":
             notices.serving("on stdio")
-            asyncio.run(serve_stdio(reg, defer=args.defer))
+            asyncio.run(serve_stdio(reg, defer=args.defer, first_list_wait=args.list_wait))
         else:
             asyncio.run(
                 serve_http(
@@ -260,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
                     args.host,
                     args.port,
                     defer=args.defer,
+                    first_list_wait=args.list_wait,
                     started=announce,
                     allowed_hosts=args.allow_host,
                     bus=replica.bus if replica is not None else None,

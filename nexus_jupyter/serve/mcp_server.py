@@ -41,6 +41,7 @@ from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, ClientChann
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from ..core.tools.strict_types import type_errors
 from .auth.settings import identity_of
+from .list_gate import ListGate
 from .mcp_approval import ask_client
 from .mcp_bridge import call_result, error_result, mcp_tool
 from .mcp_channel import LogLevels, McpClientChannel, run_soon
@@ -77,6 +78,7 @@ class RegistryServer:
         tool_meta: Callable[[str], Mapping[str, Any] | None] | None = None,
         hidden: Collection[str] = (),
         granted_only: bool = False,
+        first_list_wait: float = 0.0,
     ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -111,6 +113,9 @@ class RegistryServer:
         self.hidden = frozenset(hidden)
         #: list only the tools an MCP caller may call (:mod:`.mcp_grant`)
         self.granted_only = granted_only
+        #: how long a tools/list may wait for sources still connecting (:mod:`.list_gate`)
+        self.first_list_wait = first_list_wait
+        self._gate: ListGate | None = None
         self._meta_stamp = 0
         self.log_levels = LogLevels()
         self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
@@ -163,6 +168,8 @@ class RegistryServer:
     def attach(self) -> None:
         """Subscribe to the registry; call from the loop that serves."""
         self._loop = asyncio.get_running_loop()
+        if self._gate is None:  # the bounded wait counts from when serving begins
+            self._gate = ListGate(self.registry, self.first_list_wait)
         if self._unsubscribe is None:
             self._unsubscribe = self.registry.subscribe(self._on_change)
             self._unsubscribe_catalog = self.offers.catalog.subscribe(self._on_catalog_change)
@@ -258,6 +265,8 @@ class RegistryServer:
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
 
+        if self._gate is not None:  # sources still on their first attempt, a bounded wait
+            await self._gate.ready()
         level = None
         if self.granted_only:  # this caller's grant: the face's, its principal's, its token's
             principal, ceiling = identity_of(getattr(ctx, "request", None))
@@ -444,11 +453,13 @@ def _progress_sender(session: Any, loop: asyncio.AbstractEventLoop) -> Any:
     return send
 
 
-async def serve_stdio(registry: Any, *, defer: bool = False) -> None:
-    """Serve ``registry`` on this process's stdin/stdout until the client closes stdin."""
+async def serve_stdio(registry: Any, *, defer: bool = False, first_list_wait: float = 0.0) -> None:
+    """Serve ``registry`` on this process's stdin/stdout until the client closes stdin.
+    ``first_list_wait``: how long a ``tools/list`` may wait for sources that are still
+    connecting when serving begins (:mod:`.list_gate`)."""
     from mcp.server.stdio import stdio_server
 
-    app = RegistryServer(registry, defer=defer, granted_only=True)
+    app = RegistryServer(registry, defer=defer, granted_only=True, first_list_wait=first_list_wait)
     app.attach()
     try:
         async with stdio_server() as (read, write):
@@ -468,6 +479,7 @@ async def serve_http(
     bus: Any = None,
     task_store: TaskStore | None = None,
     auth: Any = None,
+    first_list_wait: float = 0.0,
     **session_limits: Any,
 ) -> None:
     """Serve ``registry`` over streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -479,10 +491,17 @@ async def serve_http(
     (a cluster's Redis bus, started and closed here). ``task_store`` keeps the state of
     tasks (default: in memory; a shared store lets replicas answer each other's task polls).
     ``auth`` (a :class:`~.auth.ServeAuth`) requires a bearer token on every request; its
-    subject is the calls' principal."""
+    subject is the calls' principal. ``first_list_wait`` as for :func:`serve_stdio`."""
     from .mcp_http import run_uvicorn
 
-    app = RegistryServer(registry, defer=defer, bus=bus, task_store=task_store, granted_only=True)
+    app = RegistryServer(
+        registry,
+        defer=defer,
+        bus=bus,
+        task_store=task_store,
+        granted_only=True,
+        first_list_wait=first_list_wait,
+    )
     app.attach()
     if hasattr(bus, "start"):
         await bus.start()

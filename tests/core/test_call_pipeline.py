@@ -20,6 +20,7 @@ from nexus_jupyter import (
     RequestInfo,
     ToolContext,
     ToolResult,
+    ToolValidationError,
     tool,
 )
 from nexus_jupyter.core.policy.audit import AuditLog
@@ -207,3 +208,48 @@ def test_a_registry_takes_any_policy_with_the_protocols_methods(call: Any, reg: 
         call("plain", {"text": "no"}, request=RequestInfo(caller=MCP_CALLER))
     assert policy.seen == [("plain", False), ("plain", True)]
     assert runs == ["ok"]
+
+
+@tool(permission="danger_full_access")
+def erase(path: str, depth: int = 1) -> str:
+    runs.append(path)
+    return f"erased {path} to depth {depth}"
+
+
+def test_only_a_call_that_could_run_is_put_to_the_approver(call: Any, reg: Registry) -> None:
+    """Bad arguments are refused before anyone is asked (a user would approve a call that
+    cannot run, again at each retry); a good call is asked about with the arguments the
+    tool gets (converted, defaults filled in)."""
+    reg.policy = Policy(grant="danger_full_access")
+    reg.add(erase)
+    shown: list[Any] = []
+
+    def approver(tool: Any, arguments: Any, request: RequestInfo) -> bool:
+        shown.append(arguments)
+        return True
+
+    reg.approver = approver
+    notebook = RequestInfo(caller=NOTEBOOK_CALLER)
+    for wrong in ({"path": 5}, {}, {"path": "/x", "depth": "deep", "extra": 1}):
+        with pytest.raises(ToolValidationError):
+            call("erase", wrong, request=notebook)
+    assert shown == [] and runs == []
+    assert call("erase", {"path": "/x", "depth": "2"}, request=notebook).value == (
+        "erased /x to depth 2"
+    )
+    assert call("erase", {"path": "/y"}, request=notebook).value == "erased /y to depth 1"
+    assert shown == [{"path": "/x", "depth": 2}, {"path": "/y", "depth": 1}]
+    # a face with no one to ask: the arguments first too, then the refusal that says how
+    with pytest.raises(ToolValidationError):
+        call("erase", {"path": 5}, request=RequestInfo(caller=MCP_CALLER))
+    with pytest.raises(ApprovalRequired) as refused:
+        call("erase", {"path": "/z", "depth": "3"}, request=RequestInfo(caller=MCP_CALLER))
+    assert refused.value.arguments == {"path": "/z", "depth": 3}
+
+
+def test_a_blocked_tool_is_refused_before_its_arguments_are_read(call: Any, reg: Registry) -> None:
+    """A denial comes first: the refusal does not tell the blocked tool's parameters."""
+    reg.policy = Policy(grant="read_only")
+    reg.add(erase)
+    with pytest.raises(PermissionDenied):
+        call("erase", {"path": 5}, request=RequestInfo(caller=NOTEBOOK_CALLER))

@@ -129,16 +129,21 @@ ACCEPTED: list[dict[str, Any]] = [
 ]
 
 
-def _refusal(validate: Any, arguments: dict[str, Any]) -> str:
+def _refusal(validate: Any, arguments: dict[str, Any], name: str = "order") -> str:
     with pytest.raises(ToolValidationError) as info:
-        validate("order", arguments)
+        validate(name, arguments)
     return str(info.value).split("): ", 1)[1]
+
+
+def _both(fn: Any) -> tuple[Any, Any]:
+    """The tool's own validator and its JSON Schema's."""
+    schema = derive_function_schema(fn)
+    return schema.validate, JsonSchemaValidator(schema.input_schema).validate
 
 
 @pytest.fixture(scope="module")
 def validators() -> tuple[Any, Any]:
-    schema = derive_function_schema(order)
-    return schema.validate, JsonSchemaValidator(schema.input_schema).validate
+    return _both(order)
 
 
 @pytest.mark.parametrize(("arguments", "said"), CASES)
@@ -180,3 +185,96 @@ def test_a_tool_in_a_worker_process_answers_as_in_process(tmp_path: Path) -> Non
     finally:
         isolated.close()
         here.close()
+
+
+TYPED = '''import datetime
+import pathlib
+import uuid
+from typing import Literal
+
+from pydantic import AnyUrl
+
+from nexus_jupyter import tool
+
+
+@tool
+def typed(
+    when: datetime.date,
+    color: Literal["red", "blue"],
+    path: pathlib.Path,
+    at: datetime.datetime | None = None,
+    every: datetime.timedelta | None = None,
+    key: uuid.UUID | None = None,
+    home: AnyUrl | None = None,
+    ratio: float = 0.5,
+) -> str:
+    """Takes values JSON writes as text."""
+    return "ok"
+'''
+
+_typed_module = types.ModuleType("typed_tool")
+sys.modules[_typed_module.__name__] = _typed_module
+exec(TYPED, _typed_module.__dict__)
+typed = _typed_module.typed
+_GOOD = {"when": "2026-01-02", "color": "red", "path": "a/b"}
+
+TYPED_CASES: list[tuple[dict[str, Any], str]] = [
+    # every wrong place at once, dates too, in the order of the parameters
+    (
+        {"when": "tomorrow", "color": "green", "path": 3},
+        '$.when: expected a date (YYYY-MM-DD) (got "tomorrow"); '
+        '$.color: must be one of: "red", "blue" (got "green"); '
+        "$.path: expected a string (got 3)",
+    ),
+    (
+        {**_GOOD, "at": "noon", "every": "often", "key": "k", "home": "nowhere"},
+        '$.at: expected a date-time (ISO 8601, e.g. 2026-01-02T15:04:05Z) (got "noon"); '
+        '$.every: expected a duration (ISO 8601, e.g. PT1H30M, or seconds) (got "often"); '
+        '$.key: expected a UUID (got "k"); $.home: expected a URL (got "nowhere")',
+    ),
+    ({**_GOOD, "ratio": float("nan")}, "$.ratio: expected a number (got NaN)"),
+    ({**_GOOD, "ratio": float("inf")}, "$.ratio: expected a number (got Infinity)"),
+]
+
+
+@pytest.fixture(scope="module")
+def typed_validators() -> tuple[Any, Any]:
+    return _both(typed)
+
+
+@pytest.mark.parametrize(("arguments", "said"), TYPED_CASES)
+def test_dates_uuids_and_urls_are_worded_alike_by_both(
+    typed_validators: tuple[Any, Any], arguments: dict[str, Any], said: str
+) -> None:
+    for validate in typed_validators:
+        assert _refusal(validate, arguments, "typed") == said
+
+
+def test_both_take_the_same_dates(typed_validators: tuple[Any, Any]) -> None:
+    fine = {
+        **_GOOD,
+        "at": "2026-01-02T10:00:00Z",
+        "every": "PT1H",
+        "key": "12345678-1234-5678-1234-567812345678",
+        "home": "https://example.org/x",
+    }
+    for validate in typed_validators:
+        validate("typed", fine)
+
+
+def test_a_worker_process_tool_refuses_every_place_at_once(tmp_path: Path) -> None:
+    """The worker's registry checks dates before the call, so one refusal names them all,
+    not the JSON types first and the worker's dates in a second round."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "typed.py").write_text(TYPED)
+    isolated = Registry(search="keyword")
+    isolated.watch(folder, isolation="process", versions=False).wait_ready()
+    try:
+        arguments, said = TYPED_CASES[0]
+        with pytest.raises(ToolValidationError) as info:
+            isolated.call_sync("typed", arguments)
+        assert str(info.value).split("): ", 1)[1] == said
+        assert isolated.call_sync("typed", _GOOD).structured == "ok"
+    finally:
+        isolated.close()

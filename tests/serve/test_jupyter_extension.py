@@ -458,6 +458,14 @@ async def test_ask_tool_needs_approval_then_runs_when_approved(jp_fetch):
 
 
 @on_server_loop
+async def test_bad_arguments_to_an_ask_tool_are_a_422_not_a_409(jp_fetch):
+    """The panel asks its user only about a call that could run."""
+    body = await expect_error(422, call(jp_fetch, "wipe", {"path": 5}))
+    assert [e["path"] for e in body["errors"]] == ["$.path"]
+    await expect_error(422, call(jp_fetch, "wipe", {}))
+
+
+@on_server_loop
 async def test_approval_does_not_lift_a_block(jp_fetch):
     await expect_error(403, call(jp_fetch, "nuke", approved=True))
     await expect_error(403, call(jp_fetch, "nuke", approved="always"))

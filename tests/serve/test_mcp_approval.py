@@ -13,6 +13,7 @@ import pytest
 from nexus_jupyter import Registry, tool
 from nexus_jupyter.core.policy.policy import Policy
 from nexus_jupyter.serve.mcp_approval import APPROVAL_KEY, APPROVE, DENY
+from nexus_jupyter.serve.mcp_bridge import FIELD_ERRORS_META_KEY
 from nexus_jupyter.serve.mcp_server import McpServerHandle
 
 
@@ -21,7 +22,7 @@ def served() -> Iterator[tuple[str, list[str]]]:
     ran: list[str] = []
 
     @tool(permission="danger_full_access")
-    def wipe(path: str) -> str:
+    def wipe(path: str, depth: int = 1) -> str:
         """Delete a folder (asks first)."""
         ran.append(path)
         return f"wiped {path}"
@@ -117,3 +118,23 @@ async def test_an_approval_cannot_be_replayed_or_moved_to_other_arguments(
                 "wipe", {"path": "/a"}, input_responses=yes, request_state=state
             )
     assert ran == ["/a"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_bad_arguments_are_refused_before_the_user_is_asked(
+    served: tuple[str, list[str]], mode: str
+) -> None:
+    """A call that cannot run is not put to the user (who would approve it for nothing, and
+    again at each retry of the agent); a good one is, with the arguments the tool gets."""
+    url, ran = served
+    user = User(APPROVE)
+    async with mcp.Client(url, mode=mode, elicitation_callback=user) as client:  # type: ignore[arg-type]
+        for wrong in ({"path": 5}, {}, {"path": "/a", "depth": "deep"}):
+            result = await client.call_tool("wipe", wrong)
+            assert result.is_error and "Invalid arguments for tool 'wipe'" in text(result)
+            assert result.meta and result.meta[FIELD_ERRORS_META_KEY]
+        assert user.asked == [] and ran == []
+        result = await client.call_tool("wipe", {"path": "/a", "depth": "2"})
+    assert not result.is_error and ran == ["/a"]
+    (question,) = user.asked
+    assert '"depth": 2' in question.message  # converted, as the tool gets it

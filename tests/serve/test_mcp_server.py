@@ -319,3 +319,34 @@ async def test_call_results_carry_the_calls_summary_in_meta(project: Path) -> No
         assert result.meta["nexus-jupyter/summary"] == "Calculating: 2 add 3"
         plain = await client.call_tool("add", {"a": 1, "b": 2})
         assert plain.meta["nexus-jupyter/summary"] == "add(a=1, b=2)"
+
+
+TYPED_TOOL = '''import datetime
+from typing import Literal
+
+from nexus_jupyter import tool
+
+
+@tool
+def typed(when: datetime.date, color: Literal["red", "blue"], path: str) -> str:
+    """Takes a date."""
+    return f"{when.isoformat()} {color} {path}"
+'''
+
+
+async def test_every_wrong_argument_is_refused_at_once_with_field_errors(project: Path) -> None:
+    """A tool file served over stdio (its calls checked by JSON Schema, then run in a worker):
+    the date is refused with the wrong JSON types, in one message and one format."""
+    (project / "tools" / "dynamic" / "typed.py").write_text(TYPED_TOOL)
+    async with connect(stdio_params(project), "legacy") as (client, _inbox):
+        bad = await client.call_tool("typed", {"when": "tomorrow", "color": "green", "path": 3})
+        good = await client.call_tool("typed", {"when": "2026-01-02", "color": "red", "path": "p"})
+    assert bad.is_error and text(bad).startswith("Invalid arguments for tool 'typed':")
+    assert bad.meta is not None
+    said = {e["path"]: e["message"] for e in bad.meta[FIELD_ERRORS_META_KEY]}
+    assert said == {
+        "$.when": "expected a date (YYYY-MM-DD)",
+        "$.color": 'must be one of: "red", "blue"',
+        "$.path": "expected a string",
+    }
+    assert not good.is_error and text(good) == "2026-01-02 red p"

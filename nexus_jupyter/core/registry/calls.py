@@ -1,8 +1,8 @@
-"""How a call runs: look up, police, approve, check credentials, validate, execute, audit,
-mask. :class:`CallPipeline` writes each step once; the async path (:meth:`CallPipeline.call`)
-and the sync fast path (:meth:`CallPipeline.call_sync`) are the same steps around a
-different way of running the tool, and every face (Python, notebook, CLI, MCP, REST) comes
-through one of the two.
+"""How a call runs: look up, police, check credentials, validate, approve, execute, audit,
+mask (a call is put to its approver only once it could run). :class:`CallPipeline` writes
+each step once; the async path (:meth:`CallPipeline.call`) and the sync fast path
+(:meth:`CallPipeline.call_sync`) are the same steps around a different way of running the
+tool, and every face (Python, notebook, CLI, MCP, REST) comes through one of the two.
 
 Problems found before the tool runs raise (nothing ran); failures of the tool itself come
 back as a :class:`ToolResult` with ``error`` set. Where a sync tool runs is decided from the
@@ -103,9 +103,9 @@ class CallPipeline:
             ):
                 entry = self.registry._snapshot.entries.get(name)
             tool, ask = self._admit(name, entry, arguments, request, approved)
-            if ask:
-                await self._ask(tool, arguments, request)
             kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
+            if ask:  # asked only now: a call that cannot run is refused without a question
+                await self._ask(tool, self._to_approve(tool, kwargs, arguments, request), request)
             limit = timeout if timeout is not None else tool.spec.timeout
             if cancellation is not None and cancellation.cancelled:
                 result = cancelled_result(tool, started=False)
@@ -173,9 +173,10 @@ class CallPipeline:
             if installer is not None and installer(entry, request, approved):
                 entry = registry._snapshot.entries.get(name)
             tool, ask = self._admit(name, entry, arguments, request, approved)
-            if ask:
-                registry.loop.run(self._ask(tool, arguments, request))
             kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
+            if ask:
+                shown = self._to_approve(tool, kwargs, arguments, request)
+                registry.loop.run(self._ask(tool, shown, request))
             result = self.runner.inline(tool, kwargs, ctx)
             result = self._finish(result, tool, arguments, request, start)
         except BaseException as exc:
@@ -239,26 +240,36 @@ class CallPipeline:
     def _needs_approval(
         self, tool: Tool, arguments: Any, request: RequestInfo, approved: bool
     ) -> bool:
-        """The policy's decision: ``False`` to run, ``True`` to ask the approver first.
-        Raises :class:`PermissionDenied`, or :class:`ApprovalRequired` when it says ask and
-        no one can answer where the call was made (the error says how, for that face)."""
+        """The policy's decision: ``False`` to run, ``True`` to ask first (once the
+        arguments are valid: :meth:`_to_approve`). Raises :class:`PermissionDenied`: a
+        denial comes before validation, so a blocked tool's schema is not told through
+        its errors."""
         registry = self.registry
         assert registry.policy is not None
         decision = registry.policy.check(tool.spec, arguments or {}, request)
         if decision.action == "deny":
             self._audit_refusal(tool, request, "deny", decision.reason, arguments)
             raise PermissionDenied(decision.reason)
-        if decision.action != "ask" or approved:
-            return False
+        return decision.action == "ask" and not approved
+
+    def _to_approve(
+        self, tool: Tool, kwargs: dict[str, Any], arguments: Any, request: RequestInfo
+    ) -> dict[str, Any]:
+        """The validated arguments of a call the policy asks about, as JSON values (what
+        the approver is shown: the values the tool will get, defaults included). Raises
+        :class:`ApprovalRequired` when no one can answer where the call was made (the error
+        says how, for that face, and carries these arguments for a face that asks itself)."""
+        shown = _as_json(kwargs)
+        registry = self.registry
         if registry.approver is None or not request.caller.can_approve:
             self._audit_refusal(tool, request, "ask-denied", "no one to approve", arguments)
             raise ApprovalRequired(
                 f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}). "
                 + how_to_approve(request.caller.face, tool.spec.name),
                 tool=tool.spec.name,
-                arguments=arguments,
+                arguments=shown,
             )
-        return True
+        return shown
 
     async def _ask(self, tool: Tool, arguments: Any, request: RequestInfo) -> None:
         """Ask the registry's approver (checked by :meth:`_admit`); raises if denied."""
@@ -410,6 +421,13 @@ class CallPipeline:
         if summary is not None and self.registry.credentials is not None:
             summary = self.registry.credentials.mask(summary)
         self._audit(tool, request, decision, 0.0, reason, summary)
+
+
+def _as_json(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Validated arguments as JSON values (a date as its ISO text, a path as its text)."""
+    from pydantic_core import to_jsonable_python
+
+    return {key: to_jsonable_python(value, fallback=repr) for key, value in kwargs.items()}
 
 
 def _describe(tool: Tool, arguments: Any) -> str:

@@ -191,7 +191,8 @@ def tool(
 def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Mark ``fn`` as a tool, bare (``@tool``) or with options (``@tool(permission=...)``).
 
-    Options: ``name``, ``description`` (default: the docstring's first paragraph),
+    Options: ``name``, ``description`` (default: the docstring's prose, every paragraph
+    before its Args/Parameters/Returns sections),
     ``permission`` (``read_only`` | ``workspace_write`` | ``danger_full_access``),
     ``categories``, ``capabilities``, ``requires_credentials``, ``eager`` (always shown
     to agents, never deferred behind ``tool_search``), ``timeout`` (seconds per call) and

@@ -10,7 +10,10 @@ this module turns that into one :class:`~nexus_jupyter.core.errors.FieldError` p
 - a wrong type: ``expected an integer`` (or ``expected an integer or a string``);
 - a missing or unexpected argument, or field of a nested object;
 - ``must be one of: "celsius", "fahrenheit"``, ``must be at least 1``, ``must have at most 3
-  characters``, ``must match the pattern ^[a-z]+$``, ...
+  characters``, ``must match the pattern ^[a-z]+$``, ...;
+- a value of a kind JSON writes as text: ``expected a date (YYYY-MM-DD)``, ``expected a
+  date-time (ISO 8601, ...)``, ``expected a UUID``, ``expected a URL`` (:data:`FORMATS`, by the
+  place's JSON Schema ``format``; pydantic's date, UUID, URL... errors are worded alike).
 
 The refused value itself is quoted as JSON by ``FieldError.line`` (``(got "x")``), never here.
 An optional type (``X | None``) is worded as ``X``: null there means "not given".
@@ -24,7 +27,7 @@ from typing import Any
 
 from ..errors import FieldError
 
-__all__ = ["expected", "from_jsonschema", "from_pydantic", "ordered"]
+__all__ = ["FORMATS", "expected", "from_jsonschema", "from_pydantic", "ordered"]
 
 _KIND_NAMES = {
     "string": "a string",
@@ -239,6 +242,7 @@ _PYDANTIC_TYPES = {
     "model_attributes_type": "object",
     "dataclass_type": "object",
     "none_required": "null",
+    "path_type": "string",
 }
 # pydantic's error type -> (its ctx key, the schema's keyword); ctx says 0.0 for a float
 # field where the schema says 0, so the schema's number is the one quoted
@@ -250,6 +254,50 @@ _PYDANTIC_BOUNDS = {
     "multiple_of": ("multiple_of", "multipleOf"),
 }
 _PYDANTIC_UNITS = {"List": "item", "Tuple": "item", "Set": "item", "Dictionary": "key"}
+
+#: what a string of a JSON Schema ``format`` must look like, in the words of a wrong type
+FORMATS = {
+    "date": "expected a date (YYYY-MM-DD)",
+    "date-time": "expected a date-time (ISO 8601, e.g. 2026-01-02T15:04:05Z)",
+    "time": "expected a time (HH:MM[:SS])",
+    "duration": "expected a duration (ISO 8601, e.g. PT1H30M, or seconds)",
+    "uuid": "expected a UUID",
+    "uri": "expected a URL",
+    "email": "expected an email address",
+    "decimal": "expected a decimal number",
+}
+# pydantic's error types about the values only pydantic knows (dates, UUIDs, URLs, ...),
+# worded as the JSON Schema format of their place is
+_PYDANTIC_FORMATS = {
+    **dict.fromkeys(
+        ("date_type", "date_parsing", "date_from_datetime_parsing", "date_from_datetime_inexact"),
+        "date",
+    ),
+    **dict.fromkeys(
+        ("datetime_type", "datetime_parsing", "datetime_from_date_parsing"), "date-time"
+    ),
+    "datetime_object_invalid": "date-time",
+    **dict.fromkeys(("time_type", "time_parsing"), "time"),
+    **dict.fromkeys(("time_delta_type", "time_delta_parsing"), "duration"),
+    **dict.fromkeys(("uuid_type", "uuid_parsing"), "uuid"),
+    **dict.fromkeys(("url_type", "url_parsing", "url_syntax_violation"), "uri"),
+    **dict.fromkeys(("decimal_type", "decimal_parsing"), "decimal"),
+}
+# pydantic's error type -> what it says, with its ctx's values
+_PYDANTIC_SAYS = {
+    "date_past": "must be a date in the past",
+    "date_future": "must be a date in the future",
+    "datetime_past": "must be in the past",
+    "datetime_future": "must be in the future",
+    "timezone_aware": "must have a time zone (Z or +HH:MM)",
+    "timezone_naive": "must not have a time zone",
+    "uuid_version": "must be a version {expected_version} UUID",
+    "url_scheme": "must be a URL with the scheme {expected_schemes}",
+    "url_too_long": "must be a URL of at most {max_length} characters",
+    "decimal_max_digits": "must have at most {max_digits} digits",
+    "decimal_max_places": "must have at most {decimal_places} decimal places",
+    "decimal_whole_digits": "must have at most {whole_digits} digits before the point",
+}
 
 
 def from_pydantic(
@@ -313,9 +361,17 @@ def _pydantic_one(
         props = parent.get("properties") if parent is not None else None
         takes = list(props) if isinstance(props, Mapping) and len(loc) > 1 else list(accepted)
         return _unexpected(loc, takes, value)
-    if kind in _PYDANTIC_TYPES:
+    if kind in _PYDANTIC_FORMATS and isinstance(value, str):  # else a wrong type, below
+        return FieldError(loc, FORMATS[_PYDANTIC_FORMATS[kind]], value)
+    if kind in _PYDANTIC_SAYS:
+        try:
+            return FieldError(loc, _PYDANTIC_SAYS[kind].format(**ctx), value)
+        except (KeyError, IndexError):
+            pass  # a pydantic that says it otherwise: its own words, below
+    if kind in _PYDANTIC_TYPES or kind in _PYDANTIC_FORMATS:
         sub = _schema_at(schema, loc)
-        return FieldError(loc, expected(_types(sub, schema) or [_PYDANTIC_TYPES[kind]]), value)
+        kinds = _types(sub, schema) or [_PYDANTIC_TYPES.get(kind, "string")]
+        return FieldError(loc, expected(kinds), value)
     if kind in ("literal_error", "enum"):
         said = _one_of(_schema_at(schema, loc))
         return FieldError(loc, said or f"must be {ctx.get('expected', 'one of its values')}", value)
@@ -332,6 +388,9 @@ def _pydantic_one(
         return FieldError(loc, f"must have {bound} {_count(n, unit)}", value)
     if kind == "string_pattern_mismatch":
         return FieldError(loc, f"must match the pattern {ctx.get('pattern')}", value)
+    sub = _schema_at(schema, loc)
+    if sub is not None and sub.get("format") in FORMATS:  # an email, say (a value_error)
+        return FieldError(loc, FORMATS[sub["format"]], value)
     return FieldError(loc, str(err.get("msg", "is not valid")), value)
 
 
@@ -383,6 +442,8 @@ def from_jsonschema(err: Any, schema: Mapping[str, Any]) -> list[FieldError]:
         ]
     if kind == "pattern":
         return [FieldError(loc, f"must match the pattern {err.validator_value}", err.instance)]
+    if kind == "format" and err.validator_value in FORMATS:
+        return [FieldError(loc, FORMATS[err.validator_value], err.instance)]
     if kind in ("anyOf", "oneOf") and isinstance(err.validator_value, list):
         options = [i for i, o in enumerate(err.validator_value) if _not_null(schema, o)]
         by_option = [

@@ -66,7 +66,10 @@ class JsonSchemaValidator:
                 cls.check_schema(self.schema)
             except Exception:
                 cls = validators.Draft202012Validator  # lenient: servers ship odd schemas
-            self._validator = cls(self.schema)
+            # JSON has no NaN nor infinity (Python's json reads them): not numbers here either
+            number = cls.TYPE_CHECKER.redefine("number", _finite_number)
+            cls = validators.extend(cls, type_checker=number)
+            self._validator = cls(self.schema, format_checker=_format_checker())
         return self._validator
 
     def validate(self, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -103,9 +106,51 @@ class JsonSchemaValidator:
             ) from None
 
 
+def _finite_number(checker: Any, value: Any) -> bool:
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
+# the formats checked (a string only), each as a Python tool takes it (by pydantic, so a
+# tool in a worker process refuses nothing its parent let through): dates, UUIDs, URLs
+_CHECKED_FORMATS = {
+    "date": "datetime:date",
+    "date-time": "datetime:datetime",
+    "time": "datetime:time",
+    "duration": "datetime:timedelta",
+    "uuid": "uuid:UUID",
+    "uri": "pydantic:AnyUrl",
+}
+_format_checkers: list[Any] = []
+
+
+def _format_checker() -> Any:
+    """A jsonschema ``FormatChecker`` of :data:`_CHECKED_FORMATS` (others stay annotations:
+    an MCP server's own formats are its to judge)."""
+    if _format_checkers:
+        return _format_checkers[0]
+    import importlib
+
+    from jsonschema import FormatChecker
+    from pydantic import TypeAdapter
+
+    checker = FormatChecker(formats=())
+    for name, where in _CHECKED_FORMATS.items():
+        module, _, attr = where.partition(":")
+        parse = TypeAdapter(getattr(importlib.import_module(module), attr)).validate_python
+
+        def check(value: Any, parse: Callable[[Any], Any] = parse) -> bool:
+            if isinstance(value, str):
+                parse(value)  # raises pydantic's ValidationError, a ValueError
+            return True
+
+        checker.checks(name, raises=ValueError)(check)
+    _format_checkers.append(checker)
+    return checker
+
+
 # The keywords a plain schema may use: an object of named scalar properties, the shape of
 # most tools' arguments. Annotations only, besides "type" ("format" is not checked: the
-# validator runs without a format checker).
+# validator checks only :data:`_CHECKED_FORMATS`, which make a schema not plain).
 _PLAIN_TOP = frozenset(
     {"type", "properties", "required", "additionalProperties", "title", "description", "$schema"}
 )
@@ -116,7 +161,7 @@ _PLAIN_PROPERTY = frozenset({"type", "description", "title", "default", "example
 _SURELY: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: type(v) is str,
     "integer": lambda v: type(v) is int,
-    "number": lambda v: type(v) in (int, float),
+    "number": lambda v: type(v) is int or (type(v) is float and math.isfinite(v)),
     "boolean": lambda v: type(v) is bool,
 }
 
@@ -139,6 +184,8 @@ def _plain_check(schema: Mapping[str, Any]) -> Callable[[dict[str, Any]], bool] 
     checks: dict[str, Callable[[Any], bool]] = {}
     for name, sub in props.items():
         if not (isinstance(sub, Mapping) and set(sub) <= _PLAIN_PROPERTY):
+            return None
+        if sub.get("format") in _CHECKED_FORMATS:
             return None
         kind = sub.get("type")
         check = _SURELY.get(kind) if isinstance(kind, str) else None

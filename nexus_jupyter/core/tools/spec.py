@@ -186,8 +186,8 @@ class ToolSpec:
 
     @property
     def summary(self) -> str:
-        """The description's first line, for lists."""
-        return self.description.strip().split("\n", 1)[0] if self.description else ""
+        """The description's first paragraph on one line, for lists."""
+        return " ".join(self.description.strip().split("\n\n", 1)[0].split())
 
     @property
     def parameters(self) -> dict[str, Any]:
