@@ -94,16 +94,10 @@ def one_shot_registry(
 
 
 def _settled(state: Any) -> bool:
-    """Whether a source has finished its first attempt: an MCP server is ready or failed
-    (details ``state``), the availability checks of declared and CLI tools have run (details
-    ``checks``). Other sources (a toolset, a folder) are settled once loaded."""
-    if state.error:
-        return True
-    if state.kind == "mcp":
-        return state.details.get("state") not in (None, "connecting", "starting")
-    if state.kind == "config" and hasattr(state.source, "publish_availability"):
-        return "checks" in state.details
-    return True
+    """Whether a source has finished its first attempt (see :func:`.list_gate.settled`)."""
+    from ..serve.list_gate import settled
+
+    return settled(state)
 
 
 def _unsettled(state: Any, wait: float) -> str:
@@ -416,7 +410,7 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "sources": sources,
         "credentials": reg.credentials.list() if reg.credentials is not None else {},
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
-        "notes": _hidden_by_builtins(reg),
+        "notes": _tool_notes(reg),
     }
     broken = [s for s in sources if s["status"] == "error"]
     failing = _add_test_status(reg, args, tools, report)
@@ -442,7 +436,7 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     _table(tools, ["name", "source", "status", "tests", "info"])
     bad = sum(1 for t in tools if t["status"] != "ok")
     _say(f"\n{len(tools) - bad} of {len(tools)} tools available.")
-    for line in _hidden_by_builtins(reg):
+    for line in report["notes"]:
         _say(f"  note: {line}")
     for t in failing:
         _say(f"  {t['name']}: tests {t['tests_detail']}")
@@ -463,21 +457,16 @@ def _serve_problem(reg: Any) -> str | None:
     return serve_settings_problem(reg.settings) if reg.settings is not None else None
 
 
-def _hidden_by_builtins(reg: Any) -> list[str]:
-    """Tools a project declared (manifest, CLI tools, toolsets) that a built-in of the same
-    name hides: they can never be called, which is rarely what was meant."""
-    out = []
-    for entry in reg.entries():
-        if entry.spec.source_kind != "builtin":
-            continue
-        for tool in entry.shadowed:
-            if tool.spec.source_kind == "config":
-                out.append(
-                    f"{tool.spec.source} declares {entry.name!r}, which the built-in "
-                    f"{entry.name!r} hides: give it another id, or list it in "
-                    "`allow_overrides` in nex.yaml to replace the built-in."
-                )
-    return out
+def _tool_notes(reg: Any) -> list[str]:
+    """What to know about the tools themselves: each one another tool of the same name
+    hides (it can never be called, which is rarely what was meant) and each one without a
+    description (an agent cannot tell what it does)."""
+    from ..serve.tool_notes import hidden_note, hidden_tools, undescribed_note, undescribed_tools
+
+    entries = list(reg.entries())
+    return [hidden_note(h) for h in hidden_tools(entries)] + [
+        undescribed_note(spec) for spec in undescribed_tools(entries)
+    ]
 
 
 def _add_test_status(

@@ -3,7 +3,8 @@ log level: one line per broken source (a tool file that fails to load, a tools f
 does not exist, an MCP server or Jupyter server that cannot be reached, tools declared in
 nex.yaml that cannot run: a program that is not installed), said at start and whenever a
 source breaks later, with what to do about it; the tools MCP clients are not offered
-because they are above the MCP grant (not those that cannot run anyway); the number of
+because they are above the MCP grant (not those that cannot run anyway), those hidden by
+another tool of their name and those without a description (:mod:`.tool_notes`); the number of
 tools served (as a client's ``tools/list`` lists them: with ``--defer``, the eager ones, and
 how many are deferred), and the MCP servers whose tools arrive after that.
 
@@ -22,6 +23,7 @@ from typing import Any
 from ..core.registry.source import recovered_note
 from ..sources.mcp_session import without_retry_note
 from .mcp_grant import above_grant, above_grant_notice, mcp_grant, offered
+from .tool_notes import hidden_line, hidden_tools, undescribed_line, undescribed_tools
 
 __all__ = ["ServeNotices", "cannot_run", "source_problem"]
 
@@ -120,6 +122,8 @@ class ServeNotices:
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}  # source name -> the problem last said
         self._above: set[str] = set()  # tools said to be above the MCP grant
+        self._hidden: set[tuple[str, str]] = set()  # (name, source) said to be hidden
+        self._undescribed: set[str] = set()  # tools said to have no description
         self._pending: set[str] | None = None  # MCP servers connecting when serving began
         self._unsubscribe: Any = None
 
@@ -172,6 +176,22 @@ class ServeNotices:
             if above - self._above:
                 self._say(f"{PREFIX}: note: {above_grant_notice(self.registry, sorted(above))}")
             self._above = above
+            self._check_tools()
+
+    def _check_tools(self) -> None:
+        """Say the tools hidden by another of their name, and those without a description,
+        when one is new (each kind in one line)."""
+        entries = list(self.registry.entries())
+        hidden = hidden_tools(entries)
+        keys = {(h.name, h.loser.source) for h in hidden}
+        if keys - self._hidden:
+            self._say(f"{PREFIX}: note: {hidden_line(hidden)}")
+        self._hidden = keys
+        bare = undescribed_tools(entries)
+        names = {s.name for s in bare}
+        if names - self._undescribed:
+            self._say(f"{PREFIX}: note: {undescribed_line(bare)}")
+        self._undescribed = names
 
     def _check_source(self, state: Any) -> None:
         name = state.name

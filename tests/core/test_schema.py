@@ -199,7 +199,7 @@ def test_non_recursive_schema_has_no_refs() -> None:
 def google(city: str, days: int = 3) -> str:
     """Get the forecast.
 
-    More text that is not the first paragraph.
+    More text the agent reads too.
 
     Args:
         city: City name
@@ -238,7 +238,9 @@ def sphinx_style(city: str, days: int = 3) -> str:
 @pytest.mark.parametrize("fn", [google, numpy_style, sphinx_style])
 def test_docstring_styles_give_description_and_param_help(fn: Any) -> None:
     spec = Tool.from_function(fn).spec
-    assert spec.description == "Get the forecast."
+    more = "\n\nMore text the agent reads too." if fn is google else ""
+    assert spec.description == "Get the forecast." + more
+    assert spec.summary == "Get the forecast."
     props = spec.input_schema["properties"]
     assert props["city"]["description"].startswith("City name")
     assert props["days"]["description"] == "Number of days."

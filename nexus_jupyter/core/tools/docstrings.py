@@ -1,7 +1,10 @@
 """Read a tool's description and per-parameter help from its docstring.
 
 Google (``Args:``), NumPy (``Parameters`` + dashes) and Sphinx (``:param x:``) styles are
-understood. The description is the docstring's first paragraph; parameter descriptions are
+understood. The description is the docstring's prose: every paragraph before its first
+section (``Args:``, ``Parameters`` + dashes, ``:param x:``, ``Returns:``, ``Raises:``,
+``Examples:``...), dedented, each line and paragraph break as written (a ``Note:`` or
+``Warning:`` section before the first such section is prose too). Parameter descriptions are
 joined onto one line each.
 """
 
@@ -30,6 +33,8 @@ _GOOGLE_SECTIONS = _GOOGLE_ARGS | {
     "warnings",
     "todo",
 }
+#: Google sections that are prose for the reader, kept in the description
+_PROSE_SECTIONS = {"note", "notes", "warning", "warnings"}
 _SPHINX_PARAM = re.compile(
     r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?(\w+)\s*:(.*)$"
 )
@@ -50,7 +55,7 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
     if not doc:
         return ParsedDocstring()
     lines = inspect.cleandoc(doc).splitlines()
-    description = _first_paragraph(lines)
+    description = _prose(lines)
     params: dict[str, str] = {}
     returns = ""
     for parser in (_parse_sphinx, _parse_google, _parse_numpy):
@@ -71,17 +76,18 @@ def _is_section_start(lines: list[str], i: int) -> bool:
     return bool(line) and bool(nxt) and set(nxt) <= {"-"} and len(nxt) >= 3
 
 
-def _first_paragraph(lines: list[str]) -> str:
+def _prose(lines: list[str]) -> str:
+    """The lines before the first section, blank runs squeezed to one paragraph break."""
     out: list[str] = []
     for i, line in enumerate(lines):
-        if not line.strip():
-            if out:
-                break
-            continue
-        if _is_section_start(lines, i):
+        header = line.strip().rstrip(":").lower()
+        if _is_section_start(lines, i) and not (
+            header in _PROSE_SECTIONS and line.strip().endswith(":")
+        ):
             break
-        out.append(line.strip())
-    return " ".join(out)
+        if line.strip() or (out and out[-1]):
+            out.append(line.rstrip())
+    return "\n".join(out).strip("\n")
 
 
 def _join(parts: list[str]) -> str:
