@@ -413,8 +413,9 @@ class RegistryServer:
         except ApprovalRequired as refused:
             tool = self.registry.find(name)
             permission = tool.spec.permission if tool is not None else "unknown"
-            try:
-                approved = await ask_client(caller, name, permission, arguments)
+            shown = refused.arguments if isinstance(refused.arguments, dict) else arguments
+            try:  # the arguments were valid: the question shows them as the tool gets them
+                approved = await ask_client(caller, name, permission, shown)
             except CallerUnavailable:
                 raise refused from None  # the client cannot be asked: the clear refusal
             except InputRequired:
