@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .core.evals.retrieval import evaluate
     from .core.registry.registry import Registry
     from .core.registry.state import RegistryChanged, ToolEntry
-    from .core.tools.channel import CallerUnavailable, Elicitation, Sampled
+    from .core.tools.channel import AnswerMismatch, CallerUnavailable, Elicitation, Sampled
     from .core.tools.content import Audio, Content, EmbeddedResource, Image, ResourceLink
     from .core.tools.context import Caller, CancellationToken, RequestInfo, ToolContext
     from .core.tools.offers import prompt, resource
@@ -55,6 +55,7 @@ _LAZY = {
     "ToolContext": ".core.tools.context",
     "Registry": ".core.registry.registry",
     "Audio": ".core.tools.content",
+    "AnswerMismatch": ".core.tools.channel",
     "CallerUnavailable": ".core.tools.channel",
     "Content": ".core.tools.content",
     "Elicitation": ".core.tools.channel",
@@ -91,6 +92,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerMismatch",
     "ApprovalRequired",
     "Audio",
     "Caller",

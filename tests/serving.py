@@ -94,6 +94,17 @@ def serve_http(
         proc.wait(10)
 
 
+@contextmanager
+def serve_tool_file(project: Path, name: str, source: str) -> Iterator[str]:
+    """The URL of :func:`serve_http` serving ``project/tools``, which holds one tool file
+    ``name`` with ``source``."""
+    folder = project / "tools"
+    folder.mkdir()
+    (folder / name).write_text(source)
+    with serve_http(project, "--root", str(project), "--dir", str(folder)) as served:
+        yield served.url
+
+
 @asynccontextmanager
 async def mcp_client(url: str) -> AsyncIterator[mcp.Client]:
     async with mcp.Client(url, mode="legacy") as client:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-from serving import serve_http  # tests/ is on sys.path (rootdir conftest)
+from serving import serve_tool_file  # tests/ is on sys.path (rootdir conftest)
 
 TOOLS = '''
 from nexus_jupyter import tool
@@ -76,12 +75,8 @@ class LegacySession:
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    project = tmp_path_factory.mktemp("versions")
-    folder = project / "tools"
-    folder.mkdir()
-    (folder / "versions.py").write_text(TOOLS)
-    with serve_http(Path(project), "--root", str(project), "--dir", str(folder)) as served:
-        yield served.url
+    with serve_tool_file(tmp_path_factory.mktemp("versions"), "versions.py", TOOLS) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

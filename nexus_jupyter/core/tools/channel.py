@@ -30,6 +30,7 @@ from ..errors import NexusError
 
 __all__ = [
     "CURRENT_CHANNEL",
+    "AnswerMismatch",
     "CallerUnavailable",
     "ChannelLogger",
     "ClientChannel",
@@ -44,6 +45,15 @@ ElicitAction = Literal["accept", "decline", "cancel"]
 
 class CallerUnavailable(NexusError, RuntimeError):
     """The client that made this call cannot answer (no client, or it lacks the capability)."""
+
+
+class AnswerMismatch(NexusError, ValueError):
+    """The client accepted ``ctx.elicit`` with content that does not fit the requested schema
+    (``problems`` names each field)."""
+
+    def __init__(self, message: str, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(message)
 
 
 class InputRequired(Exception):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .channel import (
     CURRENT_CHANNEL,
+    AnswerMismatch,
     CallerUnavailable,
     ChannelLogger,
     ClientChannel,
@@ -31,6 +32,7 @@ from .channel import (
     Sampled,
 )
 from .credential_value import PendingCredential
+from .elicit_check import answer_errors
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -317,11 +319,31 @@ class ToolContext:
         """Ask the calling client's user for input described by ``schema`` (a flat JSON
         Schema object of primitive fields, or a pydantic model). ``key`` names the question
         across the rounds of a 2026-07-28 call (default: its place in the call). Raises
-        :class:`CallerUnavailable` when the call did not come from such a client."""
+        :class:`CallerUnavailable` when the call did not come from such a client, and
+        :class:`AnswerMismatch` (naming each field) when the client accepts with content
+        that does not fit ``schema``; fields left out take the ``default`` the schema gives."""
         if isinstance(schema, type):
             schema = schema.model_json_schema()
         channel = self._require_channel("ask its user for input")
-        return await channel.elicit(message, dict(schema), key=key)
+        schema = dict(schema)
+        answer = await channel.elicit(message, schema, key=key)
+        if not answer.accepted:
+            return answer
+        # SEP-1034: a field the user left out takes the default the schema declares
+        content = dict(answer.content)
+        for name, field_schema in (schema.get("properties") or {}).items():
+            if isinstance(field_schema, dict) and "default" in field_schema:
+                content.setdefault(name, field_schema["default"])
+        problems = answer_errors(schema, content)
+        if problems:
+            raise AnswerMismatch(
+                f"The answer to {message!r} does not fit the question: "
+                + "; ".join(problems)
+                + ". The client accepted with content outside the requested schema; "
+                "ask again, or take the value as an argument.",
+                problems,
+            )
+        return Elicitation(answer.action, content)
 
     async def sample(
         self,
