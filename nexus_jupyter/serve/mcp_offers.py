@@ -35,7 +35,6 @@ class OfferHandlers:
     def __init__(self, catalog: Catalog, log_levels: LogLevels) -> None:
         self.catalog = catalog
         self.log_levels = log_levels
-        self.subscriptions: dict[Any, set[str]] = {}
 
     async def list_resources(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -96,20 +95,6 @@ class OfferHandlers:
             ) from None
         adapter: Any = TypeAdapter(types.TextResourceContents | types.BlobResourceContents)
         return types.ReadResourceResult(contents=[adapter.validate_python(c) for c in contents])
-
-    async def subscribe(self, ctx: Any, params: Any) -> Any:
-        import mcp_types as types
-
-        connection = getattr(ctx.session, "_connection", None)
-        self.subscriptions.setdefault(connection, set()).add(str(params.uri))
-        return types.EmptyResult()
-
-    async def unsubscribe(self, ctx: Any, params: Any) -> Any:
-        import mcp_types as types
-
-        connection = getattr(ctx.session, "_connection", None)
-        self.subscriptions.get(connection, set()).discard(str(params.uri))
-        return types.EmptyResult()
 
     async def list_prompts(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types

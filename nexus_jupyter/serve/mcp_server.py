@@ -48,6 +48,7 @@ from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_grant import Offered, mcp_grant, offered
 from .mcp_input import RoundTrip, StateError
 from .mcp_offers import OfferHandlers
+from .mcp_subscriptions import ResourceSubscriptions
 from .mcp_task_events import TasksListenHandler
 from .mcp_tasks import McpTasks, TaskChannel
 from .mcp_tasks_legacy import LegacyTasks, legacy_tasks_capability
@@ -121,6 +122,7 @@ class RegistryServer:
         self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
         # A cluster passes its Redis bus (nexus_jupyter.cluster.bus), shared by replicas.
         self.bus = bus if bus is not None else InMemorySubscriptionBus()
+        self.subscriptions = ResourceSubscriptions(self.offers.catalog, self.bus)
         self.tasks = tasks
         self.listen_handler = TasksListenHandler(self.bus, tasks)  # taskIds too
         self.server = _Server(
@@ -137,8 +139,8 @@ class RegistryServer:
             on_list_resources=self.offers.list_resources,
             on_list_resource_templates=self.offers.list_templates,
             on_read_resource=self.offers.read_resource,
-            on_subscribe_resource=self.offers.subscribe,
-            on_unsubscribe_resource=self.offers.unsubscribe,
+            on_subscribe_resource=self.subscriptions.subscribe,
+            on_unsubscribe_resource=self.subscriptions.unsubscribe,
             on_list_prompts=self.offers.list_prompts,
             on_get_prompt=self.offers.get_prompt,
             on_completion=self.offers.complete,
@@ -172,7 +174,7 @@ class RegistryServer:
             self._gate = ListGate(self.registry, self.first_list_wait)
         if self._unsubscribe is None:
             self._unsubscribe = self.registry.subscribe(self._on_change)
-            self._unsubscribe_catalog = self.offers.catalog.subscribe(self._on_catalog_change)
+            self._unsubscribe_catalog = self.subscriptions.attach(self._on_catalog_change)
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
@@ -234,6 +236,7 @@ class RegistryServer:
             await publish(PromptsListChanged())
             sends += [c.send_resource_list_changed() for c in connections]
             sends += [c.send_prompt_list_changed() for c in connections]
+            sends.append(self.subscriptions.catalog_changed())  # and resources/updated
         # Side by side, so one client that is slow to read cannot hold up the others.
         await asyncio.gather(*sends, return_exceptions=True)  # best effort, like the SDK's
         self.notifications_sent += 1

@@ -414,6 +414,11 @@ class McpSource:
                 self._dropped.set()
             return
         root = getattr(message, "root", message)
+        if isinstance(root, types.ResourceUpdatedNotification):
+            # its URIs are this server's too: tell the sessions subscribed to it
+            if self._publisher is not None:
+                self._publisher.resource_updated(str(root.params.uri))
+            return
         if isinstance(
             root,
             types.ToolListChangedNotification

@@ -89,10 +89,18 @@ async def list_offers(
             lambda c: client.list_resource_templates(cursor=c, cache_mode="refresh"),
             "resource_templates",
         )
+        watch = None
+        if caps.resources.subscribe:
+
+            async def watch(uri: str, on: bool) -> Any:
+                if on:
+                    return await on_loop(lambda: client.subscribe_resource(uri))
+                return await on_loop(lambda: client.unsubscribe_resource(uri))
+
         for r in listed:
-            offers.append(_resource(str(r.uri), r, namespace, read))
+            offers.append(_resource(str(r.uri), r, namespace, read, watch))
         for t in templates:
-            offers.append(_resource(t.uri_template, t, namespace, read))
+            offers.append(_resource(t.uri_template, t, namespace, read, watch))
     if caps is not None and caps.prompts is not None:
         prompts = await _pages(
             lambda c: client.list_prompts(cursor=c, cache_mode="refresh"), "prompts"
@@ -102,7 +110,7 @@ async def list_offers(
     return offers
 
 
-def _resource(uri: str, remote: Any, namespace: str, read: Any) -> ResourceDef:
+def _resource(uri: str, remote: Any, namespace: str, read: Any, watch: Any) -> ResourceDef:
     return ResourceDef(
         uri=uri,
         fn=_unused,
@@ -111,6 +119,8 @@ def _resource(uri: str, remote: Any, namespace: str, read: Any) -> ResourceDef:
         mime_type=remote.mime_type,
         title=remote.title,
         forward=read,
+        remote=True,
+        watch=watch,
     )
 
 

@@ -29,6 +29,7 @@ class Catalog:
     def __init__(self) -> None:
         self._by_origin: dict[str, tuple[Offer, ...]] = {}
         self._listeners: list[CatalogListener] = []
+        self._update_listeners: list[Callable[[str], Any]] = []
         self._lock = threading.Lock()
         self.generation = 0
 
@@ -44,22 +45,30 @@ class Catalog:
                 self._by_origin.pop(origin, None)
             self.generation += 1
             listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(self)
-            except Exception:  # a listener's failure is its own; the others still hear
-                import logging
-
-                logging.getLogger(__name__).exception("catalog listener failed")
+        _tell(listeners, self)
 
     def subscribe(self, listener: CatalogListener) -> Callable[[], None]:
+        """Call ``listener(catalog)`` after each change of the set (from the changing thread)."""
+        return self._listen(self._listeners, listener)
+
+    def resource_updated(self, uri: str) -> None:
+        """Say that the contents of resource ``uri`` changed (an upstream server said so)."""
         with self._lock:
-            self._listeners.append(listener)
+            listeners = list(self._update_listeners)
+        _tell(listeners, uri)
+
+    def subscribe_updates(self, listener: Callable[[str], Any]) -> Callable[[], None]:
+        """Call ``listener(uri)`` on each :meth:`resource_updated` (from the saying thread)."""
+        return self._listen(self._update_listeners, listener)
+
+    def _listen(self, listeners: list[Any], listener: Any) -> Callable[[], None]:
+        with self._lock:
+            listeners.append(listener)
 
         def unsubscribe() -> None:
             with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
+                if listener in listeners:
+                    listeners.remove(listener)
 
         return unsubscribe
 
@@ -103,6 +112,16 @@ class Catalog:
         """The origin that offers ``offer`` (a tool file, ``notebook``, ``mcp:<server>``)."""
         with self._lock:
             return next((o for o, items in self._by_origin.items() if offer in items), None)
+
+
+def _tell(listeners: list[Any], what: Any) -> None:
+    for listener in listeners:
+        try:
+            listener(what)
+        except Exception:  # a listener's failure is its own; the others still hear
+            import logging
+
+            logging.getLogger(__name__).exception("catalog listener failed")
 
 
 def _first_by(items: list[Any], key: Callable[[Any], str]) -> list[Any]:

@@ -119,6 +119,12 @@ class SourcePublisher:
 
         catalog_of(self._target).replace(self.name, list(offers))
 
+    def resource_updated(self, uri: str) -> None:
+        """Say that the contents of the source's resource ``uri`` changed."""
+        from .catalog import catalog_of
+
+        catalog_of(self._target).resource_updated(uri)
+
     def set_status(self, *, error: Any = UNCHANGED, details: Details | None = None) -> None:
         """Record an error (``None`` clears it) and details without changing the tools."""
         self._target.set_status(self.name, error=error, details=details)

@@ -104,6 +104,13 @@ class ResourceDef:
     forward: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = field(
         default=None, repr=False, compare=False
     )
+    #: Served by another MCP server, which tells its changes (not this process's definition).
+    remote: bool = field(default=False, compare=False)
+    #: Follows a remote resource's changes: ``await watch(uri, True)`` subscribes at its
+    #: server, ``False`` unsubscribes (``None``: that server cannot tell its changes).
+    watch: Callable[[str, bool], Awaitable[Any]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def is_template(self) -> bool:
