@@ -21,16 +21,17 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from .child_processes import end_children
 from .cli_jupyter import add_jupyter_arguments, attach_jupyter
 from .cli_serve_auth import add_auth_arguments, auth_from_arguments
 from .serve_notices import ServeNotices
+from .serve_stop import FORCED_EXIT_S, ServeStop
 
 __all__ = ["add_parser", "build_registry", "main", "run"]
 
@@ -197,8 +198,6 @@ def _check_transport(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``nexus-tools serve`` with parsed ``args``; returns the exit code."""
-    from .mcp_server import serve_http, serve_stdio
-
     problem = _check_transport(args)
     if problem is not None:
         print(f"nexus-tools serve: {problem}", file=sys.stderr)
@@ -208,6 +207,23 @@ def run(args: argparse.Namespace) -> int:
         level=str(args.log_level).upper(),
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # SIGTERM or Ctrl-C ends the server the same clean way as a client that goes away:
+    # sessions closed, MCP servers stopped, exit code 0 (serve_stop says how)
+    stop = ServeStop()
+    stop.install()
+    try:
+        return _run(args, stop)
+    except KeyboardInterrupt:  # a signal while starting: nothing is served yet
+        return 0
+    finally:
+        # whatever ended serve, no process it started outlives it: MCP servers, workers,
+        # command-line tools (the sources stop theirs first; this is for what is left)
+        end_children()
+
+
+def _run(args: argparse.Namespace, stop: ServeStop) -> int:
+    from .mcp_server import serve_http, serve_stdio
+
     # the notices say each broken source (one line, with its fix): the registry's own
     # warning about a source that failed to load would say it a second time
     reg = build_registry(
@@ -216,55 +232,53 @@ def run(args: argparse.Namespace) -> int:
         config=getattr(args, "config", None),
         quiet_load_failures=True,
     )
-
-    level = logging.getLevelName(str(args.log_level).upper())
-    quiet = isinstance(level, int) and level > logging.WARNING
-    notices = ServeNotices(reg, quiet=quiet, defer=args.defer)
-
-    def announce(address: tuple[str, int]) -> None:
-        host, port = address
-        shown = f"[{host}]" if ":" in host else host
-        notices.serving(f"at http://{shown}:{port}/mcp")
-
-    _mask_output(reg, stdout=args.transport == "http")
-    where = ""  # what failed: the settings (auth, limits, Jupyter) or the address itself
+    replica = notices = None
     try:
-        attach_jupyter(reg, args)
-        limits = _session_limits(args, reg) if args.transport == "http" else {}
-        if args.transport == "http":
-            from .mcp_http import check_address
+        level = logging.getLevelName(str(args.log_level).upper())
+        quiet = isinstance(level, int) and level > logging.WARNING
+        notices = ServeNotices(reg, quiet=quiet, defer=args.defer)
 
-            limits["auth"] = auth_from_arguments(args, reg)
-            where = f"cannot listen on {args.host}:{args.port}: "
-            check_address(args.host, args.port, authenticated=limits["auth"].enabled)
-    except ConfigError as exc:
-        reg.close()
-        print(f"nexus-tools serve: {where}{exc}", file=sys.stderr)
-        return 2
-    try:
-        replica = _join_cluster(args, reg)
-        if "auth" in limits:
-            limits["auth"], limits["token_store"] = _cluster_tokens(limits["auth"], replica)
-    except ConfigError as exc:
-        reg.close()
-        print(f"nexus-tools serve: {exc}", file=sys.stderr)
-        return 2
-    notices.start()  # broken sources, tools above the MCP grant: now and as they change
-    # Only once the settings are known good: exiting while the model loads aborts the process.
-    reg.warm_search()  # an agent's first tool_search should not wait for the model
-    reg.tests.watch()  # the tools' test cases run after every change of a tool
-    if threading.current_thread() is threading.main_thread():
-        # SIGTERM (what service managers and test harnesses send) ends the server the same
-        # clean way as Ctrl-C: sessions closed, MCP servers stopped, exit code 0; if that
-        # takes longer than FORCED_EXIT_S, the process ends anyway (exit code 1).
-        signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        if args.transport == "stdio":
-            notices.serving("on stdio")
-            asyncio.run(serve_stdio(reg, defer=args.defer, first_list_wait=args.list_wait))
-        else:
-            asyncio.run(
-                serve_http(
+        def announce(address: tuple[str, int]) -> None:
+            host, port = address
+            shown = f"[{host}]" if ":" in host else host
+            notices.serving(f"at http://{shown}:{port}/mcp")
+
+        _mask_output(reg, stdout=args.transport == "http")
+        where = ""  # what failed: the settings (auth, limits, Jupyter) or the address itself
+        try:
+            attach_jupyter(reg, args)
+            limits = _session_limits(args, reg) if args.transport == "http" else {}
+            if args.transport == "http":
+                from .mcp_http import check_address
+
+                limits["auth"] = auth_from_arguments(args, reg)
+                where = f"cannot listen on {args.host}:{args.port}: "
+                check_address(args.host, args.port, authenticated=limits["auth"].enabled)
+        except ConfigError as exc:
+            print(f"nexus-tools serve: {where}{exc}", file=sys.stderr)
+            return 2
+        try:
+            replica = _join_cluster(args, reg)
+            if "auth" in limits:
+                limits["auth"], limits["token_store"] = _cluster_tokens(limits["auth"], replica)
+        except ConfigError as exc:
+            print(f"nexus-tools serve: {exc}", file=sys.stderr)
+            return 2
+        notices.start()  # broken sources, tools above the MCP grant: now and as they change
+        _preload(args.transport)
+        stop.ready()  # a signal from now on no longer interrupts: serving is skipped instead
+        # Only once the settings are known good: exiting while the model loads aborts the
+        # process.
+        reg.warm_search()  # an agent's first tool_search should not wait for the model
+        reg.tests.watch()  # the tools' test cases run after every change of a tool
+        try:
+            if args.transport == "stdio":
+                notices.serving("on stdio")
+                asyncio.run(
+                    stop.serving(serve_stdio(reg, defer=args.defer, first_list_wait=args.list_wait))
+                )
+            else:
+                server = serve_http(
                     reg,
                     args.host,
                     args.port,
@@ -276,20 +290,53 @@ def run(args: argparse.Namespace) -> int:
                     task_store=replica.task_store if replica is not None else None,
                     **limits,
                 )
+                asyncio.run(stop.serving(server))
+        except KeyboardInterrupt:
+            pass
+        except (OSError, ConfigError) as exc:
+            print(
+                f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}",
+                file=sys.stderr,
             )
-    except KeyboardInterrupt:
-        pass
-    except (OSError, ConfigError) as exc:
-        print(
-            f"nexus-tools serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr
-        )
-        return 2
+            return 2
     finally:
-        notices.stop()
+        stop.cleaning()  # a signal now cuts nothing short: the MCP servers are being stopped
+        if notices is not None:
+            notices.stop()
         if replica is not None:
             replica.close()
-        reg.close()
+        _close(reg)
     return 0
+
+
+#: How long the sources have to stop on their own (an MCP server is told by its stdin
+#: closing) before what still runs is ended: an MCP client gives serve 2 s after closing
+#: its stdin, then SIGTERM, 2 s more, then SIGKILL, which an MCP server would outlive.
+CLOSE_GRACE_S = 1.0
+
+
+def _close(reg: Any) -> None:
+    """Close ``reg``; the child processes still running after :data:`CLOSE_GRACE_S` are
+    ended (the sources' own stops then find them gone)."""
+    closing = threading.Thread(target=reg.close, name="serve-close", daemon=True)
+    closing.start()
+    closing.join(CLOSE_GRACE_S)
+    if closing.is_alive():
+        end_children()
+        closing.join(FORCED_EXIT_S)
+
+
+def _preload(transport: str) -> None:
+    """Import the SDK's server modules while a signal still abandons the start: imported
+    inside the serving loop, they hold a stop off for seconds (the loop cannot cancel an
+    import)."""
+    import mcp.server.lowlevel.server
+    import mcp.server.subscriptions
+
+    if transport == "stdio":
+        import mcp.server.stdio  # noqa: F401
+    else:
+        from . import mcp_http  # noqa: F401
 
 
 def _join_cluster(args: argparse.Namespace, reg: Any) -> Any:
@@ -341,31 +388,6 @@ def _session_limits(args: argparse.Namespace, reg: Any) -> dict[str, Any]:
             "check --session-idle / --max-sessions or serve: in nex.yaml."
         )
     return {"session_idle_s": float(idle), "max_sessions": int(cap)}
-
-
-#: After SIGTERM, how long a clean stop may take before the process is ended regardless
-#: (a tool file's import stuck in a loop, a thread that never returns).
-FORCED_EXIT_S = 3.5
-_stopping = threading.Event()
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    if _stopping.is_set():  # a second SIGTERM: stop now
-        _force_exit()
-    _stopping.set()
-    timer = threading.Timer(FORCED_EXIT_S, _force_exit)
-    timer.daemon = True
-    timer.start()
-    raise KeyboardInterrupt
-
-
-def _force_exit() -> None:
-    print(
-        f"nexus-tools serve: did not stop within {FORCED_EXIT_S:g} s of SIGTERM; ending now",
-        file=sys.stderr,
-        flush=True,
-    )
-    os._exit(1)
 
 
 def main(argv: list[str] | None = None) -> int:

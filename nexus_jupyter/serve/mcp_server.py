@@ -463,11 +463,15 @@ async def serve_stdio(registry: Any, *, defer: bool = False, first_list_wait: fl
     connecting when serving begins (:mod:`.list_gate`)."""
     from mcp.server.stdio import stdio_server
 
+    from .stdin_lines import claimed_stdin
+
     app = RegistryServer(registry, defer=defer, granted_only=True, first_list_wait=first_list_wait)
     app.attach()
     try:
-        async with stdio_server() as (read, write):
-            await app.server.run(read, write, app.server.create_initialization_options())
+        # stdin read on a daemon thread: a stop (SIGTERM) does not wait for the next line
+        with claimed_stdin() as stdin:
+            async with stdio_server(stdin=stdin) as (read, write):
+                await app.server.run(read, write, app.server.create_initialization_options())
     finally:
         app.detach()
 

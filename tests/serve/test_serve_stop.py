@@ -1,0 +1,243 @@
+"""Finding: ``nexus-tools serve`` over stdio left its MCP servers running after the client
+went away (one ``node`` per session, with ppid 1), and an idle server did not stop on
+SIGTERM (ended by its 3.5 s timer, exit code 1).
+
+A real ``nexus-tools serve`` over stdio with a real upstream MCP server in nex.yaml (a
+stubborn one: it ignores both its stdin closing and SIGTERM, so only a kill ends it) is
+driven by the SDK's client, which disconnects the SDK way (stdin closed, SIGTERM 2 s later,
+SIGKILL 2 s after that); or serve gets SIGTERM in the middle of a call. Either way the
+upstream process must be gone, and serve must exit 0 without "interrupted".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]  # bounded stops: runs alone
+
+#: An MCP server (raw JSON-RPC on stdio) that writes its pid to a file, lists one tool
+#: ``hang`` that never answers, and outlives both its stdin closing and SIGTERM.
+STUBBORN = r"""import json, os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+TOOL = {"name": "hang", "description": "Never answers.",
+        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    method, rid = request.get("method"), request.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "stubborn", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+    elif rid is not None and method != "tools/call":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+while True:  # stdin closed: stay anyway
+    time.sleep(1)
+"""
+
+
+def make_project(root: Path) -> Path:
+    """A project with two stubborn MCP servers (the trial's nex.yaml had two)."""
+    (root / "tools" / "dynamic").mkdir(parents=True)
+    (root / "stubborn.py").write_text(STUBBORN)
+    servers = [
+        {"name": name, "command": sys.executable, "args": [str(root / "stubborn.py"), pid_file]}
+        for name, pid_file in (
+            ("stubborn", str(root / "stubborn.pid")),
+            ("second", str(root / "second.pid")),
+        )
+    ]
+    config = {"mcp": {"servers": servers}, **KEYWORD_SEARCH}
+    (root / "nex.yaml").write_text(json.dumps(config))
+    return root
+
+
+PID_FILES = ("stubborn", "second")
+#: no search model: a stop waits for its warm-up (not what is tested here)
+KEYWORD_SEARCH = {"search": {"mode": "keyword"}}
+
+
+def serve_command(project: Path) -> list[str]:
+    return [sys.executable, "-m", "nexus_jupyter.cli.main", "serve", "--root", str(project)]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError):  # a zombie has ended; only its parent has not reaped
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+    return True
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def upstream_pids(project: Path, timeout: float = 30.0) -> list[int]:
+    """The pids of the two upstream MCP servers, once both started."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError):
+            return [int((project / f"{name}.pid").read_text()) for name in PID_FILES]
+        time.sleep(0.05)
+    raise AssertionError("the upstream MCP servers did not start")
+
+
+@contextlib.contextmanager
+def killed_in_the_end(project: Path) -> Iterator[None]:
+    """Whatever the test's outcome, the upstreams it started do not outlive it."""
+    try:
+        yield
+    finally:
+        for name in PID_FILES:
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int((project / f"{name}.pid").read_text()), signal.SIGKILL)
+
+
+async def test_an_sdk_client_that_disconnects_leaves_no_mcp_server_running(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path)
+    command = serve_command(project)
+    params = StdioServerParameters(
+        command=command[0], args=command[1:], cwd=str(project), env=dict(os.environ)
+    )
+    with killed_in_the_end(project), (tmp_path / "serve.err").open("w+") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            pids = await asyncio.to_thread(upstream_pids, project)
+            for _ in range(300):  # its tools are listed once it is connected
+                names = [t.name for t in (await client.list_tools()).tools]
+                if "mcp__stubborn__hang" in names:
+                    break
+                await asyncio.sleep(0.1)
+            assert "mcp__stubborn__hang" in names
+        for pid in pids:
+            assert await asyncio.to_thread(gone_within, pid, 5.0), "an MCP server outlived serve"
+        errlog.seek(0)
+        said = errlog.read()
+    assert "interrupted" not in said and "did not stop" not in said, said
+
+
+def rpc(proc: subprocess.Popen[bytes], message: dict[str, object]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+    proc.stdin.flush()
+
+
+def answer(proc: subprocess.Popen[bytes], rid: int, timeout: float = 60.0) -> dict[str, object]:
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        message = json.loads(line)
+        if message.get("id") == rid:
+            return message
+    raise AssertionError(f"no answer to request {rid}")
+
+
+def initialize(proc: subprocess.Popen[bytes]) -> None:
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    init["clientInfo"] = {"name": "test", "version": "1"}
+    rpc(proc, {"id": 1, "method": "initialize", "params": init})
+    answer(proc, 1)
+    rpc(proc, {"method": "notifications/initialized"})
+
+
+@contextlib.contextmanager
+def serve_stdio(project: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``nexus-tools serve`` on stdio in ``project``; its stdin stays open (the client is
+    there) until the test ends it; killed by its pid in the end if it is still running."""
+    proc = subprocess.Popen(
+        serve_command(project),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=project,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+
+
+def stops_cleanly_on_sigterm(proc: subprocess.Popen[bytes]) -> float:
+    """Send SIGTERM; it must exit 0 without saying it was interrupted. The seconds taken."""
+    begun = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(10)
+    took = time.monotonic() - begun
+    assert proc.stderr is not None
+    said = proc.stderr.read().decode()
+    assert code == 0, said
+    assert "interrupted" not in said and "did not stop" not in said, said
+    return took
+
+
+def test_sigterm_in_the_middle_of_a_call_stops_serve_and_its_mcp_server(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    with killed_in_the_end(project), serve_stdio(project) as proc:
+        initialize(proc)
+        pids = upstream_pids(project)
+        for attempt in range(300):  # listed once the upstream is connected
+            rpc(proc, {"id": 100 + attempt, "method": "tools/list"})
+            listed = json.dumps(answer(proc, 100 + attempt))
+            if "mcp__stubborn__hang" in listed:
+                break
+            time.sleep(0.1)
+        call = {"name": "mcp__stubborn__hang", "arguments": {}}
+        rpc(proc, {"id": 2, "method": "tools/call", "params": call})
+        time.sleep(0.5)  # the call is in flight at the upstream
+        stops_cleanly_on_sigterm(proc)
+        for pid in pids:
+            assert gone_within(pid, 3.0), "an MCP server outlived serve"
+
+
+def test_an_idle_stdio_serve_stops_on_sigterm_at_once_with_exit_code_0(tmp_path: Path) -> None:
+    (tmp_path / "tools" / "dynamic").mkdir(parents=True)
+    (tmp_path / "nex.yaml").write_text(json.dumps(KEYWORD_SEARCH))
+    with serve_stdio(tmp_path) as proc:
+        initialize(proc)  # serving: it answers, then waits for the next message
+        time.sleep(0.5)
+        took = stops_cleanly_on_sigterm(proc)
+        assert took < 2.0, f"stopped in {took:.2f} s"
+
+
+def test_sigterm_while_serve_starts_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "tools" / "dynamic").mkdir(parents=True)
+    with serve_stdio(tmp_path) as proc:
+        time.sleep(1.0)  # still starting (importing the SDK, building the registry)
+        stops_cleanly_on_sigterm(proc)
