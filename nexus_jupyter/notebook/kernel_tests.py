@@ -3,7 +3,7 @@
 The kernel runs its notebook tools' cases itself (they live in the notebook's metadata and
 call the notebook's live state); the server shows that status rather than running them again:
 
-- each tool's entry in the kernel's ``tools/list`` carries ``_meta["nexus_jupyter/tests"]``:
+- each tool's entry in the kernel's ``tools/list`` carries ``_meta["nexus-jupyter/tests"]``:
   its test status and its cases (:func:`listing_meta`); a status change relists, so the
   server hears of it through ``tools/list_changed`` at once;
 - a private tool, :data:`KERNEL_TESTS_TOOL` (callable, never listed), lets the server save a
@@ -19,7 +19,9 @@ from ..core.tools.tool import Tool
 __all__ = ["KERNEL_TESTS_TOOL", "META_KEY", "listing_meta", "tests_tool"]
 
 KERNEL_TESTS_TOOL = "_nexus_tests"
-META_KEY = "nexus_jupyter/tests"
+META_KEY = "nexus-jupyter/tests"
+#: How a kernel of an earlier release spelt it.
+OLD_META_KEY = "nexus_jupyter/tests"
 
 _SCHEMA = {
     "type": "object",

@@ -23,7 +23,7 @@ from ..core.errors import TestCaseError, ToolUnavailable
 from ..core.tools.spec import ToolSpec
 from ..core.tooltests.cases import TestCase
 from ..core.tooltests.outcomes import TestStatus
-from ..notebook.kernel_tests import KERNEL_TESTS_TOOL, META_KEY
+from ..notebook.kernel_tests import KERNEL_TESTS_TOOL, META_KEY, OLD_META_KEY
 
 __all__ = ["KernelToolTests"]
 
@@ -42,7 +42,8 @@ class KernelToolTests:
     def _note_tests(self, remote: Any) -> None:
         """Remember the test status a ``tools/list`` entry carries."""
         reported = self.reported_tests
-        data = dict(remote.meta or {}).get(META_KEY)
+        meta = dict(remote.meta or {})
+        data = meta.get(META_KEY, meta.get(OLD_META_KEY))
         if isinstance(data, Mapping):
             reported[remote.name] = dict(data)
         else:

@@ -15,23 +15,26 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import MissingCredential, NexusError, ToolValidationError
 from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
-from ..core.tools.spec import ToolSpec
+from ..core.tools.spec import WRAP_MARK, ToolSpec
 from ..core.tools.tool_traceback import has_tool_frames
 
 __all__ = [
     "FIELD_ERRORS_META_KEY",
+    "META_PREFIX",
     "SUMMARY_META_KEY",
     "WRAP_MARK",
     "call_result",
     "error_result",
     "mcp_tool",
     "output_schema",
+    "read_meta",
     "refusal_names",
     "validation_text",
 ]
@@ -40,23 +43,23 @@ __all__ = [
 FIELD_ERRORS_META_KEY = "nexus-jupyter/fieldErrors"
 #: ``_meta`` key of a call's result: the call in one human-readable line.
 SUMMARY_META_KEY = "nexus-jupyter/summary"
-WRAP_MARK = "x-nexus-wrapped"
+#: The prefix of this project's ``_meta`` keys (MCP allows letters, digits and hyphens in a
+#: prefix's labels); :data:`OLD_META_PREFIX` is how earlier releases spelt it.
+META_PREFIX = "nexus-jupyter/"
+OLD_META_PREFIX = "nexus_jupyter/"
+
+
+def read_meta(meta: Mapping[str, Any] | None, name: str) -> Any:
+    """``meta``'s value for key ``name`` under this project's prefix, or under the old
+    spelling (a nexus server or kernel of an earlier release); ``None`` when absent."""
+    meta = meta or {}
+    value = meta.get(META_PREFIX + name)
+    return value if value is not None else meta.get(OLD_META_PREFIX + name)
 
 
 def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
-    """The ``outputSchema`` to advertise: the tool's own when it is an object schema,
-    otherwise wrapped as ``{"result": ...}``; ``None`` when the tool declares none."""
-    schema = spec.output_schema
-    if not schema:
-        return None
-    if _is_object_schema(schema):
-        return dict(schema)
-    return {
-        "type": "object",
-        "properties": {"result": dict(schema)},
-        "required": ["result"],
-        WRAP_MARK: True,
-    }
+    """The ``outputSchema`` to advertise (see :attr:`ToolSpec.wire_output_schema`)."""
+    return spec.wire_output_schema
 
 
 def _is_object_schema(schema: Mapping[str, Any]) -> bool:
@@ -64,18 +67,21 @@ def _is_object_schema(schema: Mapping[str, Any]) -> bool:
 
 
 def _annotations(spec: ToolSpec) -> dict[str, Any]:
-    """The tool's own MCP annotations, else hints derived from its permission. A tool from
-    an MCP server or an external toolset keeps what its source declared: absent stays
-    absent (a client then assumes the MCP defaults: it may be destructive)."""
+    """The tool's own MCP annotations, plus what its declared permission says for sure.
+
+    A hint is claimed only when it is known: ``readOnlyHint`` from a permission the tool's
+    author declared (an undeclared one runs as ``read_only`` under the policy, which says
+    nothing about what the code does), never ``destructiveHint: false`` from a permission
+    (``workspace_write`` may replace content); the built-ins declare their hints as they
+    behave. Absent hints mean the MCP defaults: not read-only, possibly destructive. A tool
+    from an MCP server or an external toolset keeps exactly what its source declared."""
+    out = dict(spec.annotations)
     if spec.source_kind == "mcp" or spec.source.startswith("toolset:"):
-        return dict(spec.annotations)
-    out: dict[str, Any] = {}
-    for key, value in dict(spec.annotations).items():
-        out[key] = value
-    if "readOnlyHint" not in out:
-        out["readOnlyHint"] = spec.permission == "read_only"
-    if "destructiveHint" not in out and spec.permission != "read_only":
-        out["destructiveHint"] = spec.permission == "danger_full_access"
+        return out
+    if spec.permission_declared:
+        out.setdefault("readOnlyHint", spec.permission == "read_only")
+    if spec.permission == "danger_full_access":
+        out.setdefault("destructiveHint", True)
     return out
 
 
@@ -98,18 +104,18 @@ def mcp_tool(spec: ToolSpec) -> Any:
     if spec.task_support != "forbidden":  # (a 2026-07-28 listing drops it: tasks/* tell there)
         data["execution"] = {"taskSupport": spec.task_support}
     meta: dict[str, Any] = {
-        "nexus_jupyter/source": spec.source,
-        "nexus_jupyter/version": spec.version,
-        "nexus_jupyter/origin": spec.origin,
+        META_PREFIX + "source": spec.source,
+        META_PREFIX + "version": spec.version,
+        META_PREFIX + "origin": spec.origin,
     }
     if spec.categories:
-        meta["nexus_jupyter/categories"] = list(spec.categories)
+        meta[META_PREFIX + "categories"] = list(spec.categories)
     data["_meta"] = meta
     return types.Tool.model_validate(data)
 
 
 #: Marks the content block of an error result that holds the tool's traceback.
-TRACEBACK_MARK = "nexus_jupyter/traceback"
+TRACEBACK_MARK = META_PREFIX + "traceback"
 
 
 def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
@@ -127,8 +133,21 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
         if trace:  # the tool's own frames: an agent (or the server of a kernel) can fix it
             blocks.append(types.TextContent(type="text", text=trace, _meta={TRACEBACK_MARK: True}))
         return types.CallToolResult(content=blocks, is_error=True, _meta=meta)
-    content = [_block(b) for b in result.content]
     structured = result.structured
+    if _has_non_finite(structured):  # JSON has no infinity or NaN: a schema check would fail
+        return types.CallToolResult(
+            content=[
+                types.TextContent(
+                    type="text",
+                    text=f"Tool {result.tool!r} returned infinity or NaN, which JSON cannot "
+                    "carry (its result would break its output schema). Call it with other "
+                    "arguments, or treat the result as out of range.",
+                )
+            ],
+            is_error=True,
+            _meta=meta,
+        )
+    content = [_block(b) for b in result.content]
     schema = output_schema(spec) if spec is not None else None
     if schema is not None and content_blocks(result.value) is not None:
         # A declared output schema must come with structured content, which an image or a
@@ -152,6 +171,16 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
     elif not isinstance(structured, dict):
         structured = None
     return types.CallToolResult(content=content, structured_content=structured, _meta=meta)
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_non_finite(v) for v in value)
+    return False
 
 
 def _shows_the_tools_code(result: ToolResult) -> bool:

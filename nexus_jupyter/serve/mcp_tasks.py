@@ -306,7 +306,13 @@ class McpTasks:
                 changes = {"status": "failed", "error": error}
             else:
                 wire.pop("resultType", None)
-                changes = {"status": "completed", "result": wire, "input_requests": {}}
+                # the last progress line ("2/3: at 2") no longer says where the task is
+                changes = {
+                    "status": "completed",
+                    "result": wire,
+                    "input_requests": {},
+                    "status_message": None,
+                }
         finally:
             self._running.pop(task_id, None)
             self._channels.pop(task_id, None)

@@ -126,8 +126,17 @@ class LegacyTasks:
         ):
             return await call_next(ctx)
         tool = self.find_tool(str(params.get("name")))
-        if tool is None or tool.spec.task_support == "forbidden":
-            return await call_next(ctx)  # a plain result: the tool does not run as a task
+        if tool is None:
+            return await call_next(ctx)  # the call says the tool is unknown
+        if tool.spec.task_support == "forbidden":  # the spec: servers SHOULD answer -32601
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import METHOD_NOT_FOUND
+
+            raise MCPError(
+                METHOD_NOT_FOUND,
+                f"Tool {tool.name!r} does not run as a task (its execution.taskSupport is "
+                "'forbidden'): call it again without 'task'.",
+            )
         import mcp_types as types
 
         typed = types.CallToolRequestParams.model_validate(params, by_name=False)

@@ -2,7 +2,7 @@
 Jupyter server's ``/nexus/mcp`` (for ``nexus-tools serve --jupyter``).
 
 Such a server speaks our own MCP dialect: it names where each tool was defined
-(``_meta["nexus_jupyter/origin"]``, e.g. ``cell:<id>``) and wraps a tool's non-object return
+(``_meta["nexus-jupyter/origin"]``, e.g. ``cell:<id>``) and wraps a tool's non-object return
 type as ``{"result": ...}``. This source keeps the origin and unwraps, so the tool here has
 its own type and is wrapped once when this registry serves MCP in turn.
 """
@@ -16,7 +16,7 @@ from ..core.tools.context import ToolContext
 from ..core.tools.result import ToolResult
 from ..core.tools.tool import Tool
 from ..sources.mcp import McpSource
-from .mcp_bridge import WRAP_MARK
+from .mcp_bridge import WRAP_MARK, read_meta
 
 __all__ = ["JupyterServerSource", "NexusUpstream"]
 
@@ -33,7 +33,7 @@ class NexusUpstream(McpSource):
     def _tool(self, remote: Any) -> Tool:
         tool = super()._tool(remote)
         changes: dict[str, Any] = {}
-        origin = dict(remote.meta or {}).get("nexus_jupyter/origin")
+        origin = read_meta(remote.meta, "origin")
         if isinstance(origin, str) and origin:
             changes["origin"] = origin
         schema = tool.spec.output_schema

@@ -319,12 +319,17 @@ def tool_from_mcp(
 _NAMED_ERROR = re.compile(r"^([A-Za-z_][\w.]*): (.*)$", re.DOTALL)
 
 
+def _traceback_block(meta: Mapping[str, Any]) -> bool:
+    return bool(meta.get("nexus-jupyter/traceback") or meta.get("nexus_jupyter/traceback"))
+
+
 def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
     """A :class:`ToolResult` for an MCP ``CallToolResult``."""
     blocks = [b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content]
     if result.is_error:
         # A nexus server sends the tool's traceback in a block of its own (mcp_bridge).
-        traces = [b for b in blocks if (b.get("_meta") or {}).get("nexus_jupyter/traceback")]
+        # (``nexus_jupyter/traceback``: a nexus server of an earlier release)
+        traces = [b for b in blocks if _traceback_block(b.get("_meta") or {})]
         texts = [b.get("text", "") for b in blocks if b.get("type") == "text" and b not in traces]
         message = "\n".join(t for t in texts if t) or "the MCP server reported an error"
         error_type = "McpToolError"

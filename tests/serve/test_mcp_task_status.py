@@ -38,6 +38,20 @@ def refuse() -> str:
     raise ValueError("no, thank you")
 
 
+@tool(task=True)
+async def steps(ctx: ToolContext) -> str:
+    """Report progress, then finish."""
+    for step in range(1, 3):
+        await ctx.progress(step, 3, f"at {step}")
+    return "done"
+
+
+@tool
+def plain() -> str:
+    """No task support."""
+    return "plain"
+
+
 @tool(task="required")
 async def ask_colour(ctx: ToolContext) -> str:
     """Ask inside the task, then finish."""
@@ -231,3 +245,17 @@ async def test_2026_task_notifications_need_the_extension(served: str) -> None:
     await stream.aclose()
     assert answer["error"]["code"] == -32021
     assert TASKS_EXTENSION in json.dumps(answer["error"])
+
+
+async def test_2025_task_for_a_forbidden_tool_and_a_finished_status(served: str) -> None:
+    async with mcp.Client(served, mode="legacy") as client:
+        # taskSupport absent (forbidden): the spec says servers SHOULD answer -32601
+        with pytest.raises(mcp.MCPError) as refused:
+            await _start(client, "plain", {})
+        assert refused.value.code == types.METHOD_NOT_FOUND
+        assert "without 'task'" in str(refused.value)
+        task = await _start(client, "steps", {})
+        await _raw(client, "tasks/result", {"taskId": task["taskId"]})  # waits for the end
+        got = await _raw(client, "tasks/get", {"taskId": task["taskId"]})
+        assert got["status"] == "completed"
+        assert "statusMessage" not in got  # not the last progress line ("2/3: at 2")

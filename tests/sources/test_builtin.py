@@ -193,7 +193,7 @@ def test_tool_search_select_and_free_text(reg: Any) -> None:
     assert picked["not_found"] == ["missing_tool"]
     found = ok(reg, "tool_search", query="run a shell command", max_results=3)
     assert found["tools"][0]["name"] == "bash"
-    assert set(found["tools"][0]) == {"name", "description", "input_schema"}
+    assert set(found["tools"][0]) == {"name", "description", "input_schema", "score"}
     assert "\n" not in found["tools"][0]["description"]
     assert "select:" in err(reg, "tool_search", query="select:")
 

@@ -53,7 +53,8 @@ class ToolMeta:
 
     name: str | None = None
     description: str | None = None
-    permission: Permission = "read_only"
+    #: ``None``: not declared (the tool runs as ``read_only``, but no one said it only reads)
+    permission: Permission | None = None
     categories: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()
     requires_credentials: tuple[str, ...] = ()
@@ -80,7 +81,7 @@ class ToolMeta:
 _DEFAULTS = {
     "name": None,
     "description": None,
-    "permission": "read_only",
+    "permission": None,
     "categories": (),
     "capabilities": (),
     "requires_credentials": (),
@@ -109,7 +110,7 @@ def make_tool_meta(
     *,
     name: str | None = None,
     description: str | None = None,
-    permission: str = "read_only",
+    permission: str | None = None,
     categories: str | Iterable[str] | None = None,
     capabilities: str | Iterable[str] | None = None,
     requires_credentials: str | Iterable[str] | None = None,
@@ -134,7 +135,7 @@ def make_tool_meta(
         task_start=_task_start(task_start),
         name=name,
         description=description,
-        permission=validate_permission(permission),
+        permission=validate_permission(permission) if permission is not None else None,
         categories=_strings(categories, "categories"),
         capabilities=_strings(capabilities, "capabilities"),
         requires_credentials=_strings(requires_credentials, "requires_credentials"),
@@ -175,7 +176,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    permission: str = "read_only",
+    permission: str | None = None,
     categories: str | Iterable[str] | None = None,
     capabilities: str | Iterable[str] | None = None,
     requires_credentials: str | Iterable[str] | None = None,

@@ -20,6 +20,7 @@ __all__ = [
     "PERMISSIONS",
     "SOURCE_KINDS",
     "TASK_SUPPORT",
+    "WRAP_MARK",
     "Permission",
     "SourceKind",
     "TaskSupport",
@@ -36,6 +37,9 @@ PERMISSIONS: tuple[Permission, ...] = ("read_only", "workspace_write", "danger_f
 #: supports tasks, or only as a task.
 TaskSupport = Literal["forbidden", "optional", "required"]
 TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
+
+#: Marks an output schema wrapped as ``{"result": ...}`` (see ``ToolSpec.wire_output_schema``).
+WRAP_MARK = "x-nexus-wrapped"
 
 SourceKind = Literal["notebook", "kernel", "directory", "mcp", "builtin", "config"]
 #: Precedence on a name clash, strongest first: the winner is listed, the rest are shadowed.
@@ -103,6 +107,9 @@ class ToolSpec:
     )
     output_schema: Mapping[str, Any] | None = None
     permission: Permission = "read_only"
+    #: Whether the tool's author (or its source) declared ``permission``; a default
+    #: ``read_only`` is what the policy assumes, not a claim that the tool only reads.
+    permission_declared: bool = False
     requires_credentials: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()
@@ -190,6 +197,23 @@ class ToolSpec:
         return " ".join(self.description.strip().split("\n\n", 1)[0].split())
 
     @property
+    def wire_output_schema(self) -> dict[str, Any] | None:
+        """The output schema as MCP (through 2025-11-25) advertises it, which must be an
+        object: the tool's own when it is one, otherwise wrapped as ``{"result": ...}``
+        (results are then sent as ``{"result": value}``); ``None`` when it declares none."""
+        schema = self.output_schema
+        if not schema:
+            return None
+        if schema.get("type") == "object":
+            return dict(schema)
+        return {
+            "type": "object",
+            "properties": {"result": dict(schema)},
+            "required": ["result"],
+            WRAP_MARK: True,
+        }
+
+    @property
     def parameters(self) -> dict[str, Any]:
         return dict(self.input_schema.get("properties", {}))
 
@@ -198,8 +222,11 @@ class ToolSpec:
         return tuple(self.input_schema.get("required", ()))
 
     def evolve(self, **changes: Any) -> ToolSpec:
-        """A copy with ``changes`` applied and the version recomputed."""
+        """A copy with ``changes`` applied and the version recomputed (a permission given
+        here is a declared one)."""
         changes.setdefault("version", "")
+        if "permission" in changes:
+            changes.setdefault("permission_declared", True)
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:

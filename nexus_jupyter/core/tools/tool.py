@@ -138,7 +138,8 @@ class Tool:
             description=schema.description,
             input_schema=schema.input_schema,
             output_schema=schema.output_schema,
-            permission=meta.permission,
+            permission=meta.permission or "read_only",
+            permission_declared=meta.permission is not None,
             requires_credentials=meta.requires_credentials,
             categories=meta.categories,
             capabilities=meta.capabilities,
@@ -183,6 +184,8 @@ class Tool:
         ``@tool`` options (a summary, task settings) of a tool that stands for another one,
         ``source_code`` the code that defines it.
         """
+        if "permission" in spec_fields:  # given by the source that builds the tool
+            spec_fields.setdefault("permission_declared", True)
         spec = ToolSpec(
             name=name, description=description, input_schema=dict(input_schema), **spec_fields
         )

@@ -43,6 +43,21 @@ __all__ = ["BuiltinSource", "Workspace", "builtin_tools", "builtin_unavailable"]
 _DYNAMIC = "nexus_jupyter.sources.builtin.dynamic"
 
 
+#: The MCP hints of each built-in, as it behaves (``readOnlyHint`` comes from its declared
+#: permission): ``write`` replaces a file (the same call twice leaves the same file), ``edit``
+#: replaces text (a second call finds the old text gone), ``create_dynamic_tool`` may
+#: overwrite a tool file, and the web tools and ``bash`` reach the world outside.
+_HINTS: dict[str, dict[str, bool]] = {
+    **{n: {"openWorldHint": False} for n in ("read", "ls", "glob", "grep", "tool_search")},
+    "write": {"destructiveHint": True, "idempotentHint": True, "openWorldHint": False},
+    "edit": {"destructiveHint": True, "idempotentHint": False, "openWorldHint": False},
+    "create_dynamic_tool": {"destructiveHint": True, "idempotentHint": False},
+    "bash": {"destructiveHint": True, "idempotentHint": False, "openWorldHint": True},
+    "web_fetch": {"openWorldHint": True},
+    "web_search": {"openWorldHint": True},
+}
+
+
 def builtin_tools(root: str | Path, registry: Any) -> list[Tool]:
     """Every built-in tool for workspace ``root`` (``registry`` serves ``tool_search``)."""
     ws = Workspace(root)
@@ -52,7 +67,10 @@ def builtin_tools(root: str | Path, registry: Any) -> list[Tool]:
     if importlib.util.find_spec(_DYNAMIC) is not None:
         module = importlib.import_module(_DYNAMIC)
         tools.append(module.create_dynamic_tool_tool(root, registry))
-    return tools
+    return [
+        t.with_spec(annotations={**_HINTS[t.name], **t.spec.annotations}) if t.name in _HINTS else t
+        for t in tools
+    ]
 
 
 def builtin_unavailable(registry: Any) -> dict[str, str]:

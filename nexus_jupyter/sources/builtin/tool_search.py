@@ -7,7 +7,9 @@ candidates and ``tool_search("select:get_weather,get_forecast")`` to load their 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from ...core.tools.context import RequestInfo, ToolContext
 from ...core.tools.decorator import tool
@@ -29,8 +31,9 @@ def _full(spec: Any) -> dict[str, Any]:
         "description": spec.description,
         "input_schema": dict(spec.input_schema),
     }
-    if spec.output_schema is not None:
-        out["output_schema"] = dict(spec.output_schema)
+    schema = spec.wire_output_schema  # as tools/list shows it: results come back that way
+    if schema is not None:
+        out["output_schema"] = schema
     return out
 
 
@@ -44,21 +47,23 @@ def tool_search_tool(registry: Any) -> Tool:
         eager=True,
         summary="Searching the tools for {query!r}",
     )
-    def tool_search(query: str, ctx: ToolContext, max_results: int = 5) -> dict[str, Any]:
+    def tool_search(
+        query: str,
+        ctx: ToolContext,
+        max_results: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = 5,
+    ) -> dict[str, Any]:
         """Search the available tools, or load the full schemas of named ones.
 
         Eager tools (those already listed with their schemas) need no search. Use free text
         ('convert currency') to find tools, ranked best first; use 'select:NAME1,NAME2' to
-        get the complete definitions of tools you already know by name.
+        get the complete definitions of tools you already know by name. Each hit found by
+        text has a score: the search's confidence from 0 to 1 that the tool fits (1 for its
+        exact name); the answer's min_score is the least confidence a hit must reach.
 
         Args:
             query: Free text, or 'select:' followed by comma-separated tool names.
-            max_results: Maximum number of tools returned for a free-text query.
+            max_results: Maximum number of tools returned for a free-text query (1 to 50).
         """
-        if not 1 <= max_results <= MAX_RESULTS:
-            raise ValueError(
-                f"max_results must be between 1 and {MAX_RESULTS}, got {max_results!r}."
-            )
         text = query.strip()
         allowed = _allowed(registry, ctx.request)  # what this caller may call at all
         if text.lower().startswith("select:"):
@@ -87,8 +92,10 @@ def tool_search_tool(registry: Any) -> Tool:
         hits = found.hits
         answer: dict[str, Any] = {
             "query": text,
-            "tools": [_brief(h.spec) for h in hits],
-            "total_tools": len(registry),
+            "tools": [{**_brief(h.spec), "score": round(h.score, 3)} for h in hits],
+            # the tools this caller is offered (not those above its grant)
+            "total_tools": len(registry.list(**narrowed)) if narrowed else len(registry),
+            "min_score": registry.search_index.threshold,
         }
         if found.respelled:  # misspelt words were read as the catalogue's own
             answer["searched_for"] = found.searched_for
