@@ -8,6 +8,7 @@ import sys
 import nexus_jupyter
 
 EXPECTED = {
+    "AnswerMismatch",
     "ApprovalRequired",
     "Audio",
     "CallerUnavailable",

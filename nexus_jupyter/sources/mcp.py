@@ -87,7 +87,11 @@ class McpSource:
         self.namespace = f"mcp__{name}"
         self.command, self.args, self.env, self.cwd = command, list(args), dict(env or {}), cwd
         self.url, self.headers = url, dict(headers or {})
-        self.auth = _auth_settings(name, auth)
+        self.auth = None
+        if auth is not None:
+            from ..core.config.mcp_auth import mcp_auth_settings
+
+            self.auth = mcp_auth_settings(name, auth)
         self._refused: str | None = None  # why the server last answered 401/403
         self.timeout = timeout
         self.credentials = credentials
@@ -589,17 +593,3 @@ class McpSource:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
-
-
-def _auth_settings(name: str, auth: Any) -> Any:
-    """``auth`` as :class:`McpAuthSettings` (from nex.yaml's mapping); ``None`` when unset."""
-    if auth is None:
-        return None
-    from ..core.config.mcp_auth import McpAuthSettings
-
-    if isinstance(auth, McpAuthSettings):
-        return auth
-    try:
-        return McpAuthSettings.model_validate(auth)
-    except ValueError as exc:
-        raise SourceError(f"MCP server {name!r}: invalid auth settings: {exc}") from None

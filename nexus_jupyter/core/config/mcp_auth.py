@@ -23,7 +23,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["McpAuthSettings"]
+from ..errors import SourceError
+
+__all__ = ["McpAuthSettings", "mcp_auth_settings"]
 
 
 class McpAuthSettings(BaseModel):
@@ -45,3 +47,13 @@ class McpAuthSettings(BaseModel):
         if self.type == "client_credentials" and (not self.client_id or not self.client_secret):
             raise ValueError("auth type client_credentials needs client_id and client_secret")
         return self
+
+
+def mcp_auth_settings(server: str, auth: object) -> McpAuthSettings:
+    """An MCP server's ``auth`` as :class:`McpAuthSettings` (from nex.yaml's mapping)."""
+    if isinstance(auth, McpAuthSettings):
+        return auth
+    try:
+        return McpAuthSettings.model_validate(auth)
+    except ValueError as exc:
+        raise SourceError(f"MCP server {server!r}: invalid auth settings: {exc}") from None
