@@ -70,7 +70,7 @@ def _skip_reason() -> str | None:
 SHARED = '''from nexus_jupyter import tool
 
 
-@tool
+@tool(permission="read_only")  # declared: alice's server trusts readOnlyHint, not a default
 def team_greeting(name: str) -> str:
     """Greet someone on behalf of the team."""
     return f"hello {name}, from the team"
