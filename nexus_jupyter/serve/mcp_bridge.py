@@ -107,6 +107,9 @@ def mcp_tool(spec: ToolSpec) -> Any:
         META_PREFIX + "source": spec.source,
         META_PREFIX + "version": spec.version,
         META_PREFIX + "origin": spec.origin,
+        # the level this registry's policy runs the tool at (declared or not): another
+        # nexus registry serving it (a kernel's tools in the Jupyter server) applies the same
+        META_PREFIX + "permission": spec.permission,
     }
     if spec.categories:
         meta[META_PREFIX + "categories"] = list(spec.categories)

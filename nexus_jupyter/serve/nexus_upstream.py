@@ -2,7 +2,8 @@
 Jupyter server's ``/nexus/mcp`` (for ``nexus-tools serve --jupyter``).
 
 Such a server speaks our own MCP dialect: it names where each tool was defined
-(``_meta["nexus-jupyter/origin"]``, e.g. ``cell:<id>``) and wraps a tool's non-object return
+(``_meta["nexus-jupyter/origin"]``, e.g. ``cell:<id>``) and the permission its policy runs the
+tool at (``_meta["nexus-jupyter/permission"]``, which this registry applies too), and wraps a tool's non-object return
 type as ``{"result": ...}``. This source keeps the origin and unwraps, so the tool here has
 its own type and is wrapped once when this registry serves MCP in turn.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..core.tools.context import ToolContext
 from ..core.tools.result import ToolResult
+from ..core.tools.spec import PERMISSIONS
 from ..core.tools.tool import Tool
 from ..sources.mcp import McpSource
 from .mcp_bridge import WRAP_MARK, read_meta
@@ -36,6 +38,14 @@ class NexusUpstream(McpSource):
         origin = read_meta(remote.meta, "origin")
         if isinstance(origin, str) and origin:
             changes["origin"] = origin
+        permission = read_meta(remote.meta, "permission")
+        if permission in PERMISSIONS:
+            # the upstream's policy level, not MCP's unannotated default (ask for every call):
+            # a kernel's tool runs here as it runs in its notebook; the upstream claims
+            # readOnlyHint only for a permission its author declared, so that says which
+            changes["permission"] = permission
+            changes["permission_declared"] = "readOnlyHint" in tool.spec.annotations
+            changes["approval"] = None
         schema = tool.spec.output_schema
         if schema and schema.get(WRAP_MARK):
             changes["output_schema"] = schema["properties"]["result"]

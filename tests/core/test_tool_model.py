@@ -87,7 +87,8 @@ def test_tool_object_still_calls_function_directly() -> None:
 
 def test_docstring_plain_and_multi_paragraph() -> None:
     parsed = parse_docstring("First line\ncontinues here.\n\nSecond paragraph.")
-    assert parsed.description == "First line continues here."
+    # the whole prose, as written: a model reads every paragraph of it
+    assert parsed.description == "First line\ncontinues here.\n\nSecond paragraph."
     assert parsed.params == {}
 
 
