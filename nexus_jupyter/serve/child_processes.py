@@ -73,6 +73,11 @@ def _running(pids: list[int]) -> list[int]:
     serve that started the process reaps it (an event loop's child watcher, ``Popen``)."""
     running = []
     for pid in pids:
+        if not hasattr(os, "waitid"):  # macOS before Python 3.13: a zombie still counts
+            with contextlib.suppress(OSError):
+                os.kill(pid, 0)
+                running.append(pid)
+            continue
         try:
             exited = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:  # reaped already
@@ -84,10 +89,12 @@ def _running(pids: list[int]) -> list[int]:
     return running
 
 
-def end_children(grace: float = GRACE_S) -> list[int]:
-    """End every child process of this one: SIGTERM (to its group when it leads one), then
-    SIGKILL to those still running ``grace`` seconds later. Returns the pids it ended."""
-    pids = child_pids()
+def end_children(grace: float = GRACE_S, *, spare: frozenset[int] = frozenset()) -> list[int]:
+    """End every child process of this one but those in ``spare`` (the ones it had before
+    serving began: a wrapper's sidecar, the host's own when serve runs in process): SIGTERM
+    (to its group when it leads one), then SIGKILL to those still running ``grace`` seconds
+    later. Returns the pids it ended."""
+    pids = [pid for pid in child_pids() if pid not in spare]
     if not pids:
         return []
     groups = {pid for pid in pids if _leads_group(pid)}

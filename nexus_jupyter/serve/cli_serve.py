@@ -218,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         # whatever ended serve, no process it started outlives it: MCP servers, workers,
         # command-line tools (the sources stop theirs first; this is for what is left)
-        end_children()
+        end_children(spare=stop.spare)
+        stop.uninstall()
 
 
 def _run(args: argparse.Namespace, stop: ServeStop) -> int:
@@ -305,7 +306,7 @@ def _run(args: argparse.Namespace, stop: ServeStop) -> int:
             notices.stop()
         if replica is not None:
             replica.close()
-        _close(reg)
+        _close(reg, stop.spare)
     return 0
 
 
@@ -315,14 +316,14 @@ def _run(args: argparse.Namespace, stop: ServeStop) -> int:
 CLOSE_GRACE_S = 1.0
 
 
-def _close(reg: Any) -> None:
+def _close(reg: Any, spare: frozenset[int]) -> None:
     """Close ``reg``; the child processes still running after :data:`CLOSE_GRACE_S` are
-    ended (the sources' own stops then find them gone)."""
+    ended, but those in ``spare`` (the sources' own stops then find them gone)."""
     closing = threading.Thread(target=reg.close, name="serve-close", daemon=True)
     closing.start()
     closing.join(CLOSE_GRACE_S)
     if closing.is_alive():
-        end_children()
+        end_children(spare=spare)
         closing.join(FORCED_EXIT_S)
 
 

@@ -111,6 +111,8 @@ def mcp_tool(spec: ToolSpec) -> Any:
         # nexus registry serving it (a kernel's tools in the Jupyter server) applies the same
         META_PREFIX + "permission": spec.permission,
     }
+    if spec.needs_approval:  # the tool itself asks for a person's yes on every call
+        meta[META_PREFIX + "needs_approval"] = True
     if spec.categories:
         meta[META_PREFIX + "categories"] = list(spec.categories)
     data["_meta"] = meta

@@ -46,6 +46,7 @@ class NexusUpstream(McpSource):
             changes["permission"] = permission
             changes["permission_declared"] = "readOnlyHint" in tool.spec.annotations
             changes["approval"] = None
+            changes["needs_approval"] = read_meta(remote.meta, "needs_approval") is True
         schema = tool.spec.output_schema
         if schema and schema.get(WRAP_MARK):
             changes["output_schema"] = schema["properties"]["result"]

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from .child_processes import end_children
+from .child_processes import child_pids, end_children
 
 __all__ = ["FORCED_EXIT_S", "ServeStop"]
 
@@ -41,21 +41,29 @@ class ServeStop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Future[Any] | None = None
         self._signal_name = "SIGTERM"
+        self._before: dict[int, Any] = {}
+        #: The child processes that were there before serve began (never ended by it).
+        self.spare: frozenset[int] = frozenset(child_pids())
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
         for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, self._handle)
+            self._before[signum] = signal.signal(signum, self._handle)
+
+    def uninstall(self) -> None:
+        """Put back the handlers :meth:`install` replaced (serve run in process returns)."""
+        for signum, handler in self._before.items():
+            signal.signal(signum, handler)
+        self._before.clear()
 
     async def serving(self, coro: Coroutine[Any, Any, T]) -> T | None:
         """Run ``coro`` (the server) as the task a signal cancels; ``None`` if cancelled so."""
-        if self.signalled.is_set():  # the signal came just before serving began
-            coro.close()
-            return None
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.ensure_future(coro)
         self._phase = "serving"
+        if self.signalled.is_set():  # the signal came before serving began (or just now)
+            self._task.cancel()
         try:
             return await self._task
         except asyncio.CancelledError:
@@ -93,5 +101,7 @@ class ServeStop:
             file=sys.stderr,
             flush=True,
         )
-        end_children(grace=0.2)
-        os._exit(1)
+        try:
+            end_children(grace=0.2, spare=self.spare)
+        finally:
+            os._exit(1)

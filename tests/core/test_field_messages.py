@@ -278,3 +278,20 @@ def test_a_worker_process_tool_refuses_every_place_at_once(tmp_path: Path) -> No
         assert isolated.call_sync("typed", _GOOD).structured == "ok"
     finally:
         isolated.close()
+
+
+def test_numbers_of_other_python_types_are_numbers_to_both() -> None:
+    """numpy's numbers (a notebook's ``df.col.mean()``) and an IntEnum are numbers, as
+    jsonschema counts them; only NaN and infinity are not."""
+    import enum
+
+    import numpy as np
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    check = JsonSchemaValidator({"type": "object", "properties": {"x": {"type": "number"}}})
+    for value in (np.float64(1.5), np.int64(3), Level.HIGH):
+        check.validate("t", {"x": value})
+    with pytest.raises(ToolValidationError):
+        check.validate("t", {"x": np.float64("nan")})

@@ -104,3 +104,15 @@ async def test_a_fitting_answer_gets_its_defaults(url: str, mode: str) -> None:
         result = await client.call_tool("decide", {})
     assert not result.is_error
     assert result_text(result) == "accept [('decision', 'deny'), ('name', 'Ada'), ('size', 3)]"
+
+
+def test_an_optional_field_of_a_model_takes_a_value_of_its_type() -> None:
+    from pydantic import BaseModel
+
+    class Person(BaseModel):
+        name: str
+        nickname: str | None = None
+
+    schema = Person.model_json_schema()
+    assert answer_errors(schema, {"name": "bob", "nickname": "bobby"}) == []
+    assert answer_errors(schema, {"name": "bob", "nickname": None}) == []

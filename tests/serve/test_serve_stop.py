@@ -241,3 +241,22 @@ def test_sigterm_while_serve_starts_exits_0(tmp_path: Path) -> None:
     with serve_stdio(tmp_path) as proc:
         time.sleep(1.0)  # still starting (importing the SDK, building the registry)
         stops_cleanly_on_sigterm(proc)
+
+
+def test_serve_spares_the_children_its_process_had_before_it_began() -> None:
+    """A wrapper's sidecar (``sidecar & exec nexus-tools serve``), or the host's own
+    processes when serve runs in process, are not serve's to end."""
+    script = (
+        "import subprocess, sys\n"
+        "from nexus_jupyter.serve.child_processes import end_children\n"
+        "from nexus_jupyter.serve.serve_stop import ServeStop\n"
+        "sleeper = [sys.executable, '-c', 'import time; time.sleep(30)']\n"
+        "before = subprocess.Popen(sleeper)\n"
+        "stop = ServeStop()  # serve begins: what runs now is spared\n"
+        "after = subprocess.Popen(sleeper)\n"
+        "ended = end_children(spare=stop.spare)\n"
+        "print(before.poll() is None, after.wait(5) is not None, ended == [after.pid])\n"
+        "before.kill()\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ["True", "True", "True"], run.stdout + run.stderr

@@ -1,6 +1,6 @@
 """Whether a user's accepted answer fits the question ``ctx.elicit`` asked: the flat object
 schema of primitive fields that MCP elicitation allows (strings with ``enum``/``oneOf``,
-length and format bounds, numbers and integers with bounds, booleans, multi-select arrays).
+length bounds, numbers and integers with bounds, booleans, multi-select arrays).
 
 The MCP spec (2025-11-25, elicitation) says servers should validate what comes back against
 ``requestedSchema``; a client may send anything. :func:`answer_errors` names each field that
@@ -29,8 +29,13 @@ def _allowed(field_schema: dict[str, Any]) -> list[Any] | None:
         return list(field_schema["enum"])
     for key in ("oneOf", "anyOf"):
         options = field_schema.get(key)
-        if isinstance(options, list) and options:
-            return [o.get("const") for o in options if isinstance(o, dict)]
+        # choices only when every option is a constant ("str | None" is a type and null)
+        if (
+            isinstance(options, list)
+            and options
+            and all(isinstance(o, dict) and "const" in o for o in options)
+        ):
+            return [o["const"] for o in options]
     return None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -107,7 +108,14 @@ class JsonSchemaValidator:
 
 
 def _finite_number(checker: Any, value: Any) -> bool:
-    return type(value) is int or (type(value) is float and math.isfinite(value))
+    """A number as jsonschema counts one (any ``numbers.Number`` but a bool: numpy's too),
+    except NaN and infinity, which JSON cannot carry."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return False
+    try:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # a complex number: jsonschema's own rule lets it be
+        return True
 
 
 # the formats checked (a string only), each as a Python tool takes it (by pydantic, so a
@@ -118,7 +126,7 @@ _CHECKED_FORMATS = {
     "time": "datetime:time",
     "duration": "datetime:timedelta",
     "uuid": "uuid:UUID",
-    "uri": "pydantic:AnyUrl",
+    "uri": "pydantic:AnyUrl",  # an absolute URI, as the format means (not a relative path)
 }
 _format_checkers: list[Any] = []
 

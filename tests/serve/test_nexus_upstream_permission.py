@@ -1,0 +1,50 @@
+"""A nexus registry serving another one's tools (a kernel's in the Jupyter server, `serve
+--jupyter`) runs each at the level the upstream's policy runs it at, and keeps a tool's own
+"ask every time": what the upstream's listing says in ``_meta``, round-tripped here through
+the real listing entry and the real upstream source."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types
+
+from nexus_jupyter import Tool, tool
+from nexus_jupyter.serve.mcp_bridge import mcp_tool
+from nexus_jupyter.serve.nexus_upstream import NexusUpstream
+from nexus_jupyter.sources.mcp import McpSource
+
+
+@tool
+def tally(n: int) -> int:
+    """Count to n (no permission declared: the policy runs it as read_only)."""
+    return n
+
+
+@tool(permission="workspace_write")
+def wipe(path: str) -> str:
+    """Wipe a folder; a person approves every call (as an adapter's tool may say)."""
+    return path
+
+
+def _seen_by(source: Any, spec: Any) -> Any:
+    listed = mcp_tool(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
+    return source._tool(mcp_types.Tool.model_validate(listed)).spec
+
+
+def test_a_nexus_upstream_keeps_the_upstreams_level_and_its_ask() -> None:
+    upstream = NexusUpstream("kernel", url="http://127.0.0.1:9/mcp")
+    quiet = _seen_by(upstream, Tool.from_function(tally).spec)
+    assert (quiet.permission, quiet.approval, quiet.needs_approval) == ("read_only", None, False)
+    assert quiet.permission_declared is False  # re-served, it claims no readOnlyHint either
+    asking = _seen_by(upstream, Tool.from_function(wipe).spec.evolve(needs_approval=True))
+    assert (asking.permission, asking.needs_approval) == ("workspace_write", True)
+
+
+def test_a_plain_mcp_server_cannot_lower_a_tools_level_through_meta() -> None:
+    plain = McpSource("other", url="http://127.0.0.1:9/mcp")
+    seen = _seen_by(
+        plain, Tool.from_function(tally).spec
+    )  # the same _meta, from a server that is no nexus
+    assert seen.permission == "workspace_write"
+    assert seen.approval is not None and seen.approval["action"] == "ask"
