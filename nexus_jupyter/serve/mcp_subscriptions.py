@@ -42,6 +42,8 @@ class ResourceSubscriptions:
         self.sessions: dict[Any, set[str]] = {}  # connection -> subscribed URIs
         self._upstream: dict[str, tuple[Any, int]] = {}  # URI -> (its watch, subscribers)
         self._defs = self._local_defs()  # this server's resources as last seen, by URI
+        #: per upstream URI: its subscribe and unsubscribe forwards run one at a time
+        self._locks: dict[str, asyncio.Lock] = {}
 
     def attach(self, on_change: Any) -> Any:
         """Call ``on_change(catalog)`` on each change of the catalog's set, and hear upstream
@@ -88,7 +90,11 @@ class ResourceSubscriptions:
         if uri in uris:
             return types.EmptyResult()
         if found.watch is not None:
-            await self._follow(uri, found.watch)
+            async with self._lock_of(uri):  # one forward at a time per URI: counts stay true
+                await self._follow(uri, found.watch)
+            if self.sessions.get(connection) is not uris:  # the session ended meanwhile
+                await self._unfollow(uri)
+                return types.EmptyResult()
         uris.add(uri)
         return types.EmptyResult()
 
@@ -122,7 +128,17 @@ class ResourceSubscriptions:
             ) from None
         self._upstream[uri] = (watch, 1)
 
+    def _lock_of(self, uri: str) -> asyncio.Lock:
+        lock = self._locks.get(uri)
+        if lock is None:
+            lock = self._locks[uri] = asyncio.Lock()
+        return lock
+
     async def _unfollow(self, uri: str) -> None:
+        async with self._lock_of(uri):
+            await self._unfollow_now(uri)
+
+    async def _unfollow_now(self, uri: str) -> None:
         followed = self._upstream.pop(uri, None)
         if followed is None:
             return
