@@ -46,6 +46,15 @@ class _Connection:
         self.exit_stack = contextlib.ExitStack()
 
 
+async def _forwarded(upstream: _Upstream) -> None:
+    """Until the first subscribe is at the upstream (a deadline, not a guess at timing)."""
+    for _ in range(250):
+        if upstream.calls:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("no subscribe reached the upstream within 5 s")
+
+
 def _session() -> Any:
     return SimpleNamespace(session=SimpleNamespace(_connection=_Connection()))
 
@@ -56,7 +65,9 @@ async def test_two_racing_subscribes_forward_once_and_count_two() -> None:
     params = SimpleNamespace(uri="demo://r/1")
     first, second = _session(), _session()
     both = asyncio.gather(subs.subscribe(first, params), subs.subscribe(second, params))
-    await asyncio.sleep(0.05)
+    await _forwarded(upstream)
+    for _ in range(5):
+        await asyncio.sleep(0)  # the second subscribe reaches the URI's forward too
     upstream.release.set()
     await asyncio.wait_for(both, 5)
     assert upstream.calls == [("demo://r/1", True)]
@@ -72,7 +83,7 @@ async def test_a_session_that_ends_during_its_subscribe_leaves_none() -> None:
     params = SimpleNamespace(uri="demo://r/2")
     session = _session()
     pending = asyncio.ensure_future(subs.subscribe(session, params))
-    await asyncio.sleep(0.05)
+    await _forwarded(upstream)
     session.session._connection.exit_stack.close()  # the client went away meanwhile
     upstream.release.set()
     await asyncio.wait_for(pending, 5)
