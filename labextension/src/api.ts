@@ -7,6 +7,8 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { IProgress, NDJSON, readCallStream } from './call_stream';
+
 /** One row of the catalog (`GET tools`). */
 export interface IToolEntry {
   name: string;
@@ -261,11 +263,16 @@ export class ApiError extends Error {
 
 const API = 'nexus/api';
 
-/** A request to `nexus/api/PATH`; the JSON answer, or an `ApiError`. */
+/**
+ * A request to `nexus/api/PATH`; the JSON answer, or an `ApiError`. With `onProgress`, an
+ * answer the server streams (a call's progress, see call_stream.ts) hands it each report
+ * and gives its last line.
+ */
 export async function request(
   path: string,
   init: RequestInit = {},
-  settings = ServerConnection.makeSettings()
+  settings = ServerConnection.makeSettings(),
+  onProgress?: (progress: IProgress) => void
 ): Promise<any> {
   const url = URLExt.join(settings.baseUrl, API, path);
   let response: Response;
@@ -273,6 +280,14 @@ export async function request(
     response = await ServerConnection.makeRequest(url, init, settings);
   } catch (error) {
     throw new ServerConnection.NetworkError(error as TypeError);
+  }
+  if (onProgress && response.ok && response.headers.get('Content-Type')?.startsWith(NDJSON)) {
+    const last = await readCallStream(response, onProgress);
+    if (last && 'result' in last) {
+      return last.result;
+    }
+    const status = last?.status ?? 502;
+    throw new ApiError(status, last?.message ?? 'The server ended the answer early.', last ?? {});
   }
   const text = await response.text();
   let body: any = null;
@@ -337,19 +352,21 @@ export async function runTests(name: string): Promise<{ tests: ITestStatus }> {
  * Aborting `signal` closes the request, and the server cancels the call when its client
  * goes away: the tool really stops (an async tool at its next await, a sync tool when it
  * checks `ctx.cancelled`).
+ *
+ * `onProgress` gets the tool's progress reports while it runs.
  */
 export async function callTool(
   name: string,
   args: Record<string, unknown>,
   approved: boolean | 'always' = false,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  onProgress?: (progress: IProgress) => void
 ): Promise<CallOutcome> {
   try {
-    const result = await request(`tools/${encodeURIComponent(name)}/call`, {
-      method: 'POST',
-      body: JSON.stringify({ arguments: args, approved }),
-      signal
-    });
+    const body = { arguments: args, approved, ...(onProgress ? { progress: true } : {}) };
+    const init = { method: 'POST', body: JSON.stringify(body), signal };
+    const path = `tools/${encodeURIComponent(name)}/call`;
+    const result = await request(path, init, ServerConnection.makeSettings(), onProgress);
     return { kind: 'result', result };
   } catch (error) {
     if (signal?.aborted) {

@@ -11,13 +11,14 @@ import validator from '@rjsf/validator-ajv8';
 import React from 'react';
 
 import { callTool, CallOutcome, IToolDetails, IToolResult } from './api';
+import { IProgress, progressFraction, progressLabel } from './call_stream';
 import { clearChangedFields, toExtraErrors } from './errors';
 import { TextBlock, ValueView } from './json';
 import { NumberTextField } from './number_field';
 import { unreadableNumbers, withNumberFields } from './numbers';
 import { callCommand, formUiSchema } from './present';
 import { SaveAsTest } from './tool_tests';
-import { formSchema, withNulls } from './unions';
+import { formSchema, missingRequired, withNulls } from './unions';
 
 // The form's own fields: numbers typed as text (see numbers.ts).
 const FIELDS = { nexusNumber: NumberTextField };
@@ -209,6 +210,34 @@ function Notice(props: { outcome: CallOutcome }): JSX.Element | null {
   }
 }
 
+/** Why Run did not call: number fields that hold text, required fields left empty. */
+function notRunBecause(unreadable: number, missing: number): string {
+  const numbers = unreadable === 1 ? 'one value is not a number' : `${unreadable} values are not numbers`;
+  const empty = !missing
+    ? ''
+    : missing === 1
+      ? ' and one required field is empty'
+      : ` and ${missing} required fields are empty`;
+  const fields = unreadable + missing === 1 ? 'the field' : 'the fields';
+  return `Not run: ${numbers}${empty}; see ${fields} above.`;
+}
+
+/** A running tool's last progress report: a bar when it gave a total, and its message. */
+function ProgressBar(props: { progress: IProgress }): JSX.Element {
+  const fraction = progressFraction(props.progress);
+  const label = progressLabel(props.progress);
+  return (
+    <div className="jp-NexusTools-progress" role="status" aria-live="polite">
+      {fraction !== null ? (
+        <progress max={1} value={fraction} aria-label={label} />
+      ) : (
+        <progress aria-label={label} />
+      )}
+      <span className="jp-NexusTools-progressLabel">{label}</span>
+    </div>
+  );
+}
+
 /** One call made from the form, kept for the session. */
 interface IHistoryEntry {
   id: number;
@@ -293,6 +322,8 @@ export function TryForm(props: {
   const [formData, setFormData] = React.useState<Record<string, unknown>>({});
   const [extraErrors, setExtraErrors] = React.useState<ErrorSchema | undefined>();
   const [running, setRunning] = React.useState(false);
+  // the running call's last progress report, if its tool reports any
+  const [progress, setProgress] = React.useState<IProgress | null>(null);
   const [outcome, setOutcome] = React.useState<CallOutcome | null>(null);
   // why Run did not call the server (a number field holds text that is not a number)
   const [unread, setUnread] = React.useState<string | null>(null);
@@ -334,13 +365,11 @@ export function TryForm(props: {
     setSelected(null);
     if (unreadable.length) {
       // Not sent: the server would only say "not a number" too, and nothing ran to save.
-      setExtraErrors(toExtraErrors(unreadable));
+      // The required fields left empty are named with them, so one Run flags both.
+      const missing = missingRequired(tool.input_schema, args);
+      setExtraErrors(toExtraErrors([...unreadable, ...missing]));
       setOutcome(null);
-      setUnread(
-        unreadable.length === 1
-          ? 'Not run: one value is not a number; see the field above.'
-          : `Not run: ${unreadable.length} values are not numbers; see the fields above.`
-      );
+      setUnread(notRunBecause(unreadable.length, missing.length));
       return;
     }
     setUnread(null);
@@ -348,12 +377,14 @@ export function TryForm(props: {
     abort.current = controller;
     setRunning(true);
     setOutcome(null);
+    setProgress(null);
     try {
-      let result = await callTool(tool.name, args, false, controller.signal);
+      let result = await callTool(tool.name, args, false, controller.signal, setProgress);
       if (result.kind === 'approval') {
         const approval = await askApproval(tool, args);
         if (approval) {
-          result = await callTool(tool.name, args, approval === 'always' ? 'always' : true, controller.signal);
+          const approved = approval === 'always' ? 'always' : true;
+          result = await callTool(tool.name, args, approved, controller.signal, setProgress);
         } else {
           result = { kind: 'approval', message: 'You denied the call.' };
         }
@@ -376,6 +407,7 @@ export function TryForm(props: {
     } finally {
       abort.current = null;
       setRunning(false);
+      setProgress(null);
     }
   };
 
@@ -453,6 +485,7 @@ export function TryForm(props: {
         </button>
         <CopyCall name={tool.name} args={callArgs} />
       </div>
+      {running && progress && <ProgressBar progress={progress} />}
       {unread && (
         <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="alert">
           {unread}

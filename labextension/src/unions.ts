@@ -8,6 +8,7 @@
  * schemas the same way (`split_null` in nexus_jupyter/notebook/widgets/form_fields.py).
  * Pure, so node can test it.
  */
+import type { IFieldError } from './api';
 
 type Schema = Record<string, any>;
 
@@ -217,4 +218,39 @@ export function withNulls(
     return value;
   };
   return walk(schema, args) as Record<string, unknown>;
+}
+
+/**
+ * The required parameters, and required fields of the objects `args` holds, that `args`
+ * (what a call would send, after `withNulls`) leaves out, worded as the server words them.
+ * Run names them with the number fields that hold text (numbers.ts) when it does not call,
+ * so one Run flags every field the form can tell is wrong.
+ */
+export function missingRequired(schema: unknown, args: Record<string, unknown>): IFieldError[] {
+  const root = isSchema(schema) ? schema : {};
+  const out: IFieldError[] = [];
+  const walk = (sub: unknown, value: unknown, loc: (string | number)[]): void => {
+    const resolved = resolveRef(sub, root);
+    if (!isSchema(resolved)) {
+      return;
+    }
+    const [, plain] = splitNull(resolved);
+    if (isSchema(value) && isSchema(plain.properties)) {
+      const required = new Set<string>(Array.isArray(plain.required) ? plain.required : []);
+      for (const [name, property] of Object.entries(plain.properties)) {
+        const place = [...loc, name];
+        if (value[name] !== undefined) {
+          walk(property, value[name], place);
+        } else if (required.has(name)) {
+          const what = place.length === 1 ? 'argument' : 'field';
+          const path = '$' + place.map(p => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
+          out.push({ path, loc: place, message: `required ${what} is missing` });
+        }
+      }
+    } else if (Array.isArray(value) && isSchema(plain.items)) {
+      value.forEach((item, i) => walk(plain.items, item, [...loc, i]));
+    }
+  };
+  walk(schema, args, []);
+  return out;
 }

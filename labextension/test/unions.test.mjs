@@ -4,7 +4,7 @@ import { test } from 'node:test';
 
 import { unreadableNumbers, withNumberFields } from '../lib/numbers.js';
 import { formUiSchema } from '../lib/present.js';
-import { formSchema, splitNull, typeLabel, withNulls } from '../lib/unions.js';
+import { formSchema, missingRequired, splitNull, typeLabel, withNulls } from '../lib/unions.js';
 
 const NULL = { type: 'null' };
 
@@ -145,4 +145,30 @@ test('number boxes reach nested fields and the number choice of a union', () => 
     ['$.count', '$.spot.floor', '$.sizes[1]']
   );
   assert.deepEqual(errors[1].loc, ['spot', 'floor']);
+});
+
+test('Run names every required field left empty, at every depth', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      a: { type: 'number' },
+      b: { type: 'number' },
+      note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      where: { $ref: '#/$defs/Place' },
+      items: { type: 'array', items: { $ref: '#/$defs/Place' } }
+    },
+    required: ['a', 'b', 'where'],
+    $defs: { Place: { type: 'object', properties: { room: { type: 'string' } }, required: ['room'] } }
+  };
+  const missing = missingRequired(schema, { a: 'abc', where: {}, items: [{ room: 'x' }, {}] });
+  assert.deepEqual(
+    missing.map(m => [m.path, m.message]),
+    [
+      ['$.b', 'required argument is missing'],
+      ['$.where.room', 'required field is missing'],
+      ['$.items[1].room', 'required field is missing']
+    ]
+  );
+  assert.deepEqual(missing[0].loc, ['b']);
+  assert.deepEqual(missingRequired(schema, { a: 1, b: 2, where: { room: 'r' } }), []);
 });

@@ -43,6 +43,7 @@ from ..core.tools.result import ToolResult
 from ..core.toolsets.overview import toolset_rows
 from ..sources.tool_files import exported_from
 from .jupyter_events import AUTH_RESOURCE
+from .jupyter_progress import ProgressStream
 
 if TYPE_CHECKING:
     from ..core.registry.registry import Registry
@@ -292,6 +293,28 @@ class CallHandler(NexusHandler):
     @authorized
     async def post(self, name: str) -> None:
         body = self._body()
+        # "progress": true streams the tool's progress reports in this answer (jupyter_progress)
+        stream = ProgressStream(self) if body.get("progress") is True else None
+        try:
+            result = await self._call(name, body, stream)
+        except web.HTTPError as exc:
+            if stream is None or not stream.started:
+                raise
+            said = getattr(exc, "nexus_body", None) or {"error": "error", "message": str(exc)}
+            stream.end({**said, "status": exc.status_code})
+            return
+        finally:
+            if stream is not None:
+                stream.ended = True  # the call is over: a report still on its way is dropped
+        if result is None:
+            return  # the client went away: there is no one to answer
+        if stream is not None and stream.started:
+            stream.end({"result": result.to_dict()})
+            return
+        self.finish(json.dumps(result.to_dict(), default=str))
+
+    async def _call(self, name: str, body: dict[str, Any], stream: ProgressStream | None) -> Any:
+        """Run the call; its result, or None when the client went away."""
         arguments = body.get("arguments") or {}
         if not isinstance(arguments, dict):
             kind = type(arguments).__name__
@@ -303,19 +326,27 @@ class CallHandler(NexusHandler):
         request = RequestInfo(principal=getattr(user, "username", None), caller=REST_CALLER)
         reg = self.registry
         token = CancellationToken()
-        call = reg.call(name, arguments, request=request, approved=approved, cancellation=token)
+        progress = stream.report if stream is not None else None
+        call = reg.call(
+            name,
+            arguments,
+            request=request,
+            approved=approved,
+            cancellation=token,
+            progress=progress,
+        )
         self._pending = reg.loop.submit(call)
         self._pending.add_done_callback(lambda f: token.cancel() if f.cancelled() else None)
         try:
-            result = await asyncio.wrap_future(self._pending)
+            return await asyncio.wrap_future(self._pending)
         except asyncio.CancelledError:
             if self._client_gone:
-                return  # the client went away: there is no one to answer
+                return None
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise  # this handler itself is being cancelled (the server stops)
             # The tool raised CancelledError itself: the client is still there, so answer.
-            result = ToolResult.failure(name, "the call was cancelled", "CancelledError")
+            return ToolResult.failure(name, "the call was cancelled", "CancelledError")
         except ToolNotFound as exc:
             raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
         except ToolValidationError as exc:
@@ -332,7 +363,6 @@ class CallHandler(NexusHandler):
             raise _error(503, "unavailable", str(exc)) from exc
         except NexusError as exc:
             raise _error(400, "bad_request", str(exc)) from exc
-        self.finish(json.dumps(result.to_dict(), default=str))
 
     def approve_for_session(self, name: str) -> None:
         """``"approved": "always"``: this tool stops asking until the server restarts or its
