@@ -150,6 +150,8 @@ export interface IToolDetails {
   tests?: ITestStatus | null;
   /** Its calls on this server (null before the first). */
   stats?: IToolStats | null;
+  /** A live kernel's tool only: the calls its notebook made in the kernel, as reported. */
+  notebook_stats?: IToolStats | null;
   [key: string]: any;
 }
 

@@ -7,6 +7,7 @@ import { getTool, IToolDetails, IToolStats } from './api';
 import { Badge, JsonBlock, PermissionBadge, StatusBadges, TestBadge } from './badges';
 import { CodeLinks } from './codelinks';
 import { NotebookFollower } from './following';
+import { notebookOf } from './notebook_tools';
 import { CallsLine, TestsSection } from './tool_tests';
 import { TryForm } from './tryform';
 import { typeLabel } from './unions';
@@ -44,12 +45,22 @@ export function ToolDetails(props: {
   const [tool, setTool] = React.useState<IToolDetails | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const backRef = React.useRef<HTMLButtonElement>(null);
-  // The calls line: from the details, then fetched again after each call from the form.
+  // The calls lines: from the details, then fetched again after each call from the form
+  // (and after each `calls` event, which covers the notebook's calls its kernel reported).
   const [stats, setStats] = React.useState<IToolStats | null | undefined>(undefined);
-  React.useEffect(() => setStats(tool?.stats), [tool]);
+  const [notebookStats, setNotebookStats] = React.useState<IToolStats | null | undefined>(
+    undefined
+  );
+  React.useEffect(() => {
+    setStats(tool?.stats);
+    setNotebookStats(tool?.notebook_stats);
+  }, [tool]);
   const refreshStats = React.useCallback(() => {
     getTool(name).then(
-      details => setStats(details.stats),
+      details => {
+        setStats(details.stats);
+        setNotebookStats(details.notebook_stats);
+      },
       err => console.warn('nexus-jupyter: could not refresh the call counts', err)
     );
   }, [name]);
@@ -208,7 +219,17 @@ export function ToolDetails(props: {
             )}
           </details>
           <TestsSection tool={tool} />
-          <CallsLine stats={stats === undefined ? tool.stats : stats} />
+          <CallsLine
+            stats={stats === undefined ? tool.stats : stats}
+            notebook={
+              tool.source_kind === 'kernel'
+                ? {
+                    name: notebookOf(tool) ?? tool.source,
+                    stats: notebookStats === undefined ? tool.notebook_stats : notebookStats
+                  }
+                : null
+            }
+          />
           <TryForm key={`${tool.name}`} tool={tool} blocked={blocked} onCalled={refreshStats} />
         </>
       )}

@@ -6,29 +6,30 @@ import React from 'react';
 
 import { CallOutcome, IToolDetails, IToolStats, ITestStatus, runTests, saveTest } from './api';
 import { TestBadge } from './badges';
+import { callsLines } from './calls';
 import { expectationOf, Kind, KINDS, suggestedExpectation } from './expectations';
 import { callCommand } from './present';
 
-function ms(value: number | null | undefined): string {
-  if (value === null || value === undefined) {
-    return '-';
-  }
-  return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`;
-}
-
-/** "Calls on this server: 12, 1 failed (8%), p50 2.1 ms, p95 9.8 ms". */
-export function CallsLine(props: { stats?: IToolStats | null }): JSX.Element {
-  const stats = props.stats;
-  if (!stats || (stats.calls === 0 && stats.refused === 0)) {
-    return <p className="jp-NexusTools-muted jp-NexusTools-calls">No calls on this server yet.</p>;
-  }
-  const rate = Math.round(stats.error_rate * 100);
+/**
+ * "Calls on this server: 12, 1 failed (8%), p50 2.1 ms, p95 9.8 ms" and, for a live kernel's
+ * tool, "Calls from demo.ipynb: ..." (the calls its notebook made in the kernel).
+ */
+export function CallsLine(props: {
+  stats?: IToolStats | null;
+  notebook?: { name: string; stats: IToolStats | null | undefined } | null;
+}): JSX.Element {
   return (
-    <p className="jp-NexusTools-calls" title="Since the server started; latency over the last 1,000 calls">
-      Calls on this server: {stats.calls}, {stats.errors} failed ({rate}%)
-      {stats.refused ? `, ${stats.refused} refused` : ''}, p50 {ms(stats.p50_ms)}, p95{' '}
-      {ms(stats.p95_ms)}
-    </p>
+    <>
+      {callsLines(props.stats, props.notebook).map((line, i) => (
+        <p
+          key={i}
+          className={`jp-NexusTools-calls${line.empty ? ' jp-NexusTools-muted' : ''}${i ? ' jp-NexusTools-notebookCalls' : ''}`}
+          title={line.title}
+        >
+          {line.text}
+        </p>
+      ))}
+    </>
   );
 }
 

@@ -47,3 +47,28 @@ test('cases go into the notebook metadata beside what else is under our key', ()
   assert.equal(casesOf(model).length, 1);
   assert.deepEqual(casesOf(null), []);
 });
+
+test("a kernel's tool has a second calls line: its notebook's calls, never mixed with the server's", async () => {
+  const { callsLines } = await import('../lib/calls.js');
+  const stats = (calls, extra) => ({
+    tool: 'multiply', calls, errors: 0, refused: 0, error_rate: 0, p50_ms: 0.2, p95_ms: 1.5,
+    max_ms: 2, last_call: null, ...extra
+  });
+  // a tool of the server's own: one line, as before
+  assert.deepEqual(callsLines(null).map(l => l.text), ['No calls on this server yet.']);
+  assert.deepEqual(callsLines(stats(2)).map(l => l.text), [
+    'Calls on this server: 2, 0 failed (0%), p50 0.2 ms, p95 1.5 ms'
+  ]);
+  // a kernel's tool: the notebook's own calls on a line of their own, named after it
+  const lines = callsLines(null, { name: 'work/demo.ipynb', stats: stats(3, { errors: 1, error_rate: 1 / 3 }) });
+  assert.deepEqual(lines.map(l => l.text), [
+    'No calls on this server yet.',
+    'Calls from demo.ipynb: 3, 1 failed (33%), p50 0.2 ms, p95 1.5 ms'
+  ]);
+  assert.match(lines[1].title, /made in its own kernel/);
+  assert.match(lines[1].title, /calls from this panel count on the server line/);
+  assert.deepEqual(callsLines(stats(1), { name: 'demo.ipynb', stats: null }).map(l => [l.text, l.empty]), [
+    ['Calls on this server: 1, 0 failed (0%), p50 0.2 ms, p95 1.5 ms', false],
+    ['No calls from demo.ipynb yet.', true]
+  ]);
+});

@@ -15,6 +15,7 @@ import contextlib
 import io
 import os
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO, cast
 
@@ -22,12 +23,16 @@ __all__ = ["masked_output", "stdout", "tools_print_to_stderr"]
 
 #: The command's own output while :func:`tools_print_to_stderr` is active.
 _own: TextIO | None = None
-#: The masking streams :func:`masked_output` put in ``sys.stdout``/``sys.stderr``, kept for
-#: the life of the process once taken out: a tool still running in a thread (a Ctrl-C
-#: leaves it running) may be inside ``print()``, which holds ``sys.stdout`` without a
-#: reference of its own between the write and the flush (CPython issue 130163); freeing the
-#: stream under it crashes the process. Two small objects per command.
-_retired: list[Any] = []
+#: How many masking streams taken out of ``sys.stdout``/``sys.stderr`` stay referenced.
+RETIRED_KEPT = 64
+#: The masking streams :func:`masked_output` put in ``sys.stdout``/``sys.stderr``, kept after
+#: they are taken out: a tool still running in a thread (a Ctrl-C leaves it running) may be
+#: inside ``print()``, which holds ``sys.stdout`` without a reference of its own between the
+#: write and the flush (CPython issue 130163); freeing the stream under it crashes the
+#: process. Only a ``print()`` already running when its stream was taken out can hold it, so
+#: the streams of the last :data:`RETIRED_KEPT` / 2 commands are kept, not every command's (a
+#: process that runs ``main()`` over and over, a test suite or a notebook, stays bounded).
+_retired: deque[Any] = deque(maxlen=RETIRED_KEPT)
 
 
 def stdout() -> TextIO:

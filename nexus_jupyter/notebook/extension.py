@@ -53,6 +53,7 @@ def load(ipython: Any) -> None:
     global _stop_listening
     _stop_listening = on_tool_defined(tracker.on_tool_defined)
     ipython.register_magics(ToolMagics)
+    _install_unglue(ipython)
     install_completer(ipython)
     global _stop_sign_in_links
     from .sign_in import install_sign_in_links
@@ -60,9 +61,22 @@ def load(ipython: Any) -> None:
     _stop_sign_in_links = install_sign_in_links()
     name_cells_of(ipython)  # tool tracebacks say "Cell In[3]", like IPython's own
     _tracker, _shell = tracker, ipython
+    from ..session import when_session_registry_made
+
+    when_session_registry_made(api.follow_session)  # every call, however made, in the history
     from .kernel_link import start_kernel_link
 
     start_kernel_link(ipython, api.current_registry)
+
+
+def _install_unglue(ipython: Any) -> None:
+    """``%tools;`` runs as ``%tools ;`` (see :func:`.line_output.unglue_silencer`); once per
+    shell, and kept on unload like the magics it serves."""
+    from .line_output import unglue_silencer
+
+    post = getattr(ipython, "input_transformers_post", None)
+    if isinstance(post, list) and unglue_silencer not in post:
+        post.append(unglue_silencer)
 
 
 def _hooks(tracker: NotebookTracker) -> list[tuple[str, Any]]:

@@ -14,7 +14,9 @@ A cell that defines a tool changes the session registry; the served view follows
 registry subscription and the MCP server sends ``tools/list_changed``, so the server relists
 at once (no polling). Calls arrive on the registry's background loop and run in this kernel,
 against the notebook's live globals; sync tools run on the kernel's main thread
-(:class:`MainThreadHome`) unless declared ``@tool(threadsafe=True)``.
+(:class:`MainThreadHome`) unless declared ``@tool(threadsafe=True)``. The listing also carries
+each tool's test status (:mod:`.kernel_tests`) and the calls the notebook made of it
+(:mod:`.kernel_calls`), so the server's sidebar shows both.
 
 ``NEXUS_KERNEL_LINK=0`` turns the link off.
 """
@@ -108,6 +110,8 @@ class KernelLink:
         self.view = Registry(search="keyword", credentials=session.credentials)
         self._unsubscribe: Callable[[], None] | None = None
         self.handle: Any = None
+        self.calls: Any = None  # the CallReporter, once serving
+        self._reporting: concurrent.futures.Future[None] | None = None
 
     def start(self, home: MainThreadHome | None) -> None:
         import mcp  # noqa: F401 - fully, on this thread, before the registry's thread uses it
@@ -118,6 +122,7 @@ class KernelLink:
             self.session.set_home_thread(NOTEBOOK_SOURCE, home)
             self.view.set_home_thread(NOTEBOOK_SOURCE, home)
         from ..core.registry.source import MutableSource
+        from .kernel_calls import CallReporter
         from .kernel_tests import KERNEL_TESTS_TOOL, listing_meta, tests_tool
 
         private = MutableSource("nexus", "config")  # the server's way in, never listed
@@ -125,18 +130,26 @@ class KernelLink:
         self.view.add_source(private)
         self._unsubscribe = self.session.subscribe(self._on_change)
         self.sync()
+        calls = self.calls = CallReporter(self.session, self._relist)
+
+        def tool_meta(name: str) -> dict[str, Any] | None:
+            extra = {**(listing_meta(self.session, name) or {}), **(calls.meta(name) or {})}
+            return extra or None
+
         self.handle = KernelEndpoint(
-            self.view,
-            self.secret,
-            tool_meta=lambda name: listing_meta(self.session, name),
-            hidden={KERNEL_TESTS_TOOL},
+            self.view, self.secret, tool_meta=tool_meta, hidden={KERNEL_TESTS_TOOL}
         )
+        self._reporting = self.view.loop.submit(calls.run())  # looks at once, then every second
         self._announce()
+
+    def _relist(self) -> None:
+        if self.handle is not None:
+            self.handle.relist()
 
     def _on_change(self, change: Any) -> None:
         self.sync()
-        if change.tests and self.handle is not None:
-            self.handle.relist()  # the listing carries each tool's test status
+        if change.tests:
+            self._relist()  # the listing carries each tool's test status
 
     def sync(self) -> None:
         """Publish the session's notebook tools as the view's (same objects: a call runs
@@ -167,6 +180,9 @@ class KernelLink:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._reporting is not None:
+            self._reporting.cancel()
+            self._reporting = None
         if self.handle is not None:
             self.handle.stop(timeout=2)
             self.handle = None

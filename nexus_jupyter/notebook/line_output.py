@@ -13,7 +13,10 @@ statement that ran it:
   dropped value stays unshown; a script (which IPython runs silently, where no line is ever
   ``Out[N]``) still prints each line;
 - a line ending in ``;`` shows nothing, as an expression ending in ``;`` does in IPython
-  (:func:`split_silencer` takes the ``;`` off the magic's arguments).
+  (:func:`split_silencer` takes the ``;`` off the magic's arguments). IPython reads a magic's
+  name up to the first space, so a ``;`` glued to the name (``%tools;``, ``%tool;``) would
+  name a magic ``tools;`` that does not exist: :func:`unglue_silencer`, an input
+  transformer that runs after IPython's own, hands that ``;`` to the magic as its argument.
 
 The statement is read from the bytecode of the frame that called ``run_line_magic``: the
 instruction after the running call is ``POP_TOP`` exactly when the value is dropped, and
@@ -25,13 +28,14 @@ reads its table, not its bytecode, on every turn).
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from bisect import bisect_right
 from types import CodeType, FrameType
 from typing import Any, Literal
 
-__all__ = ["show_line_output", "split_silencer"]
+__all__ = ["show_line_output", "split_silencer", "unglue_silencer"]
 
 _RUNNERS = ("run_line_magic", "run_cell_magic")
 _MAX_DEPTH = 30  # frames between the magic and IPython's runner (a handful in practice)
@@ -62,6 +66,22 @@ def split_silencer(line: str) -> tuple[str, bool]:
     except ValueError:  # the `;` is inside an open quote
         return line, False
     return head, True
+
+
+#: What IPython makes of ``%tools;`` and ``%tool;`` (the ``;`` read as part of the name).
+_GLUED = re.compile(r"""run_line_magic\((['"])(tools?);\1, (['"])\3\)""")
+
+
+def unglue_silencer(lines: list[str]) -> list[str]:
+    """IPython's transformed cell with ``%tools;`` and ``%tool;`` run as ``%tools ;`` and
+    ``%tool ;``: the magic, silenced (an entry of ``shell.input_transformers_post``).
+
+    >>> unglue_silencer(["get_ipython().run_line_magic('tools;', '')\\n"])
+    ["get_ipython().run_line_magic('tools', ';')\\n"]
+    """
+    if not any("run_line_magic(" in line for line in lines):
+        return lines
+    return [_GLUED.sub(r"run_line_magic(\1\2\1, \3;\3)", line) for line in lines]
 
 
 def show_line_output(shell: Any, value: Any, *, silenced: bool = False) -> Any:

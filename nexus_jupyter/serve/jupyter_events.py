@@ -28,8 +28,9 @@ __all__ = ["AUTH_RESOURCE", "CALLS_EVERY_MS", "EventHub", "EventsHandler", "Vers
 #: The resource name every nexus endpoint is authorized against.
 AUTH_RESOURCE = "nexus"
 #: How often, while a browser listens, the hub looks for tools called since it last looked
-#: (by anyone: the sidebar, an MCP client of this server, REST): a ``calls`` message names
-#: them, so an open tool's call counts follow without a reload.
+#: (by anyone: the sidebar, an MCP client of this server, REST, or a notebook in its own
+#: kernel, as that kernel last reported): a ``calls`` message names them, so an open tool's
+#: call counts follow without a reload.
 CALLS_EVERY_MS = 1000
 
 
@@ -78,7 +79,7 @@ class EventHub:
         self._sockets: set[EventsHandler] = set()
         self._ioloop: IOLoop | None = None
         self._registry: Registry | None = None
-        self._calls_seen: dict[str, tuple[int, int]] = {}
+        self._calls_seen: dict[str, tuple[int, ...]] = {}
         self._calls_timer: PeriodicCallback | None = None
 
     def follow_calls(self, registry: Registry) -> None:
@@ -101,9 +102,17 @@ class EventHub:
             self._calls_timer.stop()  # nobody listens: no need to look
             self._calls_timer = None
 
-    def _call_counts(self) -> dict[str, tuple[int, int]]:
+    def _call_counts(self) -> dict[str, tuple[int, ...]]:
+        """The registry's counts, and those the live kernels reported of their notebooks'
+        calls (what each kernel last listed: nothing is asked of a kernel here)."""
         assert self._registry is not None
-        return self._registry.call_counts()
+        seen: dict[str, tuple[int, ...]] = dict(self._registry.call_counts())
+        for state in self._registry.sources():
+            if state.kind != "kernel" or not hasattr(state.source, "call_counts"):
+                continue
+            for name, counts in state.source.call_counts().items():
+                seen[name] = (*seen.get(name, (0, 0)), *counts)
+        return seen
 
     def close(self) -> None:
         """Stop looking for calls (the extension is unloading; sockets may still be open)."""

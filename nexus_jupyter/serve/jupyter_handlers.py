@@ -33,6 +33,7 @@ from ..core.errors import (
     MissingCredential,
     NexusError,
     PermissionDenied,
+    SourceError,
     ToolNotFound,
     ToolUnavailable,
     ToolValidationError,
@@ -226,7 +227,19 @@ class ToolHandler(NexusHandler):
         body["tests"] = self.registry.test_status(name).to_dict()
         stats = self.registry.stats().get(name)
         body["stats"] = stats.to_dict() if stats is not None else None
+        if entry.spec.source_kind == "kernel":
+            body["notebook_stats"] = self.notebook_stats(entry)
         self.finish(json.dumps(body, default=str))
+
+    def notebook_stats(self, entry: ToolEntry) -> dict[str, Any] | None:
+        """A kernel's tool: the figures of the calls its notebook made in the kernel, as the
+        kernel last reported them (calls through this server are in ``stats``)."""
+        try:
+            source = self.registry.source(entry.spec.source)
+        except SourceError:  # the kernel left since the lookup
+            return None
+        figures: dict[str, Any] | None = getattr(source, "reported_calls", {}).get(entry.spec.name)
+        return figures
 
     def call_policy(self, entry: ToolEntry) -> dict[str, str] | None:
         """What policy decides for a call of this tool from this user over REST (no

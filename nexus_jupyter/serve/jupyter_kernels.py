@@ -14,7 +14,9 @@ announcement whose kernel id this server's kernel manager does not know is left 
 linked, not removed). Jupyter reports a kernel started (``kernel_actions`` "start") from
 inside the kernel's ``start_kernel``, before its kernel manager lists the kernel: such an event
 on this server's own event logger is this server's kernel, so an announcement that came first
-is linked then, without asking the kernel manager.
+is linked then, without asking the kernel manager. Jupyter saves the kernel's session only
+after that, so such a kernel is ``kernel:<kernel id>`` at first, and relinked as
+``kernel:<notebook>`` as soon as the session manager names its notebook.
 
 A kernel leaves when its announcement goes (it exits cleanly or unloads), and when Jupyter
 reports that it restarted or shut down (``kernel_actions`` events), which also covers a
@@ -33,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.tools.spec import SourceKind
+from ..notebook.kernel_calls import CALLS_META_KEY
 from .kernel_tool_tests import KernelToolTests
+from .kernel_workspace import ExportHandOver, load_exported_files
 from .nexus_upstream import NexusUpstream
 
 __all__ = ["KernelSource", "KernelSources", "read_announcement"]
@@ -41,14 +45,17 @@ __all__ = ["KernelSource", "KernelSources", "read_announcement"]
 log = logging.getLogger(__name__)
 
 ANNOUNCE_PREFIX = "nexus-kernel-"
+#: How long a kernel linked before its session existed waits to be named after its notebook.
+NAMING_WAIT_S = 30.0
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 CONTENTS_ACTIONS = "https://events.jupyter.org/jupyter_server/contents_service/v1"
 
 
-class KernelSource(KernelToolTests, NexusUpstream):
+class KernelSource(ExportHandOver, KernelToolTests, NexusUpstream):
     """The notebook tools of one live kernel, named as the notebook defines them; ``origin``
     keeps the defining cell (``cell:<id>``). Their tests are the kernel's
-    (:mod:`.kernel_tool_tests`)."""
+    (:mod:`.kernel_tool_tests`), and so are the calls the notebook made of them
+    (:attr:`reported_calls`, from :mod:`nexus_jupyter.notebook.kernel_calls`)."""
 
     kind: SourceKind = "kernel"
 
@@ -62,10 +69,24 @@ class KernelSource(KernelToolTests, NexusUpstream):
         self.kernel_id = kernel_id
         self.pid = pid
         self.reported_tests: dict[str, Any] = {}  # tool -> the test status its kernel reports
+        #: tool -> the figures of the calls its notebook made in the kernel (a ToolStats dict)
+        self.reported_calls: dict[str, dict[str, Any]] = {}
 
     def _tool(self, remote: Any) -> Any:
         self._note_tests(remote)
+        figures = (remote.meta or {}).get(CALLS_META_KEY)
+        if isinstance(figures, dict):
+            self.reported_calls[remote.name] = figures
+        else:
+            self.reported_calls.pop(remote.name, None)
         return super()._tool(remote)
+
+    def call_counts(self) -> dict[str, tuple[int, int]]:
+        """``(calls, refusals)`` the kernel reported per tool (as ``Registry.call_counts``)."""
+        return {
+            name: (int(f.get("calls") or 0), int(f.get("refused") or 0))
+            for name, f in list(self.reported_calls.items())
+        }
 
     @property
     def status(self) -> dict[str, Any]:
@@ -146,6 +167,7 @@ class KernelSources:
         self.started: set[str] = set()  # kernels it reported started, until they shut down
         self.sources: dict[str, KernelSource] = {}  # kernel id -> its source
         self._task: asyncio.Task[None] | None = None
+        self._naming: set[asyncio.Task[None]] = set()  # kernels linked before their session
         self._stop = asyncio.Event()
         # File events and kernel events both add and drop sources: one at a time.
         self._changing = asyncio.Lock()
@@ -159,6 +181,8 @@ class KernelSources:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+        for task in list(self._naming):
+            task.cancel()
         for kernel_id in list(self.sources):
             await self._drop(kernel_id)
 
@@ -220,10 +244,39 @@ class KernelSources:
         """(Re)connect the announced kernel ``kernel_id`` as the source of ``notebook``."""
         await self._drop(kernel_id)
         source = KernelSource(notebook, kernel_id, body["url"], body["secret"], body["pid"])
+        # a tool the notebook exported comes from this server's tools folder before it goes
+        source.take_over = lambda names: load_exported_files(self.registry, names)
         if any(s.name == source.name for s in self.sources.values()):
             source.name = f"kernel:{notebook}#{kernel_id[:8]}"  # two kernels, one notebook
         self.sources[kernel_id] = source
         await asyncio.get_running_loop().run_in_executor(None, self.registry.add_source, source)
+        if not notebook:  # linked before Jupyter saved its session (an early "start" event)
+            task = asyncio.ensure_future(self._name_when_known(kernel_id, source))
+            self._naming.add(task)
+            task.add_done_callback(self._naming.discard)
+
+    async def _name_when_known(self, kernel_id: str, source: KernelSource) -> None:
+        """Relink ``kernel:<kernel id>`` as ``kernel:<notebook>`` once a session holds the
+        kernel: Jupyter saves a session after its kernel started, and no event says so, so
+        the session manager (in this process) is asked again, less and less often, for up to
+        :data:`NAMING_WAIT_S` (a kernel started without a session keeps its id)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + NAMING_WAIT_S
+        delay = 0.05
+        while loop.time() < deadline:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            if self.sources.get(kernel_id) is not source:
+                return  # dropped, renamed or relinked meanwhile
+            notebook = await self._notebook_of(kernel_id)
+            if not notebook:
+                continue
+            async with self._changing:
+                path = self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
+                body = read_announcement(path)
+                if self.sources.get(kernel_id) is source and body is not None:
+                    await self._link(kernel_id, body, notebook)
+            return
 
     async def _notebook_of(self, kernel_id: str) -> str:
         """The path of the notebook whose session runs ``kernel_id`` ("" when none does)."""

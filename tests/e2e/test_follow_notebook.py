@@ -186,3 +186,46 @@ def test_renamed_notebook_keeps_its_tools(lab: dict[str, str]) -> None:  # noqa:
         "Go to cell selected the defining cell of analysis.ipynb",
         "all steps passed",
     )
+
+
+TRIPLE = '''from nexus_jupyter import tool
+
+@tool
+def triple(x: int) -> int:
+    """Three times x."""
+    return 3 * x'''
+
+
+def test_calls_lines_follow_the_notebooks_own_calls(lab: dict[str, str]) -> None:  # noqa: F811
+    """A kernel's tool open in the panel: the notebook calls it (``%tool call``, run in the
+    page) and its "Calls from calls.ipynb" line counts it within seconds while the server's
+    line stays at none; Try counts on the server's line only (screenshots:
+    test-artifacts/calls-*.png)."""
+    from live_kernels import NotebookKernel
+
+    server = _lab_server(lab)
+    cells = [("setup", "%load_ext nexus_jupyter"), ("define", TRIPLE)]
+    cells.append(("call", "%tool call triple x=4;"))
+    _write_notebook(server.root / "calls.ipynb", cells)
+    kernel = NotebookKernel(server, "calls.ipynb")  # POST /api/sessions
+    try:
+        kernel.run(cells[0][1], "setup")
+        kernel.run(TRIPLE, "define")
+        stdout, report = run_spec(
+            lab,
+            "calls.spec.mjs",
+            ARTIFACTS / "calls.png",
+            extra_env={"NEXUS_E2E_NOTEBOOK": "calls.ipynb"},
+            shots=[f"calls-{n}.png" for n in ("1-none", "2-notebook", "3-try")],
+        )
+    finally:
+        kernel.close()
+    _assert_steps(
+        stdout,
+        report,
+        'triple open: "No calls on this server yet." / "No calls from calls.ipynb yet."',
+        'the notebook called it: "Calls from calls.ipynb: 1, 0 failed (0%)',
+        "the notebook's line stays at 1",
+        "all steps passed",
+    )
+    print(stdout)

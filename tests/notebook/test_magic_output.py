@@ -200,6 +200,18 @@ def test_a_trailing_semicolon_silences_a_line(
     assert [r.value for r in session_history().entries("add")] == [3]
 
 
+def test_a_semicolon_glued_to_the_magic_name_silences_too(
+    shell: InteractiveShell, tools: None
+) -> None:
+    # IPython reads a magic's name up to the first space: `%tools;` asks for `tools;`
+    assert shown_texts(shell, "%tools;") == []
+    assert shown_texts(shell, "%tool;\n%tool list;\n%tools ;") == []
+    value, _, _ = run(shell, "catalog = %tools;\ncatalog")
+    assert type(value).__name__ == "Catalog"  # assigned: the catalog, kept
+    text = "%tools;"  # a string that only looks like the line stays as written
+    assert run(shell, f"{text!r}")[0] == text
+
+
 def test_a_semicolon_of_an_argument_stays(shell: InteractiveShell, tools: None) -> None:
     run(shell, 'r = %tool call add a=1 b=2;\nq = %tool call shout text="a;"')
     assert shell.user_ns["r"].structured == 3  # assigned: the `;` silences nothing to lose

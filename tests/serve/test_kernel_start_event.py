@@ -105,3 +105,58 @@ async def test_a_start_event_of_this_server_links_an_earlier_announcement(
     finally:
         await kernels.stop()
         registry.close()
+
+
+async def _named(kernels: KernelSources, kernel_id: str, name: str, deadline: float) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline
+    while (source := kernels.sources.get(kernel_id)) is None or source.name != name:
+        seen = source.name if source is not None else None
+        assert loop.time() < end, f"not named {name} within {deadline} s: {seen}"
+        await asyncio.sleep(0.05)
+
+
+@on_server_loop
+async def test_a_kernel_linked_before_its_session_is_named_after_its_notebook_once_it_has_one(
+    jp_serverapp: Any, tmp_path: Path
+) -> None:
+    """Jupyter saves a notebook's session only after its kernel started: a kernel linked by
+    its start event is ``kernel:<id>`` at first, and takes its notebook's name as soon as the
+    session manager holds that session."""
+    app = jp_serverapp
+    kernel_id = await app.kernel_manager.start_kernel(kernel_name="python3")
+    served = Registry(search="keyword")
+    served.add(whoami)
+    endpoint = KernelEndpoint(served, "s3cret")
+    runtime = tmp_path / "announcements"
+    runtime.mkdir()
+    path = runtime / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
+    body = {"kernel_id": kernel_id, "url": endpoint.url, "secret": "s3cret", "pid": os.getpid()}
+    path.write_text(json.dumps(body))
+    registry = Registry(search="keyword")
+    kernels = KernelSources(
+        registry, runtime, app.session_manager, app.kernel_manager, app.event_logger
+    )
+    try:
+        await kernels.on_kernel_action(app.event_logger, KERNEL_ACTIONS, _start_event(kernel_id))
+        assert kernels.sources[kernel_id].name == f"kernel:{kernel_id}"  # no session yet
+        await _listed(registry, "whoami")
+
+        await app.session_manager.save_session(
+            "session-1",
+            path="work/early.ipynb",
+            name="early.ipynb",
+            type="notebook",
+            kernel_id=kernel_id,
+        )
+        await _named(kernels, kernel_id, "kernel:work/early.ipynb", deadline=10.0)
+        await _listed(registry, "whoami")
+        assert registry.get("whoami").spec.source == "kernel:work/early.ipynb"
+        kernel_sources = [s.name for s in registry.sources() if s.kind == "kernel"]
+        assert kernel_sources == ["kernel:work/early.ipynb"]  # the early name is gone
+    finally:
+        await kernels.stop()
+        registry.close()
+        endpoint.stop()
+        served.close()
+        await app.kernel_manager.shutdown_kernel(kernel_id, now=True)

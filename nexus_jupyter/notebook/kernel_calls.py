@@ -1,0 +1,66 @@
+"""A kernel's call counts as the Jupyter server sees them (see :mod:`.kernel_link`).
+
+A notebook calls its own tools in its kernel (``%tool call``, a form, ``registry().call``
+from Python): those calls are counted by the session registry, which the server never sees.
+So the kernel reports them the way it reports its tools' test status:
+
+- each tool's entry in the kernel's ``tools/list`` carries ``_meta["nexus-jupyter/calls"]``:
+  the notebook's figures for that tool (:meth:`CallReporter.meta`, the
+  :class:`~nexus_jupyter.core.telemetry.stats.ToolStats` dict);
+- :meth:`CallReporter.run` looks at the session's counts once a second (a dict read in this
+  process) and relists only when they changed, so the server hears of new calls through
+  ``tools/list_changed`` within a second, and an idle notebook costs the server nothing.
+
+Calls the server makes (the sidebar's Try, an MCP client of ``/nexus/mcp``) go through the
+link's own view of the tools and count on the server, not here: the two sets never overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["CALLS_EVERY_S", "CALLS_META_KEY", "CallReporter"]
+
+log = logging.getLogger(__name__)
+
+CALLS_META_KEY = "nexus-jupyter/calls"
+#: How often the kernel looks whether its notebook called a tool since it last reported.
+CALLS_EVERY_S = 1.0
+
+
+class CallReporter:
+    """Reports the session registry's call figures in the kernel's tool listing."""
+
+    def __init__(self, session: Any, relist: Callable[[], None]) -> None:
+        self.session = session
+        self._relist = relist
+        self._counts: dict[str, tuple[int, int]] = {}
+        self._figures: dict[str, dict[str, Any]] = {}
+
+    def meta(self, name: str) -> dict[str, Any] | None:
+        """The ``_meta`` tool ``name``'s listing carries (``None``: never called here)."""
+        figures = self._figures.get(name)
+        return {CALLS_META_KEY: figures} if figures is not None else None
+
+    def look(self) -> bool:
+        """Take the notebook's figures if its counts changed since the last look, and relist;
+        whether they changed."""
+        counts = self.session.call_counts()
+        if counts == self._counts:
+            return False
+        self._counts = counts
+        self._figures = {name: s.to_dict() for name, s in self.session.stats().items()}
+        self._relist()
+        return True
+
+    async def run(self, every: float = CALLS_EVERY_S) -> None:
+        """Look every ``every`` seconds until cancelled (a failed look is logged, not fatal)."""
+        while True:
+            try:
+                self.look()
+            except Exception:
+                log.exception("nexus_jupyter: reporting the notebook's calls failed")
+            await asyncio.sleep(every)

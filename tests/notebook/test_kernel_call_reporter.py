@@ -1,0 +1,46 @@
+"""What a kernel reports of its notebook's calls (:mod:`nexus_jupyter.notebook.kernel_calls`):
+each tool's figures in its listing, and a relist only when the counts changed, so an idle
+notebook costs its Jupyter server nothing. The end to end path is in
+tests/serve/test_kernel_calls.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from nexus_jupyter import Registry, tool
+from nexus_jupyter.core.errors import ToolValidationError
+from nexus_jupyter.notebook.kernel_calls import CALLS_META_KEY, CallReporter
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@pytest.fixture
+def session() -> Iterator[Registry]:
+    reg = Registry(search="keyword")
+    reg.add(add)
+    yield reg
+    reg.close()
+
+
+def test_the_kernel_relists_only_when_its_notebook_called_a_tool(session: Registry) -> None:
+    relists: list[int] = []
+    reporter = CallReporter(session, lambda: relists.append(1))
+    assert reporter.look() is False and relists == []  # nothing called: nothing to say
+    assert reporter.meta("add") is None
+
+    session.call_sync("add", {"a": 1, "b": 2})
+    assert reporter.look() is True and relists == [1]
+    figures = reporter.meta("add")[CALLS_META_KEY]  # type: ignore[index]
+    assert (figures["tool"], figures["calls"], figures["errors"]) == ("add", 1, 0)
+    assert reporter.look() is False and relists == [1]  # unchanged: no relist
+
+    with pytest.raises(ToolValidationError):
+        session.call_sync("add", {"a": "one", "b": 2})  # a refusal is a change too
+    assert reporter.look() is True and relists == [1, 1]
+    assert reporter.meta("add")[CALLS_META_KEY]["refused"] == 1  # type: ignore[index]
