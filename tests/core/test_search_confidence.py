@@ -133,3 +133,40 @@ def test_a_word_the_model_knows_whole_is_read() -> None:
     assert spelling.reads_a_word(["zzzq", "weather"], knows)  # an English word
     assert spelling.reads_a_word(["pr"], knows)  # an abbreviation search expands
     assert not spelling.reads_a_word(["zzzq", "xqzv"], knows)
+
+
+def test_a_hit_far_below_the_best_one_is_not_shown() -> None:
+    from nexus_jupyter.core.search.confidence import Candidate, confident
+
+    ranked = [Candidate("a", 3.0, 0.9), Candidate("b", 2.9, 0.5), Candidate("c", 2.8, 0.3)]
+    names = [c.name for c in confident(ranked, 0.2, 10.0, share=0.4)]
+    assert names == ["a", "b"]  # 0.3 < 0.4 * 0.9
+    # an exact name found before these sets the bar at 1
+    assert [c.name for c in confident(ranked, 0.2, 10.0, share=0.4, best=1.0)] == ["a", "b"]
+    assert [c.name for c in confident(ranked, 0.2, 10.0, share=0.6, best=1.0)] == ["a"]
+    assert [c.name for c in confident(ranked, 0.2, 10.0)] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_named_exactly_is_not_shown_with_loose_neighbours(mode: str) -> None:
+    """ "roll dice" among small math and text tools: roll_dice by name, and none of the
+    tools that only share the catalogue's topic (hybrid listed five at cosine 0.2 before)."""
+    from nexus_jupyter.core.tools.tool import Tool
+
+    _skip_without_semantic(mode)
+    reg = Registry(search=mode)
+    for name, description in [
+        ("roll_dice", "Roll dice with the given number of sides and return each face."),
+        ("multiply", "Multiply two numbers."),
+        ("word_count", "Count the words, lines and characters of a text."),
+        ("week_to_day", "Convert weeks to days."),
+        ("describe_numbers", "Mean, median and standard deviation of a list of numbers."),
+        ("t_to_lb", "Convert metric tonnes to pounds."),
+        ("fibonacci", "The first n Fibonacci numbers."),
+    ]:
+        reg.add(Tool.from_schema(name, description, {"type": "object"}, lambda args: None))
+    try:
+        assert [h.name for h in reg.search("roll dice")] == ["roll_dice"]
+        assert [h.name for h in reg.search("roll_dice")] == ["roll_dice"]
+    finally:
+        reg.close()

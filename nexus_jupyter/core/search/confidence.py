@@ -36,6 +36,7 @@ __all__ = [
     "INTENT_PENALTY",
     "MARGINS",
     "SERVICE_PENALTY",
+    "SHARES",
     "UNREAD_PENALTY",
     "Candidate",
     "confident",
@@ -51,6 +52,12 @@ DEFAULT_THRESHOLDS: dict[str, float] = {"keyword": 0.1, "hybrid": 0.2}
 #: and the smoothed int8 ones; on them pooled with the second dev set 4
 #: (recall@5 0.900 -> 0.911 on the pooled 190 servable queries, 5.8 -> 7.1 hits per query).
 MARGINS: dict[str, float] = {"keyword": 0.5, "hybrid": 4.0}
+#: The share of the best hit's confidence every other hit must reach, per mode, so that next
+#: to a tool that fits the request well (an exact name scores 1) near neighbours that only
+#: resemble it are not shown. The largest share that cost neither toolret dev set any recall@5
+#: (0.3, 0.4, 0.5 and 0.6 tried; keyword 0.4 and hybrid 0.5 each lost one query's relevant
+#: hit); on those catalogues it rarely acts, since their best confidences are rarely high.
+SHARES: dict[str, float] = {"keyword": 0.3, "hybrid": 0.4}
 #: Confidence taken off every candidate of a query that names a service no tool mentions: a
 #: hit then needs 0.3 keyword coverage or 0.45 cosine with the default thresholds.
 SERVICE_PENALTY: dict[str, float] = {"keyword": 0.2, "hybrid": 0.25}
@@ -77,10 +84,17 @@ class Candidate:
     matched: tuple[str, ...] = ()
 
 
-def confident(ranked: list[Candidate], threshold: float, margin: float) -> list[Candidate]:
+def confident(
+    ranked: list[Candidate],
+    threshold: float,
+    margin: float,
+    share: float = 0.0,
+    best: float = 0.0,
+) -> list[Candidate]:
     """The candidates of ``ranked`` (best first) that are confident on their own, each with
     its confidence capped by the one before it: scores never rise down the list, so a
-    caller's own cut keeps a prefix."""
+    caller's own cut keeps a prefix. Each must also reach ``share`` of the best confidence
+    shown, ``best`` (a hit found before these, such as an exact name) or the first kept."""
     out: list[Candidate] = []
     if not ranked:
         return out
@@ -92,6 +106,8 @@ def confident(ranked: list[Candidate], threshold: float, margin: float) -> list[
         if c.confidence < threshold:
             continue
         ceiling = min(ceiling, max(0.0, c.confidence))
+        if ceiling < share * max(best, out[0].confidence if out else ceiling):
+            break
         out.append(Candidate(c.name, c.rank, round(ceiling, 4), c.matched))
     return out
 

@@ -75,6 +75,7 @@ from .confidence import (
     INTENT_PENALTY,
     MARGINS,
     SERVICE_PENALTY,
+    SHARES,
     UNREAD_PENALTY,
     Candidate,
     confident,
@@ -341,7 +342,9 @@ class SearchIndex:
             first = [SearchHit(n, 1.0, self._specs[n], ("name",)) for n in exact]
             hits = [
                 SearchHit(c.name, c.confidence, self._specs[c.name], c.matched)
-                for c in confident(ranked, threshold, MARGINS[self.mode])
+                for c in confident(
+                    ranked, threshold, MARGINS[self.mode], SHARES[self.mode], 1.0 if exact else 0.0
+                )
             ]
             return SearchResults(query, spelled, tuple((first + hits)[:limit]), tuple(unserved))
 
