@@ -422,3 +422,19 @@ def test_a_toolset_module_that_fails_to_import_is_said_once(
     # a command with no report of its own still gets the registry's line, once
     searched = run(env, tmp_path, "search", "read")
     assert searched.stderr.count("boom-4711") == 1, searched.stderr
+
+
+def test_call_takes_a_boolean_typed_as_a_word(env: dict[str, str], tmp_path: Path) -> None:
+    """``case_insensitive=yes`` (or ``=1``, ``=True``) is true, as pydantic reads it; a word
+    that is no boolean is refused with its field."""
+    (tmp_path / "ws" / "shout.txt").write_text("HELLO\n")
+    for word in ("yes", "1", "True"):
+        found = run(
+            env, tmp_path, "--json", "call", "grep", "pattern=hello", "output_mode=count",
+            f"case_insensitive={word}",
+        )  # fmt: skip
+        assert found.returncode == 0, found.stderr
+        assert json.loads(found.stdout)["structured"] == {"hello.txt": 1, "shout.txt": 1}
+    wrong = run(env, tmp_path, "call", "grep", "pattern=hello", "case_insensitive=maybe")
+    assert wrong.returncode != 0
+    assert '$.case_insensitive: expected a boolean (got "maybe")' in one_line_error(wrong)

@@ -4,7 +4,9 @@ In-process, a tool file can end its host (``os._exit`` at import), spin at impor
 save, or hold the GIL in a call so the whole server stops answering. With a
 :class:`ProcessIsolation`, a folder's files are loaded and their calls run in
 :data:`WORKERS` worker processes (:mod:`.worker`, :mod:`.worker_process`); the registry
-holds proxy tools with the same specs. A worker that dies, or is killed because a call
+holds proxy tools with the same specs, which check their arguments against the JSON Schema
+and, where it does not say every check (a pydantic model's validator), ask a worker for the
+tool's own verdict before a call is approved. A worker that dies, or is killed because a call
 timed out or was cancelled, or an import overran its limit, is replaced by a fresh one; a
 worker loads the files it needs from the texts kept here.
 
@@ -26,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import ToolUnavailable
+from ..core.errors import FieldError, ToolUnavailable, ToolValidationError
 from ..core.registry.running import TIMED_OUT
 from ..core.tools.context import ToolContext
 from ..core.tools.decorator import ToolMeta
@@ -152,18 +154,20 @@ class ProcessIsolation:
         self,
         path: str,
         version: str,
-        described: tuple[dict[str, Any], dict[str, Any] | None],
+        described: tuple[Any, ...],
         text: str,
     ) -> Tool:
         """The registry's stand-in for a tool in the worker: its spec, its ``@tool``
         options (a summary function stays in the worker, which sends each call's line),
         and the file's text as its source code (``%tool export``'s header included)."""
-        fields, options = described
+        fields, options, *more = described
         fields = dict(fields)
         name = fields.pop("name")
         description = fields.pop("description")
         schema = fields.pop("input_schema")
         fields["isolation"] = "process"
+        # what its schema does not say (a model's validator, an email) the worker checks
+        elsewhere = None if more and more[0] else partial(self.validate, path, version, name)
         summaries = None
         if options is not None and options.get("summary") == SUMMARY_IN_WORKER:
             summaries = WorkerSummaries()
@@ -183,6 +187,7 @@ class ProcessIsolation:
             handler,
             meta=ToolMeta(**options) if options is not None else None,
             source_code=text,
+            check_elsewhere=elsewhere,
             **fields,
         )
 
@@ -228,6 +233,23 @@ class ProcessIsolation:
         events = CallEvents(asyncio.get_running_loop(), ctx, on_summary)
         message = ("call", path, version, name, arguments, events.info())
         return await self._run(message, repr(name), events)
+
+    async def validate(self, path: str, version: str, name: str, arguments: dict[str, Any]) -> None:
+        """Have a worker check ``arguments`` of tool ``name`` as the tool itself does (its
+        pydantic model), without running it: the registry asks before a call is approved,
+        so a refusal comes first and names every wrong place (with the JSON Schema's)."""
+        message = ("validate", path, version, name, arguments)
+        try:
+            found = await self._run(message, repr(name))
+        except ToolUnavailable:
+            raise
+        except Exception as exc:  # the worker could not judge: say so, as a refusal to run
+            raise ToolUnavailable(
+                f"the arguments of {name!r} could not be checked in its worker process: {exc}"
+            ) from None
+        if found:
+            errors = [FieldError(tuple(loc), str(said), value) for loc, said, value in found]
+            raise ToolValidationError(name, errors)
 
     async def _run(
         self, message: tuple[Any, ...], what: str, events: CallEvents | None = None

@@ -14,6 +14,11 @@ It reads requests from stdin and answers on stdout, one length-prefixed pickle e
   version of the file (it was restarted): the parent then sends the file and asks again;
 - ``("read", path, hash, uri)`` / ``("render", path, hash, name, arguments, call)``: a
   resource's contents or a prompt's messages, answered like a call.
+- ``("validate", path, hash, name, arguments)`` → ``("ok", [])``, or ``("ok", errors)`` with
+  one ``(loc, message, value)`` per place the tool's own validator refuses (its pydantic
+  model: what the tool's JSON Schema cannot say), answered like a call: the parent asks
+  before a call is approved, for the tools whose schema does not say every check
+  (``specs``' third item, ``False``).
 
 While a call runs, the worker may send events before its answer: ``("progress", current,
 total, message)``, ``("log", level, message, logger)`` and ``("summary", line)`` (the call's
@@ -232,7 +237,7 @@ class RequestHandler:
                 del table[key]
         self.files[(path, version)] = {t.name: t for t in result.tools}
         self.offers[(path, version)] = result.offers
-        specs = [(_spec_fields(t), _meta_fields(t)) for t in result.tools]
+        specs = [(_spec_fields(t), _meta_fields(t), t.checked_by_schema) for t in result.tools]
         offers = [(type(o).__name__, _offer_fields(o)) for o in result.offers]
         helpers = tuple(str(h) for h in result.helpers)
         names = tuple(result.names)
@@ -263,6 +268,21 @@ class RequestHandler:
         finally:
             self.running = None
         return ("ok", portable(value))
+
+    def validate(
+        self, path: str, version: str, name: str, arguments: dict[str, Any]
+    ) -> tuple[Any, ...]:
+        """The tool's own verdict on ``arguments``, without running it (see the module docs)."""
+        from ..core.errors import ToolValidationError
+
+        tools = self.files.get((path, version))
+        if tools is None or name not in tools:
+            return ("missing",)
+        try:
+            tools[name].validate(arguments)
+        except ToolValidationError as exc:
+            return ("ok", [(list(e.loc), e.message, _plain(e.value)) for e in exc.errors])
+        return ("ok", [])
 
     def read(self, path: str, version: str, uri: str) -> tuple[Any, ...]:
         from ..core.tools.offers import ResourceDef
@@ -352,6 +372,14 @@ class _Running:
             raise asyncio.CancelledError("the call was cancelled")
 
 
+def _plain(value: Any) -> Any:
+    """A refused value as plain data the parent decodes (its ``repr`` if it is no such)."""
+    try:
+        return portable(value)
+    except Exception:
+        return repr(value)
+
+
 async def _awaited(value: Any) -> Any:
     return await value
 
@@ -409,6 +437,7 @@ def main() -> None:
         "call": worker.call,
         "read": worker.read,
         "render": worker.render,
+        "validate": worker.validate,
     }
     while True:
         kind, *args = parent.next_request()

@@ -70,3 +70,38 @@ def test_a_parameter_that_takes_text_gets_the_text_on_both_faces() -> None:
     assert parse_call_arguments(['content="kept"'], schema=SCHEMA) == {"content": '"kept"'}
     # without a schema, JSON where it parses, as before
     assert parse_call_arguments("content=42") == {"content": 42}
+
+
+def flags(on: bool, maybe: bool | None = None, n: int = 0) -> str:
+    return f"{on} {maybe} {n}"
+
+
+def test_a_boolean_parameter_takes_the_words_pydantic_reads_on_both_faces() -> None:
+    """``on=1`` is the text "1" for a boolean (true, as pydantic reads it), where the
+    number 1 would be refused; ``on=yes``, ``on=True``, ``on=off`` are read alike by a
+    Python tool and by a tool checked by its JSON Schema. ``n=1`` stays a number."""
+    from nexus_jupyter import Registry, ToolValidationError
+    from nexus_jupyter.core.tools.tool import Tool
+
+    reg = Registry(search="keyword")
+    reg.add(flags)
+    schema = reg.get("flags").spec.input_schema
+    reg.add(Tool.from_schema("by_schema", "", schema, lambda a: f"{a['on']} {a.get('maybe')}"))
+    try:
+        for line, want in [
+            ("on=1 maybe=0 n=1", ("True False", "1")),
+            ("on=yes maybe=null", ("True None", "0")),
+            ("on=True maybe=OFF", ("True False", "0")),
+            ("on=false maybe=n", ("False False", "0")),
+        ]:
+            for typed in (line, line.split()):  # %tool call's line, nexus-tools call's argv
+                arguments = parse_call_arguments(typed, schema=schema)
+                assert reg.call_sync("flags", arguments).value == f"{want[0]} {want[1]}"
+                assert reg.call_sync("by_schema", arguments).value == want[0]
+        for name in ("flags", "by_schema"):
+            with pytest.raises(
+                ToolValidationError, match=r'\$\.on: expected a boolean \(got "2"\)'
+            ):
+                reg.call_sync(name, parse_call_arguments("on=2", schema=schema))
+    finally:
+        reg.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.errors import ToolValidationError
@@ -73,7 +74,8 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ({"n": 1, "price": "nan"}, '$.price: expected a number (got "nan")'),
     ({"n": 1, "share": "inf"}, '$.share: expected a number (got "inf")'),
     ({"n": 1, "gift": 1}, "$.gift: expected a boolean (got 1)"),
-    ({"n": 1, "gift": "yes"}, '$.gift: expected a boolean (got "yes")'),
+    # a word pydantic does not read as a boolean ("yes" is one: see ACCEPTED)
+    ({"n": 1, "gift": "maybe"}, '$.gift: expected a boolean (got "maybe")'),
     ({"n": 1, "note": 5}, "$.note: expected a string (got 5)"),
     ({"n": 1, "tags": 5}, "$.tags: expected an array (got 5)"),
     ({"n": 1, "tags": ["a", 2]}, "$.tags[1]: expected a string (got 2)"),
@@ -110,6 +112,25 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ({"n": 1, "either": [1]}, "$.either: expected an integer or a string (got [1])"),
     ({"n": 1, "item": {"name": "a"}}, "$.item.qty: required field is missing"),
     ({"n": 1, "item": 5}, "$.item: expected an object (got 5)"),
+    ({"n": 1, "gift": " true"}, '$.gift: expected a boolean (got " true")'),
+    ({"n": 1, "gift": "2"}, '$.gift: expected a boolean (got "2")'),
+    # a key a nested object does not take is refused, not dropped, with the closest name
+    (
+        {"n": 1, "item": {"name": "a", "qty": 1, "qyt": 2}},
+        '$.item.qyt: unexpected field (did you mean "qty"?); this object takes: name, qty (got 2)',
+    ),
+    (
+        {"n": 1, "items": [{"name": "a", "qty": 1}, {"nme": "b", "qty": 1}]},
+        "$.items[1].name: required field is missing; "
+        '$.items[1].nme: unexpected field (did you mean "name"?); this object takes: name, qty '
+        '(got "b")',
+    ),
+    (
+        {"n": 1, "cuont": 2},
+        '$.cuont: unexpected argument (did you mean "count"?); this tool takes: n, price, gift, '
+        "note, tags, extra, units, count, share, code, word, picks, items, maybe, either, item "
+        "(got 2)",
+    ),
     # several at once: the same ones, in the order of the parameters
     (
         {"n": True, "size": 1, "count": 0},
@@ -119,8 +140,11 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
 ]
 
-# taken alike by both: numbers sent as strings, a whole float, null for an optional argument
+# taken alike by both: numbers and booleans sent as strings, a whole float, null for an
+# optional argument
 ACCEPTED: list[dict[str, Any]] = [
+    {"n": 1, "gift": "yes"},
+    {"n": 1, "gift": "False"},
     {"n": "2"},
     {"n": " 3 ", "price": "2.5", "maybe": "4"},
     {"n": 2.0},
@@ -162,6 +186,35 @@ def test_both_validators_take_the_same_arguments(
     in_process, by_schema = validators
     in_process("order", arguments)
     by_schema("order", arguments)
+
+
+BOOLEAN_WORDS = ["true", "True", "YES", "on", "1", "t", "y", "false", "No", "OFF", "0", "f", "n"]
+
+
+@pytest.mark.parametrize("text", BOOLEAN_WORDS)
+def test_both_read_a_boolean_sent_as_text_as_pydantic_does(
+    validators: tuple[Any, Any], text: str
+) -> None:
+    """The words pydantic's lax mode reads as a boolean are that boolean to both, at the top
+    and inside a list of an optional argument; other text is refused (CASES)."""
+    want = TypeAdapter(bool).validate_python(text)
+    for validate in validators:
+        assert validate("order", {"n": 1, "gift": text})["gift"] is want
+
+
+def pick(a: int | bool, b: bool | int, flags: list[bool] | None = None) -> str:
+    return "ok"
+
+
+def test_in_a_union_the_first_type_that_reads_the_text_wins_for_both() -> None:
+    """``"1"`` is 1 for ``int | bool`` and true for ``bool | int``, as in pydantic's union;
+    ``"true"`` is true for both (no integer reads it)."""
+    for validate in _both(pick):
+        got = validate("pick", {"a": "1", "b": "1", "flags": ["on", "0"]})
+        assert (got["a"], got["b"], got["flags"]) == (1, True, [True, False])
+        assert type(got["a"]) is int
+        got = validate("pick", {"a": "true", "b": "2"})
+        assert (got["a"], got["b"]) == (True, 2)
 
 
 def test_a_tool_in_a_worker_process_answers_as_in_process(tmp_path: Path) -> None:

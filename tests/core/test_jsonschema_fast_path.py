@@ -4,7 +4,9 @@ refuses, and what it cannot vouch for still gets jsonschema's verdict and wordin
 Seeded random plain schemas (scalar properties, required lists, open or closed objects, some
 naming draft 3, 4, 7 or 2020-12) and random argument objects (right and wrong types, ``True``
 where a number goes, whole floats, NaN, huge integers, int and str subclasses, ``None``,
-missing and extra keys), checked against the jsonschema validator the slow path uses.
+missing and extra keys), checked against the jsonschema validator the slow path uses (an
+object that lists properties and says nothing of others takes those only: see
+``nexus_jupyter.core.tools.unknown_keys``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import random
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from nexus_jupyter import ToolValidationError
 from nexus_jupyter.core.tools.jsonschema_check import JsonSchemaValidator, _plain_check
@@ -65,6 +68,16 @@ def _arguments(rng: random.Random, schema: dict[str, Any]) -> dict[str, Any]:
     return {k: rng.choice(VALUES) for k in keys if rng.random() < 0.7}
 
 
+def _read(prop: dict[str, Any] | None, value: Any) -> Any:
+    """``value`` as a Python tool reads it for ``prop``: text for a boolean by pydantic."""
+    if prop is None or prop["type"] != "boolean" or not isinstance(value, str):
+        return value
+    try:
+        return TypeAdapter(bool).validate_python(value)
+    except ValueError:
+        return value
+
+
 def test_the_fast_path_agrees_with_jsonschema_on_random_plain_schemas() -> None:
     rng = random.Random(20261127)
     vouched = refused = 0
@@ -73,7 +86,12 @@ def test_the_fast_path_agrees_with_jsonschema_on_random_plain_schemas() -> None:
         check = _plain_check(schema)
         assert check is not None, schema
         validator = JsonSchemaValidator(schema)
-        reference = validator._get()  # the draft's own validator, as the slow path uses
+        # the draft's own validator, as the slow path uses, of the schema as it is read here:
+        # properties listed and nothing said of others take those keys only
+        closed = dict(schema)
+        if closed["properties"]:
+            closed.setdefault("additionalProperties", False)
+        reference = JsonSchemaValidator(closed)._get()
         for _ in range(25):
             data = _arguments(rng, schema)
             valid = reference.is_valid(data)
@@ -87,10 +105,15 @@ def test_the_fast_path_agrees_with_jsonschema_on_random_plain_schemas() -> None:
                 accepted = False
                 refused += 1
             # The validator's own verdict is jsonschema's (a null for a declared optional
-            # property is dropped, not refused: that is the one leniency, and then it is
-            # jsonschema's verdict on the arguments without it).
+            # property is dropped, not refused, and a string pydantic reads as a boolean is
+            # that boolean: the two leniencies, and then it is jsonschema's verdict on the
+            # arguments so read).
             optional = set(schema["properties"]) - set(schema.get("required", []))
-            without_nulls = {k: v for k, v in data.items() if not (v is None and k in optional)}
+            without_nulls = {
+                k: _read(schema["properties"].get(k), v)
+                for k, v in data.items()
+                if not (v is None and k in optional)
+            }
             assert accepted == (valid or reference.is_valid(without_nulls)), (schema, data)
     assert vouched > 1000 and refused > 1000  # both branches really ran
 

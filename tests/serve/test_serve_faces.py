@@ -154,7 +154,8 @@ async def test_invalid_arguments_say_what_to_send(served: ServeProcess) -> None:
         typo = texts(await client.call_tool("read", {"pth": "x"}))[0]
         assert "- $.path: required argument is missing" in typo
         assert (
-            '- $.pth: unexpected argument; this tool takes: path, offset, limit (got "x")' in typo
+            '- $.pth: unexpected argument (did you mean "path"?); this tool takes: path, offset, '
+            'limit (got "x")' in typo
         )
         assert "path (string, required), offset (integer), limit (integer)" in typo
         for message in (null, extra, word, typo):

@@ -1,5 +1,6 @@
 """How a call runs: look up, police, check credentials, validate, approve, execute, audit,
-mask (a call is put to its approver only once it could run). :class:`CallPipeline` writes
+mask (a call is put to its approver only once it could run: for a tool in a worker process,
+once the worker has checked the arguments too). :class:`CallPipeline` writes
 each step once; the async path (:meth:`CallPipeline.call`) and the sync fast path
 (:meth:`CallPipeline.call_sync`) are the same steps around a different way of running the
 tool, and every face (Python, notebook, CLI, MCP, REST) comes through one of the two.
@@ -103,7 +104,10 @@ class CallPipeline:
             ):
                 entry = self.registry._snapshot.entries.get(name)
             tool, ask = self._admit(name, entry, arguments, request, approved)
-            kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
+            checked = None
+            if tool.check_elsewhere is not None:  # a worker process's model: its verdict too
+                checked = await self._check_elsewhere(tool, arguments, request)
+            kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress, checked)
             if ask:  # asked only now: a call that cannot run is refused without a question
                 await self._ask(tool, self._to_approve(tool, kwargs, arguments, request), request)
             limit = timeout if timeout is not None else tool.spec.timeout
@@ -152,6 +156,7 @@ class CallPipeline:
             or timeout is not None
             or cancellation is not None
             or entry.tool.is_async
+            or entry.tool.check_elsewhere is not None
             or entry.tool.spec.timeout is not None
             or self.runner.away_from_home(entry.tool)
         ):
@@ -294,22 +299,25 @@ class CallPipeline:
         request: RequestInfo,
         cancellation: CancellationToken | None,
         progress: ProgressCallback | None,
+        checked: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], ToolContext | None]:
-        """Check the tool's credentials are set and validate ``arguments``; returns the
-        keyword arguments and the tool's :class:`ToolContext`, made only when the tool asks
-        for one or the call carries a cancel signal or a progress callback (cheaper without)."""
+        """Check the tool's credentials are set and validate ``arguments`` (unless
+        :meth:`_check_elsewhere` did: ``checked``); returns the keyword arguments and the
+        tool's :class:`ToolContext`, made only when the tool asks for one or the call
+        carries a cancel signal or a progress callback (cheaper without)."""
         credentials = self.registry.credentials
         if credentials is not None and tool.spec.requires_credentials:
             credentials.require(tool.spec)
-        try:
-            kwargs = tool.validate(arguments)
-        except Exception as exc:
-            self._audit_refusal(tool, request, "invalid", str(exc), arguments)
-            if isinstance(exc, ToolValidationError) and credentials is not None:
-                masked = exc.masked(credentials.mask)  # it quotes the values it refused
-                if masked is not exc:
-                    raise masked from None
-            raise
+        if checked is not None:
+            kwargs = checked
+        else:
+            try:
+                kwargs = tool.validate(arguments)
+            except Exception as exc:
+                refused = self._invalid(tool, request, exc, arguments)
+                if refused is exc:
+                    raise
+                raise refused from None
         if not (tool.wants_context or cancellation is not None or progress is not None):
             return kwargs, None
         ctx = ToolContext(
@@ -320,6 +328,52 @@ class CallPipeline:
             progress=progress,
         )
         return kwargs, ctx
+
+    async def _check_elsewhere(
+        self, tool: Tool, arguments: Any, request: RequestInfo
+    ) -> dict[str, Any]:
+        """Validate ``arguments`` here and where ``tool`` runs (a worker process's pydantic
+        model, with the checks its schema cannot say: a custom validator, an email), before
+        anyone is asked to approve the call; returns the keyword arguments. A refusal is
+        :meth:`_bind`'s, in this tool's name, with the worker's verdict when it has one: it
+        names every wrong place, in the words the schema's check uses, as in-process."""
+        assert tool.check_elsewhere is not None
+        credentials = self.registry.credentials
+        if credentials is not None and tool.spec.requires_credentials:
+            credentials.require(tool.spec)  # a missing credential is told first, as in _bind
+        try:
+            try:
+                kwargs = tool.validate(arguments)
+            except ToolValidationError as schema_refused:
+                try:  # the worker's verdict on the same arguments names the other places too
+                    await tool.check_elsewhere(arguments)
+                except ToolValidationError:
+                    raise
+                except Exception:
+                    pass  # no verdict from there: the schema's stands
+                raise schema_refused from None
+            await tool.check_elsewhere(kwargs)
+        except ToolValidationError as exc:
+            named = (
+                exc
+                if exc.tool == tool.spec.name
+                else ToolValidationError(tool.spec.name, exc.errors)
+            )
+            raise self._invalid(tool, request, named, arguments) from None
+        except ToolUnavailable as exc:  # its worker could not be reached or load the file
+            self._audit_refusal(tool, request, "unavailable", str(exc), arguments)
+            raise
+        return kwargs
+
+    def _invalid(
+        self, tool: Tool, request: RequestInfo, exc: Exception, arguments: Any
+    ) -> Exception:
+        """A refusal of ``arguments``, audited; masked where it quotes a stored secret."""
+        self._audit_refusal(tool, request, "invalid", str(exc), arguments)
+        credentials = self.registry.credentials
+        if isinstance(exc, ToolValidationError) and credentials is not None:
+            return exc.masked(credentials.mask)  # it quotes the values it refused
+        return exc
 
     def _inline_on_this_loop(self, tool: Tool, request: RequestInfo) -> bool:
         """Whether a sync tool runs on the running loop rather than in a worker thread."""

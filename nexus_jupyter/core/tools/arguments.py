@@ -5,7 +5,10 @@ a parameter that takes text gets text: ``content=42`` is ``"42"`` for a string p
 (and for ``str | None``, where 42 does not fit), while ``n=42`` stays the number 42. Typed
 on a line (``%tool call``), ``text="two words"`` is the text inside the quotes; from a
 shell (``nexus-tools call``), which has already removed the quotes a person typed, a string
-parameter takes the text exactly as it arrives.
+parameter takes the text exactly as it arrives. A boolean parameter takes ``true``/``false``
+and the words pydantic reads as a boolean (``yes``, ``no``, ``on``, ``off``, ``1``, ``0``, ``t``,
+``f``, ``y``, ``n``, in any case): ``flag=1`` is the text ``"1"`` there, so it is true, not
+the number 1 (which is refused: a number is not a boolean).
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ def parse_call_arguments(
                 value = raw  # a parameter that takes text: the text typed
         elif from_shell and types == {"string"}:
             value = raw  # the shell removed the quotes a person typed: any left are meant
+        elif types is not None and types - {"null"} == {"boolean"} and _is_number(value):
+            value = raw  # `flag=1`: the text, which a boolean takes as pydantic reads it
         out[key] = value
     return out
 
@@ -108,6 +113,10 @@ def json_types(schema: Any) -> set[str] | None:
     if isinstance(values, list) and values:
         return {json_type(v) for v in values}
     return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _admits(types: set[str], value: Any) -> bool:

@@ -8,7 +8,8 @@ says what it found (pydantic's error ``type`` and ``ctx``, jsonschema's keyword 
 this module turns that into one :class:`~nexus_jupyter.core.errors.FieldError` per place:
 
 - a wrong type: ``expected an integer`` (or ``expected an integer or a string``);
-- a missing or unexpected argument, or field of a nested object;
+- a missing or unexpected argument, or field of a nested object (an unexpected one with the
+  closest name it takes: ``unexpected field (did you mean "flow"?); this object takes: ...``);
 - ``must be one of: "celsius", "fahrenheit"``, ``must be at least 1``, ``must have at most 3
   characters``, ``must match the pattern ^[a-z]+$``, ...;
 - a value of a kind JSON writes as text: ``expected a date (YYYY-MM-DD)``, ``expected a
@@ -21,13 +22,22 @@ An optional type (``X | None``) is worded as ``X``: null there means "not given"
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import FieldError
 
-__all__ = ["FORMATS", "expected", "from_jsonschema", "from_pydantic", "ordered"]
+__all__ = [
+    "FORMATS",
+    "expected",
+    "from_jsonschema",
+    "from_pydantic",
+    "ordered",
+    "resolve_ref",
+    "unexpected",
+]
 
 _KIND_NAMES = {
     "string": "a string",
@@ -62,11 +72,14 @@ def _missing(loc: tuple[str | int, ...]) -> FieldError:
     return FieldError(loc, f"required {what} is missing", None)
 
 
-def _unexpected(loc: tuple[str | int, ...], takes: Sequence[str], value: Any) -> FieldError:
+def unexpected(loc: tuple[str | int, ...], takes: Sequence[str], value: Any) -> FieldError:
+    """``unexpected field (did you mean "flow"?); this object takes: x, flow``: a key the
+    place's schema does not take (``loc`` ends with it), with the closest of ``takes``."""
     what, whose = ("argument", "this tool") if len(loc) == 1 else ("field", "this object")
-    said = (
-        f"unexpected {what}; {whose} takes: {', '.join(takes)}" if takes else f"unexpected {what}"
-    )
+    close = difflib.get_close_matches(str(loc[-1]), list(takes), n=1) if loc else []
+    said = f"unexpected {what}" + (f" (did you mean {_json(close[0])}?)" if close else "")
+    if takes:
+        said += f"; {whose} takes: {', '.join(takes)}"
     return FieldError(loc, said, value)
 
 
@@ -85,7 +98,9 @@ def _one_of(sub: Mapping[str, Any] | None) -> str | None:
 # -- where a path leads in a schema -------------------------------------------------------
 
 
-def _resolve(root: Mapping[str, Any], sub: Any) -> Mapping[str, Any] | None:
+def resolve_ref(root: Mapping[str, Any], sub: Any) -> Mapping[str, Any] | None:
+    """``sub`` as a schema, the one its local ``$ref`` (``#/$defs/X``) points to if it has
+    one; ``None`` when it is no schema (or the reference leads nowhere)."""
     if not isinstance(sub, Mapping):
         return None
     ref = sub.get("$ref")
@@ -102,7 +117,7 @@ def _branches(root: Mapping[str, Any], sub: Mapping[str, Any]) -> list[Mapping[s
     options = sub.get("anyOf") or sub.get("oneOf")
     if not isinstance(options, list):
         return []
-    found = [_resolve(root, o) for o in options if _not_null(root, o)]
+    found = [resolve_ref(root, o) for o in options if _not_null(root, o)]
     return [o for o in found if o is not None]
 
 
@@ -113,12 +128,12 @@ def _step(root: Mapping[str, Any], sub: Mapping[str, Any], part: str | int) -> A
     if isinstance(part, int):
         prefix = sub.get("prefixItems")
         if isinstance(prefix, list) and part < len(prefix):
-            return _resolve(root, prefix[part])
-        return _resolve(root, sub.get("items"))
+            return resolve_ref(root, prefix[part])
+        return resolve_ref(root, sub.get("items"))
     props = sub.get("properties")
     if isinstance(props, Mapping) and part in props:
-        return _resolve(root, props[part])
-    return _resolve(root, sub.get("additionalProperties"))
+        return resolve_ref(root, props[part])
+    return resolve_ref(root, sub.get("additionalProperties"))
 
 
 def _schema_at(root: Mapping[str, Any], loc: Sequence[str | int]) -> Mapping[str, Any] | None:
@@ -141,7 +156,7 @@ def _types(sub: Mapping[str, Any] | None, root: Mapping[str, Any]) -> list[str]:
         return [k for k in kind if isinstance(k, str)]
     out: list[str] = []
     for option in sub.get("anyOf") or sub.get("oneOf") or ():
-        resolved = _resolve(root, option)
+        resolved = resolve_ref(root, option)
         found = _types(resolved, root) or (
             ["object"] if resolved and "properties" in resolved else []
         )
@@ -356,11 +371,13 @@ def _pydantic_one(
     ctx = err.get("ctx") or {}
     if kind == "missing":
         return _missing(loc)
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):  # the latter: a dataclass
         parent = _schema_at(schema, loc[:-1])
+        branches = _branches(schema, parent) if parent is not None else []
+        parent = branches[0] if len(branches) == 1 else parent  # X | None is X
         props = parent.get("properties") if parent is not None else None
         takes = list(props) if isinstance(props, Mapping) and len(loc) > 1 else list(accepted)
-        return _unexpected(loc, takes, value)
+        return unexpected(loc, takes, value)
     if kind in _PYDANTIC_FORMATS and isinstance(value, str):  # else a wrong type, below
         return FieldError(loc, FORMATS[_PYDANTIC_FORMATS[kind]], value)
     if kind in _PYDANTIC_SAYS:
@@ -424,7 +441,7 @@ def from_jsonschema(err: Any, schema: Mapping[str, Any]) -> list[FieldError]:
         instance = err.instance if isinstance(err.instance, Mapping) else {}
         extra = [key for key in instance if key not in props]
         if extra and not here.get("patternProperties"):
-            return [_unexpected((*loc, key), list(props), instance[key]) for key in extra]
+            return [unexpected((*loc, key), list(props), instance[key]) for key in extra]
     if kind == "type":
         wanted = err.validator_value
         wanted = [wanted] if isinstance(wanted, str) else list(wanted or ())
@@ -457,5 +474,5 @@ def from_jsonschema(err: Any, schema: Mapping[str, Any]) -> list[FieldError]:
 
 
 def _not_null(root: Mapping[str, Any], option: Any) -> bool:
-    resolved = _resolve(root, option)
+    resolved = resolve_ref(root, option)
     return resolved is not None and resolved.get("type") != "null"

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import FieldError, ToolValidationError
 from .field_messages import from_jsonschema, ordered
+from .unknown_keys import unknown_keys_check
 
 __all__ = ["JsonSchemaValidator", "check_is_object", "warm_up"]
 
@@ -48,7 +49,9 @@ class JsonSchemaValidator:
     """Checks arguments against ``schema``; JSON strings sent for array/object properties
     are parsed first, as LLM clients often send them that way. A ``null`` given for an
     optional property whose schema does not accept null means "not given" (agents send
-    null for arguments they leave out): it is dropped, not refused."""
+    null for arguments they leave out): it is dropped, not refused. Numbers and booleans
+    sent as strings are read as a Python tool reads them (:func:`_scalars_from_strings`),
+    and a key that an object's schema does not take is refused (:mod:`.unknown_keys`)."""
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.schema = dict(schema)
@@ -58,6 +61,7 @@ class JsonSchemaValidator:
             name for name, sub in props.items() if isinstance(sub, Mapping) and _container_only(sub)
         )
         self._plainly_valid = _plain_check(self.schema)
+        self._unknown_keys = unknown_keys_check(self.schema)
 
     def _get(self) -> Any:
         if self._validator is None:
@@ -85,16 +89,19 @@ class JsonSchemaValidator:
         if self._plainly_valid is not None and self._plainly_valid(data):
             return data  # what jsonschema would accept too, at a tenth of its cost
         errors = self._errors(tool, data)
-        numbers = _numbers_from_strings(data, errors)
-        if numbers is not None:
-            data = numbers
+        scalars = _scalars_from_strings(data, errors)
+        if scalars is not None:
+            data = scalars
             errors = self._errors(tool, data)
         unset = _refused_nulls(data, errors, self.schema)
         if unset:
             data = {key: value for key, value in data.items() if key not in unset}
             errors = self._errors(tool, data)
-        if errors:
+        unknown = self._unknown_keys(data) if self._unknown_keys is not None else []
+        if errors or unknown:
             found = [f for e in errors for f in from_jsonschema(e, self.schema)]
+            seen = {f.loc for f in found}
+            found += [f for f in unknown if f.loc not in seen]
             raise ToolValidationError(tool, ordered(found, self.schema))
         return data
 
@@ -182,7 +189,8 @@ def _plain_check(schema: Mapping[str, Any]) -> Callable[[dict[str, Any]], bool] 
         return None
     props = schema.get("properties", {})
     required = schema.get("required", [])
-    extra = schema.get("additionalProperties", True)
+    # properties listed and nothing said of others: those keys only (see .unknown_keys)
+    extra = schema.get("additionalProperties", not props)
     if not isinstance(props, Mapping) or type(extra) is not bool:
         return None
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
@@ -247,22 +255,31 @@ def _container_only(schema: Mapping[str, Any]) -> bool:
     return bool(kinds & {"array", "object"}) and "string" not in kinds
 
 
-def _numbers_from_strings(data: dict[str, Any], errors: list[Any]) -> dict[str, Any] | None:
-    """``data`` with the numbers sent as strings (``"2"`` for an integer) as numbers, parsed
-    as a Python tool's arguments are (by pydantic: ``" 2 "`` and ``"2.0"`` are 2, ``"x"`` is
-    refused), so both kinds of tool take the same arguments; ``None`` when there are none."""
+def _scalars_from_strings(data: dict[str, Any], errors: list[Any]) -> dict[str, Any] | None:
+    """``data`` with the numbers and booleans sent as strings (``"2"`` for an integer,
+    ``"true"`` for a boolean) as such, parsed as a Python tool's arguments are (by pydantic's
+    lax mode: ``" 2 "`` and ``"2.0"`` are 2; ``"true"``, ``"yes"``, ``"on"``, ``"1"`` are true
+    in any case, ``"x"`` is refused), so both kinds of tool take the same arguments; ``None``
+    when there are none. Where several types are allowed (``int | bool``), the first in the
+    schema's order that reads the text wins, as in pydantic's union (``"1"`` is 1 there)."""
     found: Any = None
+    done: set[tuple[Any, ...]] = set()
     for err in _with_context(errors):
         if err.validator != "type" or not isinstance(err.instance, str):
             continue
+        at = tuple(err.absolute_path)
+        if at in done:
+            continue
         wanted = err.validator_value
         wanted = [wanted] if isinstance(wanted, str) else list(wanted or ())
-        kind = next((k for k in ("integer", "number") if k in wanted), None)
-        if kind is None or "string" in wanted:
+        if "string" in wanted:
             continue
-        number = _parsed(kind, err.instance)
-        if number is not None:
-            found = _put(found if found is not None else data, list(err.absolute_path), number)
+        for kind in wanted:
+            value = _parsed(kind, err.instance) if kind in _SCALAR_TYPES else None
+            if value is not None:
+                found = _put(found if found is not None else data, list(at), value)
+                done.add(at)
+                break
     return found
 
 
@@ -275,16 +292,16 @@ def _with_context(errors: list[Any]) -> list[Any]:
     return out
 
 
-_NUMBER_PARSERS: dict[str, Callable[[Any], Any]] = {}
+_SCALAR_TYPES: dict[str, type] = {"integer": int, "number": float, "boolean": bool}
+_SCALAR_PARSERS: dict[str, Callable[[Any], Any]] = {}
 
 
-def _parsed(kind: str, text: str) -> int | float | None:
-    parse = _NUMBER_PARSERS.get(kind)
+def _parsed(kind: str, text: str) -> int | float | bool | None:
+    parse = _SCALAR_PARSERS.get(kind)
     if parse is None:
         from pydantic import TypeAdapter
 
-        wanted: type = int if kind == "integer" else float
-        parse = _NUMBER_PARSERS[kind] = TypeAdapter(wanted).validate_python
+        parse = _SCALAR_PARSERS[kind] = TypeAdapter(_SCALAR_TYPES[kind]).validate_python
     try:
         value = parse(text)
     except ValueError:  # pydantic's ValidationError is one

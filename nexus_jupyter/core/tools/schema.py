@@ -33,10 +33,12 @@ from .field_messages import from_pydantic, ordered
 from .schema_refs import inline_refs, strip_generated_titles
 from .simple_schema import simple_input_schema
 from .strict_types import argument_checker
+from .unknown_keys import unknown_keys_check
 
 __all__ = ["FunctionSchema", "derive_function_schema", "pydantic_errors_to_fields"]
 
 _RESERVED = set(dir(BaseModel))
+_UNSET: Any = object()
 # ``allow_inf_nan=False``: JSON has no NaN nor infinity, and a tool checked by its JSON Schema
 # refuses "nan" and "inf" (NaN would pass every bound): a Python tool refuses them alike.
 _MODEL_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=False, allow_inf_nan=False)
@@ -54,6 +56,7 @@ class FunctionSchema:
         "_fields",
         "_model",
         "_type_check",
+        "_unknown_keys",
         "_validate_python",
         "context_param",
         "description",
@@ -64,6 +67,7 @@ class FunctionSchema:
         "param_names",
         "positional_only",
         "renames",
+        "says_all",
     )
 
     def __init__(
@@ -80,6 +84,7 @@ class FunctionSchema:
         json_fields: frozenset[str],
         renames: tuple[tuple[str, str], ...],
         param_names: tuple[str, ...],
+        says_all: bool = False,
     ) -> None:
         self.name = name
         self.description = description
@@ -87,6 +92,7 @@ class FunctionSchema:
         self.output_schema = output_schema
         self._model = model
         self._type_check: Callable[[Mapping[str, Any]], list[FieldError]] | None = None
+        self._unknown_keys: Any = _UNSET  # see unknown_keys_check, made on first use
         self._validate_python: Callable[[Any], BaseModel] | None = None
         self._fields = fields
         self.context_param = context_param
@@ -94,6 +100,9 @@ class FunctionSchema:
         self.json_fields = json_fields
         self.renames = renames  # (model field, parameter) where they differ
         self.param_names = param_names
+        #: The schema was written from simple types (:mod:`.simple_schema`): it says every
+        #: check the model makes, so a JSON Schema validator gives the same verdict.
+        self.says_all = says_all
 
     @property
     def model(self) -> type[BaseModel]:
@@ -115,8 +124,10 @@ class FunctionSchema:
         """Check ``arguments`` and return the keyword arguments for the function.
 
         JSON strings sent for list/object parameters are parsed first (LLM clients do that).
-        Numbers sent as strings are fine, but a boolean is not a number nor a number a boolean
-        (:mod:`.strict_types`), whichever face the call comes from.
+        Numbers and booleans sent as strings are fine (``"2"``, ``"true"``: as pydantic's lax
+        mode reads them), but a boolean is not a number nor a number a boolean
+        (:mod:`.strict_types`), whichever face the call comes from; a key that a nested
+        object's schema does not take is refused, not dropped (:mod:`.unknown_keys`).
         Raises :class:`ToolValidationError` with one :class:`FieldError` per bad field.
         """
         if arguments.__class__ is not dict:  # the common case skips the Mapping check
@@ -136,7 +147,14 @@ class FunctionSchema:
                     pass  # leave it: the validator reports the field with the original value
         # pydantic's lax mode would take true for 1: every face refuses that, as MCP does
         check = self._type_check or self.type_check
-        if wrong := check(data):
+        wrong = check(data)
+        unknown = self._unknown_keys
+        if unknown is not None:
+            if unknown is _UNSET:
+                unknown = self._unknown_keys = unknown_keys_check(self.input_schema)
+            if unknown is not None:
+                wrong = wrong + unknown(data)
+        if wrong:
             raise ToolValidationError(tool_name, self._all_errors(wrong, data))
         validate = self._validate_python
         if validate is None:
@@ -170,8 +188,9 @@ class FunctionSchema:
         raise ToolValidationError(tool_name, fields) from None
 
     def _all_errors(self, wrong: list[FieldError], data: Mapping[str, Any]) -> list[FieldError]:
-        """The boolean-versus-number refusals and pydantic's about the other places: a JSON
-        Schema validator finds both at once, so the answer is the same on every face."""
+        """The boolean-versus-number refusals (and unknown keys of nested objects) and
+        pydantic's about the other places: a JSON Schema validator finds them all at once,
+        so the answer is the same on every face."""
         try:
             self.model.__pydantic_validator__.validate_python(data)
         except ValidationError as exc:
@@ -291,6 +310,7 @@ def derive_function_schema(
         json_fields=json_fields,
         renames=tuple(renames),
         param_names=tuple(param_names),
+        says_all=simple is not None,
     )
 
 

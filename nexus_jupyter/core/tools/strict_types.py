@@ -2,7 +2,9 @@
 
 Python's ``bool`` is an ``int`` and the argument validator is lenient on purpose (numbers
 sent as strings are fine), so ``{"n": true}`` would reach an ``int`` parameter as ``1``.
-:func:`type_errors` finds such values by the tool's JSON Schema before the call.
+:func:`type_errors` finds such values by the tool's JSON Schema before the call. A string
+for a boolean is left to the validator: it takes the words pydantic reads as a boolean
+(``"true"``, ``"no"``, ``"1"``, ...; see :mod:`.jsonschema_check`) and refuses the others.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def type_errors(
     if allowed is not None:
         if isinstance(value, bool) and "boolean" not in allowed:
             return [FieldError(path, expected(allowed), value)]
-        if _only_boolean(allowed) and not isinstance(value, bool):
+        if _only_boolean(allowed) and not isinstance(value, bool | str):
             return [FieldError(path, expected(allowed), value)]
     errors: list[FieldError] = []
     if isinstance(value, Mapping):
@@ -108,7 +110,7 @@ def argument_checker(
             if value.__class__ is bool:
                 if name in numbers:
                     break
-            elif name in flags and value is not None:
+            elif name in flags and value is not None and value.__class__ is not str:
                 break
         else:
             return []

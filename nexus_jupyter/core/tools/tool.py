@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..errors import ToolDefinitionError
@@ -74,6 +74,7 @@ class Tool:
         "_source_code",
         "_takes_ctx",
         "_validator",
+        "check_elsewhere",
         "fn",
         "is_async",
         "meta",
@@ -91,6 +92,7 @@ class Tool:
         takes_ctx: bool = False,
         source_code: str | None = None,
         meta: ToolMeta | None = None,
+        check_elsewhere: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
         self.spec = spec
         self.fn = fn
@@ -100,6 +102,10 @@ class Tool:
         self._schema = schema
         self._validator = validator
         self._takes_ctx = takes_ctx
+        #: The rest of the check, where the tool runs (a worker process's pydantic model):
+        #: awaited with the validated arguments before the call is approved or run; raises
+        #: :class:`~nexus_jupyter.core.errors.ToolValidationError`. ``None``: nothing more.
+        self.check_elsewhere = check_elsewhere
         self._fast_streak = 0
         target = inspect.unwrap(handler)
         self.is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
@@ -173,6 +179,7 @@ class Tool:
         validate: bool = True,
         meta: ToolMeta | None = None,
         source_code: str | None = None,
+        check_elsewhere: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
         **spec_fields: Any,
     ) -> Tool:
         """A tool with a raw JSON schema. ``handler(arguments)`` or
@@ -182,7 +189,8 @@ class Tool:
         Arguments are checked against ``input_schema`` (JSON Schema) before the handler runs,
         unless ``validate=False`` (the remote end validates itself). ``meta`` carries
         ``@tool`` options (a summary, task settings) of a tool that stands for another one,
-        ``source_code`` the code that defines it.
+        ``source_code`` the code that defines it, and ``check_elsewhere`` the checks its
+        schema does not say, made where it runs (see :attr:`check_elsewhere`).
         """
         if "permission" in spec_fields:  # given by the source that builds the tool
             spec_fields.setdefault("permission_declared", True)
@@ -209,6 +217,7 @@ class Tool:
             takes_ctx=n_params >= 2,
             meta=meta,
             source_code=source_code,
+            check_elsewhere=check_elsewhere,
         )
 
     # -- use ------------------------------------------------------------------------------
@@ -233,6 +242,13 @@ class Tool:
     @property
     def wants_context(self) -> bool:
         return self._takes_ctx
+
+    @property
+    def checked_by_schema(self) -> bool:
+        """Whether a JSON Schema validator of :attr:`spec`'s ``input_schema`` gives the same
+        verdict as :meth:`validate` (a tool of a raw schema, a signature of simple types);
+        not for pydantic models, custom validators, emails, ... that the schema cannot say."""
+        return self._schema is None or self._schema.says_all
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check ``arguments`` against the schema; return what the handler will get.
@@ -284,6 +300,7 @@ class Tool:
             takes_ctx=self._takes_ctx,
             source_code=self._source_code,
             meta=self.meta,
+            check_elsewhere=self.check_elsewhere,
         )
         clone._fast_streak = self._fast_streak
         return clone
