@@ -5,6 +5,13 @@
 - :func:`error_result` — a pre-call failure (invalid arguments, policy, missing credential,
   server down) as a tool error (``isError``) the model can read and correct.
 
+Errors are sentences for an agent, never a Python class name before the message: a refusal
+(one of our errors) is its reason; a tool's own exception says the tool failed, what it
+raised and what to do; a timeout says so. A failed call's class name and bare message travel in
+its result's ``_meta`` (``nexus-jupyter/error``) for a nexus client (:mod:`..sources.mcp_session`).
+Each function takes ``paths`` (a :class:`~.mcp_paths.ShownPaths`) when the client is shown
+this machine's paths in short (over HTTP).
+
 MCP (through 2025-11-25) requires a tool's ``outputSchema`` and ``structuredContent`` to be
 JSON objects, so a tool whose output is not an object is advertised with its schema wrapped
 as ``{"result": <schema>}`` and its value sent as ``{"result": value}`` (as the SDK's own
@@ -24,8 +31,10 @@ from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import WRAP_MARK, ToolSpec
 from ..core.tools.tool_traceback import has_tool_frames
+from .mcp_paths import ShownPaths
 
 __all__ = [
+    "ERROR_META_KEY",
     "FIELD_ERRORS_META_KEY",
     "META_PREFIX",
     "SUMMARY_META_KEY",
@@ -43,6 +52,8 @@ __all__ = [
 FIELD_ERRORS_META_KEY = "nexus-jupyter/fieldErrors"
 #: ``_meta`` key of a call's result: the call in one human-readable line.
 SUMMARY_META_KEY = "nexus-jupyter/summary"
+#: ``_meta`` key of a failed call's result: ``{"type": <class name>, "message": <its text>}``.
+ERROR_META_KEY = "nexus-jupyter/error"
 #: The prefix of this project's ``_meta`` keys (MCP allows letters, digits and hyphens in a
 #: prefix's labels); :data:`OLD_META_PREFIX` is how earlier releases spelt it.
 META_PREFIX = "nexus-jupyter/"
@@ -85,13 +96,17 @@ def _annotations(spec: ToolSpec) -> dict[str, Any]:
     return out
 
 
-def mcp_tool(spec: ToolSpec) -> Any:
-    """The MCP ``Tool`` listing entry for ``spec``."""
+def mcp_tool(spec: ToolSpec, paths: ShownPaths | None = None) -> Any:
+    """The MCP ``Tool`` listing entry for ``spec`` (its origin and description show paths
+    as ``paths`` says, when given)."""
     import mcp_types as types
 
+    origin, description = spec.origin, spec.description
+    if paths is not None:
+        origin, description = paths.command(origin), paths.text(description)
     data: dict[str, Any] = {
         "name": spec.name,
-        "description": spec.description,
+        "description": description,
         "inputSchema": dict(spec.input_schema),
         **dict(spec.display),  # title, icons: as the tool's MCP server declared them
     }
@@ -106,7 +121,7 @@ def mcp_tool(spec: ToolSpec) -> Any:
     meta: dict[str, Any] = {
         META_PREFIX + "source": spec.source,
         META_PREFIX + "version": spec.version,
-        META_PREFIX + "origin": spec.origin,
+        META_PREFIX + "origin": origin,
         # the level this registry's policy runs the tool at (declared or not): another
         # nexus registry serving it (a kernel's tools in the Jupyter server) applies the same
         META_PREFIX + "permission": spec.permission,
@@ -123,21 +138,25 @@ def mcp_tool(spec: ToolSpec) -> Any:
 TRACEBACK_MARK = META_PREFIX + "traceback"
 
 
-def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
+def call_result(result: ToolResult, spec: ToolSpec | None, paths: ShownPaths | None = None) -> Any:
     """The ``CallToolResult`` for a finished call (a failed tool gives ``isError``)."""
     import mcp_types as types
 
     # the call in one readable line, for clients that show what ran ("Fetching https://...")
     meta = {SUMMARY_META_KEY: result.summary} if result.describer is not None else None
     if result.is_error:
-        text = result.error or "the tool failed"
-        if result.error_type and result.error_type not in text:
-            text = f"{result.error_type}: {text}"
+        shown = result.redacted()
+        message = shown.error or "the tool failed"
+        trace = shown.traceback if _shows_the_tools_code(result) else None
+        if paths is not None:
+            message = paths.text(message)
+            trace = paths.traceback(trace) if trace else trace
+        text = agent_error(result.tool, message, result.error_type, result, bool(trace))
         blocks: list[Any] = [types.TextContent(type="text", text=text)]
-        trace = result.redacted().traceback if _shows_the_tools_code(result) else None
         if trace:  # the tool's own frames: an agent (or the server of a kernel) can fix it
             blocks.append(types.TextContent(type="text", text=trace, _meta={TRACEBACK_MARK: True}))
-        return types.CallToolResult(content=blocks, is_error=True, _meta=meta)
+        said = {ERROR_META_KEY: {"type": result.error_type or "Error", "message": message}}
+        return types.CallToolResult(content=blocks, is_error=True, _meta={**(meta or {}), **said})
     structured = result.structured
     if _has_non_finite(structured):  # JSON has no infinity or NaN: a schema check would fail
         return types.CallToolResult(
@@ -176,6 +195,40 @@ def call_result(result: ToolResult, spec: ToolSpec | None) -> Any:
     elif not isinstance(structured, dict):
         structured = None
     return types.CallToolResult(content=content, structured_content=structured, _meta=meta)
+
+
+#: what our call machinery reports as these (no exception of the tool's own)
+_RUNNER_ERRORS = frozenset({"TimeoutError", "CancelledError"})
+
+
+def agent_error(
+    tool: str, message: str, error_type: str | None, result: ToolResult, traced: bool
+) -> str:
+    """A failed call's message as an agent reads it: plain sentences with what to do, no
+    Python class name in front. ``traced``: a traceback block follows."""
+    message = message.strip()
+    if not error_type or error_type in refusal_names() or error_type == "McpToolError":
+        # our refusals are written as sentences with their fix; an upstream MCP server's
+        # error is worded by that server for its callers
+        return _sentence(message)
+    if error_type in _RUNNER_ERRORS and result.exception is None:
+        what = message.removeprefix("the call ")
+        advice = (
+            " It may finish with less to do per call; otherwise tell the user it timed out."
+            if error_type == "TimeoutError"
+            else ""
+        )
+        return _sentence(f"The call to tool {tool!r} {what}") + advice
+    said = f"{message.rstrip('.')} ({error_type})" if message != error_type else error_type
+    where = " Its traceback is in the next block." if traced else ""
+    return (
+        f"Tool {tool!r} failed: {said}.{where} If your arguments caused it, call it again "
+        "with other ones; otherwise tell the user the tool is failing."
+    )
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?", ")", "`")) else text + "."
 
 
 def _has_non_finite(value: Any) -> bool:
@@ -227,7 +280,9 @@ def _content_adapter() -> Any:
     return TypeAdapter(types.ContentBlock)
 
 
-def error_result(exc: NexusError, spec: ToolSpec | None = None) -> Any:
+def error_result(
+    exc: NexusError, spec: ToolSpec | None = None, paths: ShownPaths | None = None
+) -> Any:
     """A pre-call failure as a tool error: one readable message (one line per invalid
     field, then what the tool takes when ``spec`` is known), with the field errors as JSON
     in ``_meta`` for clients that show forms."""
@@ -241,6 +296,8 @@ def error_result(exc: NexusError, spec: ToolSpec | None = None) -> Any:
         text = exc.for_agent()
     else:
         text = str(exc)
+    if paths is not None:
+        text = paths.text(text)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
     )

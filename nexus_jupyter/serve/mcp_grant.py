@@ -5,8 +5,13 @@ A tool above that level is refused on every call, whoever makes it: ``nexus-tool
 does not list it (an agent would otherwise pick it, fail and have no way to fix it), tells
 the person running the server which tools that leaves out and how to offer them
 (:func:`above_grant_notice`), and still answers a call by name with the refusal and its
-reason. :func:`offered` is what a client is offered, listed or deferred: the listing and
-every count said about it come from it.
+reason. A tool that cannot run (its source says so: no search provider for ``web_search``,
+a program that is not installed, an MCP server that is down) is not offered either, until it
+can: only the person running the server can fix it, and ``nexus-tools list``/``check`` and
+serve's stderr tell them how. A tool that lacks only a credential stays listed: setting one
+is not announced to clients, and its call tells the agent whom to ask. :func:`offered` is
+what a client is offered, listed or deferred: the listing and every count said about it
+come from it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,15 @@ from typing import Any, NamedTuple, cast
 from ..core.tools.context import MCP_CALLER, RequestInfo
 from ..core.tools.spec import permission_rank
 
-__all__ = ["SEARCH_TOOL", "Offered", "above_grant", "above_grant_notice", "mcp_grant", "offered"]
+__all__ = [
+    "SEARCH_TOOL",
+    "Offered",
+    "above_grant",
+    "above_grant_notice",
+    "cannot_run_now",
+    "mcp_grant",
+    "offered",
+]
 
 #: Listed with ``defer`` too: the tool that finds the deferred ones.
 SEARCH_TOOL = "tool_search"
@@ -49,6 +62,13 @@ def above_grant(specs: Iterable[Any], level: str | None) -> list[str]:
         return []
     rank = permission_rank(level)
     return [s.name for s in specs if permission_rank(s.permission) > rank]
+
+
+def cannot_run_now(registry: Any, names: Iterable[str]) -> set[str]:
+    """Those of ``names`` whose source says they cannot run now (an ``unavailable`` or
+    ``error`` status in the registry's snapshot; a missing credential alone is not one)."""
+    entries = registry.snapshot.entries
+    return {n for n in names if (e := entries.get(n)) is not None and e.status != "ok"}
 
 
 def above_grant_notice(registry: Any, names: list[str]) -> str:
@@ -88,9 +108,11 @@ def offered(
 ) -> Offered:
     """The entries of ``registry`` a client whose grant is ``level`` is offered (``None``:
     all): those above it are not, nor the ``hidden`` ones; with ``defer`` only the eager
-    ones and ``tool_search`` are listed, the rest deferred."""
+    ones and ``tool_search`` are listed, the rest deferred. Tools that cannot run now
+    (:func:`cannot_run_now`) are not offered."""
     entries = [e for e in registry.entries() if e.name not in hidden]
     over = set(above_grant((e.spec for e in entries), level))
+    over |= cannot_run_now(registry, (e.name for e in entries))
     entries = [e for e in entries if e.name not in over]
     if not defer:
         return Offered(entries, [])

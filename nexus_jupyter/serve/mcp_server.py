@@ -13,7 +13,9 @@ SDK's ``SubscriptionBus``) and ``notifications/tools/list_changed`` for earlier 
 With ``defer=True`` only the eager tools plus ``tool_search`` are listed (every tool stays
 callable by name), the deferred-loading pattern. ``serve_stdio`` / ``serve_http`` list only
 the tools the MCP grant lets a caller run (:mod:`.mcp_grant`); the others answer a call by
-name with the refusal.
+name with the refusal. The ``instructions`` are made from the registry when a client
+connects (:mod:`.mcp_instructions`). Over HTTP the client is shown this machine's paths in
+short (:mod:`.mcp_paths`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -46,7 +49,9 @@ from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_grant import mcp_grant, offered
 from .mcp_handle import McpServerHandle
 from .mcp_input import RoundTrip, StateError
+from .mcp_instructions import instructions_for
 from .mcp_offers import OfferHandlers
+from .mcp_paths import ShownPaths
 from .mcp_subscriptions import ResourceSubscriptions
 from .mcp_task_events import TasksListenHandler
 from .mcp_tasks import McpTasks, TaskChannel
@@ -79,6 +84,7 @@ class RegistryServer:
         hidden: Collection[str] = (),
         granted_only: bool = False,
         first_list_wait: float = 0.0,
+        paths: ShownPaths | None = None,
     ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -90,6 +96,15 @@ class RegistryServer:
         listing = isinstance(tasks.store, TaskListing)
 
         class _Server(Server[Any]):
+            # Made when a client connects: the registry as it is then.
+            @property
+            def instructions(self) -> str:
+                return outer.instructions()
+
+            @instructions.setter
+            def instructions(self, value: Any) -> None:
+                pass
+
             # Announce tools.listChanged to handshake-era clients: we do send it.
             def create_initialization_options(
                 self, notification_options: Any = None, *args: Any, **kwargs: Any
@@ -105,8 +120,11 @@ class RegistryServer:
                 capabilities = super().get_capabilities(*args, **kwargs)
                 return capabilities.model_copy(update={"tasks": legacy_tasks_capability(listing)})
 
+        outer = self
         self.registry = registry
         self.defer = defer
+        #: how this server's clients are shown local paths (``None``: in full, over stdio)
+        self.paths = paths
         #: more ``_meta`` for a tool's listing entry (a kernel adds its tools' test status)
         self.tool_meta = tool_meta
         #: tools that can be called but are not listed (a kernel's private tools)
@@ -127,10 +145,6 @@ class RegistryServer:
         self.server = _Server(
             name,
             version=__version__,
-            instructions="Tools from a nexus_jupyter registry."
-            + (
-                " Only some tools are listed: call tool_search to find the others." if defer else ""
-            ),
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -163,6 +177,16 @@ class RegistryServer:
         self._unsubscribe_catalog: Any = None
         self._pending: set[str] = set()  # kinds of list change waiting to be broadcast
         self.notifications_sent = 0
+
+    def instructions(self) -> str:
+        """What the agent is told when it connects (:mod:`.mcp_instructions`)."""
+        try:
+            return instructions_for(
+                self.registry, defer=self.defer, hidden=self.hidden, name=self.server.name
+            )
+        except Exception:  # an odd registry must not stop a client from connecting
+            log.warning("cannot make the MCP instructions", exc_info=True)
+            return "Tools served by nexus-tools: tools/list lists them."
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -292,7 +316,7 @@ class RegistryServer:
         return listing
 
     def _listed(self, entry: Any) -> Any:
-        tool = mcp_tool(entry.spec)
+        tool = mcp_tool(entry.spec, self.paths)
         extra = self.tool_meta(entry.name) if self.tool_meta is not None else None
         if extra:
             tool = tool.model_copy(update={"meta": {**(tool.meta or {}), **extra}})
@@ -352,8 +376,8 @@ class RegistryServer:
             try:  # the tool's own validator tells the other wrong places too, as on every face
                 tool.validate(arguments)
             except ToolValidationError as refused:
-                return error_result(refused, tool.spec)
-            return error_result(ToolValidationError(name, wrong), tool.spec)
+                return error_result(refused, tool.spec, self.paths)
+            return error_result(ToolValidationError(name, wrong), tool.spec, self.paths)
         try:
             round_trip = _round_trip(ctx, name, arguments, params)
         except StateError as exc:
@@ -369,7 +393,9 @@ class RegistryServer:
             result = await self._call_approving(name, arguments, options, asker, round_trip)
             await caller.flush()
             if task is not None and result is not None and result.error_type == "ToolUnavailable":
-                raise MCPError(INTERNAL_ERROR, result.error or "the tool could not run")
+                raise MCPError(
+                    INTERNAL_ERROR, self._shown(result.error or "the tool could not run")
+                )
             if result is None or (round_trip is not None and round_trip.questions):
                 assert round_trip is not None
                 return round_trip.result()  # the tool asked: its error result only says so
@@ -387,18 +413,22 @@ class RegistryServer:
         except ToolNotFound as exc:
             # Unknown tool: a protocol error (-32602) per the MCP spec, not a tool error.
             advice = "Call tool_search with what you want to do to find the right tool."
-            raise MCPError(INVALID_PARAMS, exc.worded_for(advice)) from None
+            text = exc.worded_for(advice)
+            raise MCPError(INVALID_PARAMS, self._shown(text)) from None
         except NexusError as exc:
             if task is not None and isinstance(exc, ToolUnavailable):
-                raise MCPError(INTERNAL_ERROR, str(exc)) from None
-            return error_result(exc, tool.spec if tool is not None else None)
+                raise MCPError(INTERNAL_ERROR, self._shown(str(exc))) from None
+            return error_result(exc, tool.spec if tool is not None else None, self.paths)
         except asyncio.CancelledError:
             if token is not None:
                 token.cancel()
             raise
         finally:
             CURRENT_CHANNEL.reset(bound)
-        return call_result(result, tool.spec if tool is not None else None)
+        return call_result(result, tool.spec if tool is not None else None, self.paths)
+
+    def _shown(self, text: str) -> str:
+        return self.paths.text(text) if self.paths is not None else text
 
     async def _call_approving(
         self,
@@ -470,6 +500,7 @@ async def serve_stdio(registry: Any, *, defer: bool = False, first_list_wait: fl
         # stdin read on a daemon thread: a stop (SIGTERM) does not wait for the next line
         with claimed_stdin() as stdin:
             async with stdio_server(stdin=stdin) as (read, write):
+                stdin.answer_with(write)  # a malformed line gets its JSON-RPC error
                 await app.server.run(read, write, app.server.create_initialization_options())
     finally:
         app.detach()
@@ -508,6 +539,7 @@ async def serve_http(
         task_store=task_store,
         granted_only=True,
         first_list_wait=first_list_wait,
+        paths=ShownPaths(getattr(registry, "root", None) or os.getcwd()),  # a remote client
     )
     app.attach()
     if hasattr(bus, "start"):

@@ -2,7 +2,9 @@
 log level: one line per broken source (a tool file that fails to load, a tools folder that
 does not exist, an MCP server or Jupyter server that cannot be reached, tools declared in
 nex.yaml that cannot run: a program that is not installed), said at start and whenever a
-source breaks later, with what to do about it; the tools MCP clients are not offered
+source breaks later, with what to do about it; the other tools that cannot run now (the
+built-in ``web_search`` without a search provider), which MCP clients are not offered until
+they can, with the fix; the tools MCP clients are not offered
 because they are above the MCP grant (not those that cannot run anyway), those hidden by
 another tool of their name and those without a description (:mod:`.tool_notes`); the number of
 tools served (as a client's ``tools/list`` lists them: with ``--defer``, the eager ones, and
@@ -22,7 +24,7 @@ from typing import Any
 
 from ..core.registry.source import recovered_note
 from ..sources.mcp_session import without_retry_note
-from .mcp_grant import above_grant, above_grant_notice, mcp_grant, offered
+from .mcp_grant import above_grant, above_grant_notice, cannot_run_now, mcp_grant, offered
 from .tool_notes import hidden_line, hidden_tools, undescribed_line, undescribed_tools
 
 __all__ = ["ServeNotices", "cannot_run", "source_problem"]
@@ -122,6 +124,7 @@ class ServeNotices:
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}  # source name -> the problem last said
         self._above: set[str] = set()  # tools said to be above the MCP grant
+        self._unrunnable: set[str] = set()  # tools said to be left out until they can run
         self._hidden: set[tuple[str, str]] = set()  # (name, source) said to be hidden
         self._undescribed: set[str] = set()  # tools said to have no description
         self._pending: set[str] | None = None  # MCP servers connecting when serving began
@@ -176,7 +179,27 @@ class ServeNotices:
             if above - self._above:
                 self._say(f"{PREFIX}: note: {above_grant_notice(self.registry, sorted(above))}")
             self._above = above
+            self._check_unrunnable()
             self._check_tools()
+
+    def _check_unrunnable(self) -> None:
+        """Say the tools left out of the listing because they cannot run, when one is new;
+        not those of a source already said to be broken (its line has the fix)."""
+        said = {
+            n
+            for s in self.registry.sources()
+            if source_problem(s) is not None or _checking(s) or _connecting(s)
+            for n in s.tools
+        }
+        snapshot = self.registry.snapshot.entries
+        names = cannot_run_now(self.registry, snapshot) - said
+        if names - self._unrunnable:
+            why = "; ".join(
+                f"{n} ({str(snapshot[n].reason or 'unavailable').rstrip('.')})"
+                for n in sorted(names)
+            )
+            self._say(f"{PREFIX}: note: cannot run, so not offered to MCP clients yet: {why}.")
+        self._unrunnable = names
 
     def _check_tools(self) -> None:
         """Say the tools hidden by another of their name, and those without a description,

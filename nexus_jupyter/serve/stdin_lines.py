@@ -7,6 +7,11 @@ stdin open, a server told to stop (SIGTERM) then waits for a line that never com
 daemon thread instead, which nothing waits for; like the SDK's own claim, it points fd 0
 at the null device while serving (a tool or a child process reading stdin gets EOF, not
 the protocol) and puts it back after.
+
+A line that is not a JSON-RPC message gets its error answer here (the SDK's reader drops
+it, leaving the client waiting): ``-32700`` for a line that is not JSON, ``-32600`` for JSON
+that is not a JSON-RPC 2.0 message (with its ``id`` when it has one), each saying what was
+wrong; serving goes on. Blank lines are skipped.
 """
 
 from __future__ import annotations
@@ -18,7 +23,66 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["StdinLines", "claimed_stdin"]
+__all__ = ["StdinLines", "claimed_stdin", "malformed"]
+
+#: How a client's line is to be sent, said when one is not JSON.
+_HOW = "Send each JSON-RPC 2.0 message as one line of JSON (UTF-8, no newline inside it)."
+
+
+def malformed(line: str) -> Any:
+    """The JSON-RPC error answer (a ``JSONRPCError``) for a line that is not a JSON-RPC
+    message, ``None`` for one that is."""
+    import mcp_types as types
+    import pydantic_core
+    from pydantic import ValidationError
+
+    try:
+        message = pydantic_core.from_json(line)
+    except ValueError as exc:
+        return _error(types.PARSE_ERROR, f"Parse error: the line is not JSON ({exc}). {_HOW}")
+    try:
+        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError:
+        pass
+    else:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        request_id = None
+    return _error(
+        types.INVALID_REQUEST,
+        f"Invalid Request: the line is JSON but not a JSON-RPC 2.0 message: {_wrong(message)}. "
+        'A request looks like {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}.',
+        request_id,
+    )
+
+
+def _wrong(message: Any) -> str:
+    """What keeps ``message`` (valid JSON) from being a JSON-RPC message."""
+    if not isinstance(message, dict):
+        return "a message is a JSON object (batches are not part of MCP)"
+    if message.get("jsonrpc") != "2.0":
+        return 'its "jsonrpc" must be "2.0"'
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return '"method" must be a string'
+        if "params" in message and not isinstance(message["params"], dict):
+            return '"params" must be a JSON object'
+        if "id" in message and not isinstance(message["id"], int | str):
+            return '"id" must be a string or an integer'
+        return "a field has the wrong type"
+    return (
+        'it needs "method" (a request or notification), or "id" with "result" or "error" '
+        "(a response)"
+    )
+
+
+def _error(code: int, text: str, request_id: Any = None) -> Any:
+    import mcp_types as types
+
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=text)
+    )
 
 
 class StdinLines:
@@ -29,6 +93,12 @@ class StdinLines:
         self._fd = fd
         self._queue: asyncio.Queue[str | None] | None = None
         self._thread: threading.Thread | None = None
+        self._answers: Any = None
+
+    def answer_with(self, write_stream: Any) -> None:
+        """Answer a malformed line on ``write_stream`` (the transport's, which sends
+        ``SessionMessage``s) instead of passing it on."""
+        self._answers = write_stream
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
         def put(item: str | None) -> None:
@@ -57,11 +127,21 @@ class StdinLines:
 
     async def __anext__(self) -> str:
         assert self._queue is not None
-        line = await self._queue.get()
-        if line is None:
-            self._queue.put_nowait(None)  # another read also ends
-            raise StopAsyncIteration
-        return line
+        while True:
+            line = await self._queue.get()
+            if line is None:
+                self._queue.put_nowait(None)  # another read also ends
+                raise StopAsyncIteration
+            if not line.strip():
+                continue
+            if self._answers is None:
+                return line
+            error = malformed(line)
+            if error is None:
+                return line
+            from mcp.shared.message import SessionMessage
+
+            await self._answers.send(SessionMessage(error))
 
 
 @contextlib.contextmanager

@@ -323,6 +323,18 @@ def _traceback_block(meta: Mapping[str, Any]) -> bool:
     return bool(meta.get("nexus-jupyter/traceback") or meta.get("nexus_jupyter/traceback"))
 
 
+def _said_error(result: Any) -> tuple[str, str] | None:
+    """A nexus server's failed call: ``(class name, message)`` from the result's ``_meta``
+    (``nexus-jupyter/error``), which its text words for an agent."""
+    said = (getattr(result, "meta", None) or {}).get("nexus-jupyter/error")
+    if not isinstance(said, Mapping):
+        return None
+    kind, message = said.get("type"), said.get("message")
+    if not isinstance(kind, str) or not isinstance(message, str) or not kind:
+        return None
+    return kind, message
+
+
 def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
     """A :class:`ToolResult` for an MCP ``CallToolResult``."""
     blocks = [b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content]
@@ -333,8 +345,11 @@ def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
         texts = [b.get("text", "") for b in blocks if b.get("type") == "text" and b not in traces]
         message = "\n".join(t for t in texts if t) or "the MCP server reported an error"
         error_type = "McpToolError"
-        named = _NAMED_ERROR.match(message) if traces else None
-        if named:  # a nexus server wrote "ZeroDivisionError: ...": keep the tool's own type
+        said = _said_error(result)
+        named = _NAMED_ERROR.match(message) if traces and said is None else None
+        if said is not None:  # a nexus server: the tool's own type and message
+            error_type, message = said
+        elif named:  # a nexus server of an earlier release wrote "ZeroDivisionError: ..."
             error_type, message = named.group(1), named.group(2)
         failed = ToolResult.from_parts(
             tool_name, content=blocks, error=message, error_type=error_type

@@ -22,7 +22,7 @@ def test_traceback_survives_the_mcp_round_trip() -> None:
     answer = call_result(failed, None)
     assert answer.is_error
     first, trace_block = answer.content
-    assert first.text == "ZeroDivisionError: float division by zero"
+    assert first.text.startswith("Tool 'ratio' failed: float division by zero (ZeroDivisionError).")
     assert trace_block.meta == {TRACEBACK_MARK: True}
     assert "in ratio" in trace_block.text and "return 1 / x" in trace_block.text
 
@@ -31,6 +31,21 @@ def test_traceback_survives_the_mcp_round_trip() -> None:
     assert back.error == "float division by zero"
     assert back.traceback == failed.traceback
     assert "nexus_jupyter/" not in back.traceback
+
+
+def test_a_nexus_server_of_an_earlier_release_is_still_read() -> None:
+    """It wrote "ZeroDivisionError: ..." before the traceback block, with no ``_meta``."""
+    import mcp_types as types
+
+    earlier = types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="ZeroDivisionError: float division by zero"),
+            types.TextContent(type="text", text="Traceback ...", _meta={TRACEBACK_MARK: True}),
+        ],
+        is_error=True,
+    )
+    back = result_from_mcp("ratio", earlier)
+    assert (back.error_type, back.error) == ("ZeroDivisionError", "float division by zero")
 
 
 def test_other_servers_errors_stay_as_they_were() -> None:

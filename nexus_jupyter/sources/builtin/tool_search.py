@@ -3,6 +3,8 @@
 The deferred-loading pattern: an agent is shown the eager tools with their full schemas
 and only the names of the rest; it calls ``tool_search("weather forecast")`` to find
 candidates and ``tool_search("select:get_weather,get_forecast")`` to load their schemas.
+An agent over MCP is not offered the tools that cannot run now (as ``tools/list`` leaves them
+out): ``select:`` names them under ``not_available`` with the reason, worded for it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from ...core.registry.reasons import reason_for
 from ...core.tools.context import RequestInfo, ToolContext
 from ...core.tools.decorator import tool
 from ...core.tools.spec import PERMISSIONS, permission_rank
@@ -66,6 +69,7 @@ def tool_search_tool(registry: Any) -> Tool:
         """
         text = query.strip()
         allowed = _allowed(registry, ctx.request)  # what this caller may call at all
+        down = _cannot_run(registry, ctx.request)  # an agent: not those that cannot run now
         if text.lower().startswith("select:"):
             names = [n.strip() for n in text[len("select:") :].split(",") if n.strip()]
             if not names:
@@ -73,7 +77,9 @@ def tool_search_tool(registry: Any) -> Tool:
             specs = registry.search_index.select(names)
             found = {s.name.lower() for s in specs}
             missing = [n for n in names if n.lower() not in found]
-            out: dict[str, Any] = {"tools": [_full(s) for s in specs if s.permission in allowed]}
+            out: dict[str, Any] = {
+                "tools": [_full(s) for s in specs if s.permission in allowed and s.name not in down]
+            }
             refused = {
                 s.name: f"needs permission {s.permission!r}, above what this caller is granted"
                 for s in specs
@@ -84,17 +90,22 @@ def tool_search_tool(registry: Any) -> Tool:
                 out["suggestions"] = {n: registry.suggest(n) for n in missing}
             if refused:  # it exists, but a call would be refused: the agent should not plan on it
                 out["not_allowed"] = refused
+            unrunnable = {s.name: down[s.name] for s in specs if s.name in down}
+            if unrunnable:
+                out["not_available"] = unrunnable
             return out
         if not text:
             raise ValueError("query is empty; give words describing the tool, or 'select:NAME'.")
         narrowed = {"permission": list(allowed)} if len(allowed) < len(PERMISSIONS) else {}
-        found = registry.search_results(text, limit=max_results, **narrowed)
-        hits = found.hits
+        found = registry.search_results(text, limit=max_results + len(down), **narrowed)
+        hits = [h for h in found.hits if h.spec.name not in down][:max_results]
+        offered = registry.list(**narrowed) if narrowed else registry.list()
         answer: dict[str, Any] = {
             "query": text,
             "tools": [{**_brief(h.spec), "score": round(h.score, 3)} for h in hits],
-            # the tools this caller is offered (not those above its grant)
-            "total_tools": len(registry.list(**narrowed)) if narrowed else len(registry),
+            # the tools this caller is offered (not those above its grant, nor, for an
+            # agent, those that cannot run now)
+            "total_tools": sum(1 for t in offered if t.spec.name not in down),
             "min_score": registry.search_index.threshold,
         }
         if found.respelled:  # misspelt words were read as the catalogue's own
@@ -116,6 +127,21 @@ def tool_search_tool(registry: Any) -> Tool:
         return answer
 
     return Tool.from_function(tool_search, source="builtin", source_kind="builtin")
+
+
+def _cannot_run(registry: Any, request: RequestInfo) -> dict[str, str]:
+    """For an agent over MCP, the tools that cannot run now (the listing leaves them out),
+    each with the reason worded for it; none for the other faces, whose user sees them
+    listed with their reason (``%tool list``, ``nexus-tools list``)."""
+    if request.caller.face != "mcp":
+        return {}
+    snapshot = getattr(registry, "snapshot", None)
+    entries = getattr(snapshot, "entries", {})
+    return {
+        name: str(reason_for(e.reason, request.caller) or "it cannot run now")
+        for name, e in entries.items()
+        if e.status != "ok"
+    }
 
 
 def _allowed(registry: Any, request: RequestInfo) -> tuple[str, ...]:
