@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -32,10 +33,15 @@ class McpEndpoint:
     def __init__(self, registry: Any) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+        from .mcp_paths import ShownPaths
         from .mcp_server import RegistryServer
 
-        # Agents reach it as MCP callers: offered only what their grant lets them call.
-        self.app = RegistryServer(registry, name="nexus-jupyter", granted_only=True)
+        # Agents reach it as MCP callers: offered only what their grant lets them call, and
+        # shown the workspace's paths as an HTTP client of `serve` is (a hub's agent is remote).
+        root = getattr(registry, "root", None) or os.getcwd()
+        self.app = RegistryServer(
+            registry, name="nexus-jupyter", granted_only=True, paths=ShownPaths(root)
+        )
         # No DNS-rebinding check here: Jupyter authenticates every request (token, or
         # cookie + XSRF) and applies its own host and origin rules.
         self.manager = StreamableHTTPSessionManager(app=self.app.server)
