@@ -33,14 +33,12 @@ from ..core.errors import (
     PermissionDenied,
     ToolNotFound,
     ToolUnavailable,
-    ToolValidationError,
 )
 from ..core.registry.catalog import catalog_of
 from ..core.registry.state import RegistryChanged
 from ..core.tasks.store import TaskListing, TaskStore
 from ..core.tools.channel import CURRENT_CHANNEL, CallerUnavailable, ClientChannel, InputRequired
 from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
-from ..core.tools.strict_types import type_errors
 from .auth.settings import identity_of
 from .list_gate import ListGate
 from .mcp_approval import ask_client
@@ -372,12 +370,6 @@ class RegistryServer:
         # and skipping the token keeps fast sync tools on the inline path.
         token = CancellationToken() if tool is not None and tool.wants_context else None
         arguments = params.arguments or {}
-        if tool is not None and (wrong := type_errors(tool.spec.input_schema, arguments)):
-            try:  # the tool's own validator tells the other wrong places too, as on every face
-                tool.validate(arguments)
-            except ToolValidationError as refused:
-                return error_result(refused, tool.spec, self.paths)
-            return error_result(ToolValidationError(name, wrong), tool.spec, self.paths)
         try:
             round_trip = _round_trip(ctx, name, arguments, params)
         except StateError as exc:

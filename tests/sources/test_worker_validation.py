@@ -172,5 +172,11 @@ async def test_an_agent_gets_the_field_errors_not_an_approval_question(tmp_path:
             assert "- $.email: Value error, not an email address" in text
             fields = (result.meta or {})[FIELD_ERRORS_META_KEY]
             assert [f["path"] for f in fields] == ["$.email", "$.spot.flor"]
+            # a boolean for a number is refused with the worker's own refusals, in one answer
+            mixed = await client.call_tool(
+                "signup", {"email": "nobody", "spot": {"x": 1}, "n": True}
+            )
+            fields = (mixed.meta or {})[FIELD_ERRORS_META_KEY]
+            assert sorted(f["path"] for f in fields) == ["$.email", "$.n"]
             good = await client.call_tool("signup", {"email": "a@b.org", "spot": {"x": 1}})
             assert good.is_error and "needs approval" in good.content[0].text  # type: ignore[union-attr]
