@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter, field_validator
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.errors import ToolValidationError
@@ -348,3 +348,31 @@ def test_numbers_of_other_python_types_are_numbers_to_both() -> None:
         check.validate("t", {"x": value})
     with pytest.raises(ToolValidationError):
         check.validate("t", {"x": np.float64("nan")})
+
+
+class _Spot(BaseModel):
+    x: int
+
+    @field_validator("x")
+    @classmethod
+    def small(cls, x: int) -> int:
+        if x >= 5:
+            raise ValueError("x must be below 5")
+        return x
+
+
+def _place(spot: _Spot, email: str) -> str:
+    """Place something."""
+    return email
+
+
+def test_a_tools_own_validator_is_quoted_in_its_own_words() -> None:
+    """A custom validator's ValueError reaches the caller as written, without pydantic's
+    "Value error, " in front."""
+    reg = Registry()
+    reg.add(_place)
+    with pytest.raises(ToolValidationError) as refused:
+        reg.call_sync("_place", {"spot": {"x": 9}, "email": "a@b"})
+    assert [(e.path, e.message) for e in refused.value.errors] == [
+        ("$.spot.x", "x must be below 5")
+    ]

@@ -405,6 +405,9 @@ def _pydantic_one(
         return FieldError(loc, f"must have {bound} {_count(n, unit)}", value)
     if kind == "string_pattern_mismatch":
         return FieldError(loc, f"must match the pattern {ctx.get('pattern')}", value)
+    if kind in ("value_error", "assertion_error") and str(ctx.get("error") or ""):
+        # the tool's own validator: its words, without pydantic's "Value error, " in front
+        return FieldError(loc, str(ctx["error"]), value)
     sub = _schema_at(schema, loc)
     if sub is not None and sub.get("format") in FORMATS:  # an email, say (a value_error)
         return FieldError(loc, FORMATS[sub["format"]], value)
