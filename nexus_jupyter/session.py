@@ -6,12 +6,18 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["defer_search_warm_up", "reset_session_registry", "session_registry"]
+__all__ = [
+    "defer_search_warm_up",
+    "reset_session_registry",
+    "session_registry",
+    "when_session_registry_made",
+]
 
 _lock = threading.Lock()
 _registry: Any = None
 _holds = 0  # warm-ups held back (a kernel link starting)
 _warm_pending = False  # the session registry was made while held: warm it on release
+_when_made: list[Callable[[Any], Any]] = []  # told of each session registry (the notebook)
 
 
 def session_registry() -> Any:
@@ -25,11 +31,35 @@ def session_registry() -> Any:
                 from .core.registry.registry import Registry
 
                 _registry = Registry.default()
+                _tell_made(_registry)
                 if _holds:
                     _warm_pending = True
                 else:
                     _registry.warm_search()
     return _registry
+
+
+def when_session_registry_made(callback: Callable[[Any], Any]) -> None:
+    """Call ``callback(registry)`` with the session registry as soon as it is made (at once
+    if it is already), and with each one that replaces it; once per callback. ``%load_ext``
+    uses it to record every call of the session registry in the notebook's history."""
+    with _lock:
+        if callback in _when_made:
+            return
+        _when_made.append(callback)
+        current = _registry
+    if current is not None:
+        callback(current)
+
+
+def _tell_made(registry: Any) -> None:
+    for callback in list(_when_made):
+        try:
+            callback(registry)
+        except Exception:  # the registry works without what the callback adds: say so
+            import logging
+
+            logging.getLogger(__name__).exception("nexus_jupyter: a session hook failed")
 
 
 def defer_search_warm_up() -> Callable[[], None]:
@@ -62,6 +92,8 @@ def defer_search_warm_up() -> Callable[[], None]:
 def reset_session_registry(new: Any = None) -> None:
     """Close the session registry and replace it (tests, ``%reload_ext``)."""
     global _registry, _warm_pending
+    if new is not None:
+        _tell_made(new)
     with _lock:
         old, _registry = _registry, new
         _warm_pending = False

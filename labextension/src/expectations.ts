@@ -31,14 +31,19 @@ export function suggestedExpectation(outcome: CallOutcome | null): [Kind, string
   if (outcome.kind === 'result' && !outcome.result.is_error) {
     return ['expect', JSON.stringify(resultValue(outcome.result))];
   }
+  // A refusal: the first field's own message with its path ("$.b: required argument is
+  // missing"), which every refusal's message contains (the notebook's form suggests the same).
+  const first = outcome.kind === 'validation' ? outcome.errors[0] : undefined;
   const message =
     outcome.kind === 'result'
       ? outcome.result.error ?? ''
       : outcome.kind === 'validation'
-        ? outcome.errors.map(e => e.message).join('; ') || outcome.message
+        ? first
+          ? `${first.path}: ${first.message}`
+          : outcome.message
         : '';
-  const first = message.split(/\s+/).join(' ').slice(0, 80);
-  return first ? ['expect_error', first] : ['succeeds', ''];
+  const line = message.split(/\s+/).join(' ').slice(0, 80);
+  return line ? ['expect_error', line] : ['succeeds', ''];
 }
 
 /** Turn the chosen kind and the typed value into the request's expectation. */

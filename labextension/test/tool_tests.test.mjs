@@ -25,8 +25,20 @@ test('a failure suggests expecting its error, cut to one line of 80 characters',
   assert.equal(kind, 'expect_error');
   assert.equal(text.length, 80);
   assert.ok(text.startsWith('Boom: xxx'));
-  const invalid = { kind: 'validation', message: 'bad', errors: [{ path: '$.a', message: 'Input should be a valid integer' }] };
-  assert.deepEqual(suggestedExpectation(invalid), ['expect_error', 'Input should be a valid integer']);
+  // a refusal: the first field's own message and path, which the refusal's message contains
+  // (the header, "Invalid arguments for tool ...", would match any refusal)
+  const message = "Invalid arguments for tool 'divide' (2 errors): $.a: expected a number (got \"x\"); $.b: required argument is missing";
+  const invalid = {
+    kind: 'validation',
+    message,
+    errors: [
+      { path: '$.a', message: 'expected a number' },
+      { path: '$.b', message: 'required argument is missing' }
+    ]
+  };
+  assert.deepEqual(suggestedExpectation(invalid), ['expect_error', '$.a: expected a number']);
+  assert.ok(message.includes(suggestedExpectation(invalid)[1]));
+  assert.deepEqual(suggestedExpectation({ kind: 'validation', message: 'bad', errors: [] }), ['expect_error', 'bad']);
 });
 
 test('the typed value becomes the request body: JSON where it parses', () => {

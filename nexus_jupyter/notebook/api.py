@@ -55,6 +55,7 @@ def current_registry(registry: Any = None) -> Any:
     import nexus_jupyter
 
     reg = nexus_jupyter.registry()
+    session_history().follow(reg)  # every call of the session registry: see follow_session
     if reg.approver is None and _in_widget_kernel():
         from .widgets.approval import NotebookApprover
 
@@ -170,12 +171,18 @@ def call_tool(
     stale = stale_file(reg, name)
     if stale is not None:
         result.notes = (*result.notes, stale.ran_note())
-    (history or session_history()).record_result(arguments, result)
+    (session_history() if history is None else history).add_result(arguments, result)
     if result.exception is not None:
         from .debugging import keep_for_debug
 
         keep_for_debug(result.exception)
     return result
+
+
+def follow_session(registry: Any) -> None:
+    """Make the session history record every call of the session ``registry``, however it
+    is made (``%load_ext`` hooks this to the registry's creation)."""
+    session_history().follow(registry)
 
 
 def stale_notes(registry: Any = None) -> dict[str, str]:
@@ -222,19 +229,19 @@ def call_history(
     """Past calls (of ``name`` only, when given), oldest first."""
     if name is not None:
         reg = current_registry(registry)
-        known = {r.tool for r in (history or session_history()).entries()}
+        known = {r.tool for r in (session_history() if history is None else history).entries()}
         if name not in known and reg.find(name) is None:
             from ..core.errors import ToolNotFound
 
             raise ToolNotFound(name, reg.suggest(name))
-    return HistoryView((history or session_history()).entries(name))
+    return HistoryView((session_history() if history is None else history).entries(name))
 
 
 def replay(
     record: CallRecord | int, *, registry: Any = None, history: CallHistory | None = None
 ) -> Any:
     """Call again with the arguments of a history record (or its id)."""
-    hist = history or session_history()
+    hist = session_history() if history is None else history
     if isinstance(record, int):
         record = hist.get(record)
     return call_tool(record.tool, record.arguments, registry=registry, history=hist)
@@ -247,14 +254,18 @@ def try_tool(name: str, *, registry: Any = None, history: CallHistory | None = N
     tool = reg.get(name)
     from .widgets.form import ToolForm
 
-    return ToolForm(tool, reg, history=history or session_history())
+    return ToolForm(tool, reg, history=session_history() if history is None else history)
 
 
 def browse(query: str = "", *, registry: Any = None, history: CallHistory | None = None) -> Any:
     """The catalog (ipywidgets): search as you type, filters, details, Try."""
     from .widgets.catalog import Catalog
 
-    return Catalog(current_registry(registry), query=query, history=history or session_history())
+    return Catalog(
+        current_registry(registry),
+        query=query,
+        history=session_history() if history is None else history,
+    )
 
 
 def define_tools(

@@ -1,5 +1,8 @@
 """The session's call history: one public object shared by ``%tool call``, the forms and the
-Python API, so ``%tool history`` shows every call however it was made.
+Python API, so ``%tool history`` shows every call however it was made. It follows the session
+registry (:meth:`CallHistory.follow`): every call that registry finishes is recorded, whether a
+magic, a form or ``await reg.call(...)`` / ``reg.call_sync(...)`` in a cell made it. Only the
+newest ``limit`` calls (500) are kept.
 
 >>> from nexus_jupyter.notebook.history import CallHistory
 >>> history = CallHistory()
@@ -10,9 +13,11 @@ Python API, so ``%tool history`` shows every call however it was made.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +70,43 @@ class CallHistory:
         self._records: list[CallRecord] = []
         self._lock = threading.Lock()
         self._subscribers: list[Callable[[CallRecord], Any]] = []
+        # registry -> stop following it (weak: a closed registry that goes away leaves)
+        self._followed: weakref.WeakKeyDictionary[Any, Callable[[], None]] = (
+            weakref.WeakKeyDictionary()
+        )
+        # the results a followed registry handed over lately (held, so ``is`` is safe): the
+        # face that made one of those calls finds it here and does not record it again
+        self._observed: collections.deque[Any] = collections.deque(maxlen=64)
+
+    def follow(self, registry: Any) -> None:
+        """Record every call ``registry`` finishes from now on, however it was made (once per
+        registry; calling again does nothing)."""
+        with self._lock:
+            if registry in self._followed:
+                return
+            self._followed[registry] = registry.observe_calls(self._observed_call)
+
+    def _observed_call(self, arguments: Mapping[str, Any], result: Any) -> None:
+        with self._lock:
+            self._observed.append(result)
+        self.record_result(arguments, result)
+
+    def has(self, result: Any) -> bool:
+        """Whether this very ``ToolResult`` is recorded already (its registry is followed),
+        so the face that made the call does not record it twice."""
+        with self._lock:
+            return any(seen is result for seen in self._observed)
+
+    def add_result(self, arguments: Mapping[str, Any] | None, result: Any) -> None:
+        """:meth:`record_result` for a face that made a call, unless it is recorded already."""
+        if not self.has(result):
+            self.record_result(arguments, result)
+
+    def unfollow(self, registry: Any) -> None:
+        with self._lock:
+            stop = self._followed.pop(registry, None)
+        if stop is not None:
+            stop()
 
     def record(
         self,

@@ -63,12 +63,23 @@ def expectation_from(
 
 
 class SavedCase(str):
-    """Where a case was saved (shown as one line)."""
+    """Where a case was saved (shown as one line): plain text, and HTML where the command
+    that runs it is code."""
 
     case: TestCase
+    command: str = ""  # "%tool test NAME", shown as code in HTML
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        import html
+
+        text = html.escape(str(self))
+        if self.command:
+            shown = html.escape(self.command)
+            text = text.replace(shown, f"<code>{shown}</code>", 1)
+        return text
 
 
 def save_test(
@@ -94,11 +105,12 @@ def save_test(
     data = TestCase(name, dict(arguments or {}), expectation, case_name, timeout).to_dict()
     case = TestCase.from_dict(data, where="the new case")  # the checks a case file gets
     where = reg.tests.save(name, case)
+    command = f"%tool test {name}"
     saved = SavedCase(
         f"Saved a test of {name!r} ({expectation.describe()}) in {where}; "
-        f"`%tool test {name}` runs it, and it runs after every change of the tool."
+        f"{command} runs it, and it runs after every change of the tool."
     )
-    saved.case = case
+    saved.case, saved.command = case, command
     return saved
 
 

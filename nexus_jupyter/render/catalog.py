@@ -78,27 +78,39 @@ def _badge(text: str, color: str) -> str:
 
 
 def tool_badges(
-    tool: Tool, status: str = "ok", *, categories: bool = True, ok_badge: bool = True
+    tool: Tool,
+    status: str = "ok",
+    *,
+    categories: bool = True,
+    ok_badge: bool = True,
+    stale: str | None = None,
 ) -> str:
     """HTML badges: source, permission, status (``ok`` only with ``ok_badge``) and
-    categories."""
+    categories. ``stale`` is the note of a tool whose file failed to reload: its status
+    then reads "stale" (the note as its tooltip), never "ok"."""
     spec = tool.spec
     badges = _badge(spec.source or spec.source_kind, "#546e7a")
     if spec.toolset and spec.toolset != spec.source:
         badges += _badge(f"toolset {spec.toolset}", "#00796b")
     badges += _badge(spec.permission, _PERMISSION_COLORS.get(spec.permission, "#555"))
-    if status != "ok" or ok_badge:
-        badges += _badge(status, "#2e7d32" if status == "ok" else "#b71c1c")
+    if status != "ok":
+        badges += _badge(status, "#b71c1c")
+    if stale:
+        badges += stale_badge(stale)
+    elif status == "ok" and ok_badge:
+        badges += _badge(status, "#2e7d32")
     if categories:
         for cat in spec.categories:
             badges += _badge(cat, "#5c6bc0")
     return badges
 
 
-def tool_html(tool: Tool, status: str = "ok", reason: str | None = None) -> str:
+def tool_html(
+    tool: Tool, status: str = "ok", reason: str | None = None, *, stale: str | None = None
+) -> str:
     spec = tool.spec
     esc = html.escape
-    badges = tool_badges(tool, status)
+    badges = tool_badges(tool, status, stale=stale)
     rows = "".join(
         f"<tr><td><code>{esc(n)}</code>{'*' if req else ''}</td><td><code>{esc(t)}</code></td>"
         f"<td>{f'<code>{esc(d)}</code>' if d else ''}</td><td>{esc(desc)}</td></tr>"
@@ -142,19 +154,21 @@ def stale_badge(note: str) -> str:
     return f"<span title='{html.escape(note)}'>{_badge('stale', _STALE_COLOR)}</span>"
 
 
-def stale_html(note: str) -> str:
-    """A stale tool's badge and note (its file failed to reload; the last good version runs)."""
+def stale_html(note: str, *, badge: bool = True) -> str:
+    """A stale tool's badge and note (its file failed to reload; the last good version runs);
+    the note alone with ``badge=False`` (the status column already says "stale")."""
     shown = html.escape(note.removeprefix("stale: "))  # the badge already says it
-    return f"{_badge('stale', _STALE_COLOR)}<span style='color:{_STALE_COLOR}'>{shown}</span>"
+    text = f"<span style='color:{_STALE_COLOR}'>{shown}</span>"
+    return f"{_badge('stale', _STALE_COLOR)}{text}" if badge else text
 
 
 def entry_html(entry: ToolEntry, *, stale: str | None = None) -> str:
     """One entry: the tool card plus where its code lives and what it shadows; ``stale`` is
     the note of a tool whose file failed to reload."""
     esc = html.escape
-    out = tool_html(entry.tool, entry.status, entry.reason)
+    out = tool_html(entry.tool, entry.status, entry.reason, stale=stale)
     if stale:
-        out += f"<p>{stale_html(stale)}</p>"
+        out += f"<p>{stale_html(stale, badge=False)}</p>"
     spec = entry.tool.spec
     extra = []
     if spec.origin:
@@ -216,9 +230,10 @@ def entries_html(
         shown = f"<p class='nexus-empty-hint'>{hint}</p>" if hint else "<p><i>no tools</i></p>"
         return f"<div class='nexus-tools'>{head}{shown}{_failed_html(failed)}</div>"
     rows = "".join(
-        f"<tr><td><code><b>{esc(e.name)}</b></code></td><td>{tool_badges(e.tool, e.status)}</td>"
+        f"<tr><td><code><b>{esc(e.name)}</b></code></td>"
+        f"<td>{tool_badges(e.tool, e.status, stale=stale.get(e.name))}</td>"
         f"<td style='text-align:left'>{esc(e.spec.summary)}"
-        + (f"<br>{stale_html(stale[e.name])}" if e.name in stale else "")
+        + (f"<br>{stale_html(stale[e.name], badge=False)}" if e.name in stale else "")
         + "</td></tr>"
         for e in entries
     )

@@ -5,6 +5,7 @@ which file failed and why. Real files and the real folder watcher."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,25 @@ def test_a_file_named_otherwise_is_found_by_the_function_it_defines(
     )
     # a name no broken file defines keeps the usual answer
     assert "No tool named 'square_area'." in face.error("info", "square_area")
+
+
+def test_the_status_of_a_stale_tool_says_stale_never_ok(
+    face: Face, registry: Registry, tools_dir: Path
+) -> None:
+    def badges_of(row_html: str) -> list[str]:
+        return re.findall(r"display:inline-block\">([^<]*)</span>", row_html)
+
+    listed = face.list(source="directory")._repr_html_()
+    row = re.search(r"<b>circle_area</b></code></td><td[^>]*>(.*?)</td>", listed)
+    assert row is not None and badges_of(row.group(1))[-1] == "ok"  # a good file: ok
+    _break(registry, tools_dir)
+    listed = face.list(source="directory")._repr_html_()
+    row = re.search(r"<b>circle_area</b></code></td><td[^>]*>(.*?)</td><td[^>]*>(.*?)</td>", listed)
+    assert row is not None
+    status, description = row.groups()
+    assert "stale" in badges_of(status) and "ok" not in badges_of(status)
+    assert "circle_area.py failed to reload" in description  # the note, once, beside it
+    assert "stale" not in badges_of(description)
+    card = face.info("circle_area")._repr_html_()
+    head = card.split("<p>", 1)[0]  # the name and its badges
+    assert "stale" in badges_of(head) and "ok" not in badges_of(head)

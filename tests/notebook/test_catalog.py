@@ -45,8 +45,62 @@ def test_a_rows_summary_has_a_line_of_its_own(reg: Registry) -> None:
     assert "nexus-catalog-summary-line" in summary._dom_classes
     assert "Add two integers, returning their sum" in summary.value
     assert ">ok<" not in badges.value  # "ok" is the rule; only a problem gets a badge
-    assert catalog.rows.layout.width == "58%"
+    # the list and the details share a row (58 : 42) while both fit, else wrap one under
+    # the other: a fixed 42% left a narrow window's details 197 px for 351 px of text
+    assert catalog.rows.layout.flex == "58 1 380px"
+    (pair,) = [c for c in catalog.children if catalog.rows in getattr(c, "children", ())]
+    details = pair.children[1]
+    assert pair.layout.flex_flow == "row wrap" and details.layout.flex == "42 1 300px"
+    assert "nexus-catalog-details" in details._dom_classes and details.layout.min_width == "0"
+    assert ".nexus-catalog-details pre{white-space:pre-wrap" in catalog.children[0].value
     catalog.close()
+
+
+def _numbered(name: str) -> object:
+    def echo(x: int) -> int:
+        """Give ``x`` back."""
+        return x
+
+    return tool(name=name)(echo)
+
+
+def test_every_tool_can_be_reached_past_the_first_rows() -> None:
+    many = Registry(search="keyword")
+    many.add_many([_numbered(f"t{i:02d}") for i in range(67)])
+    catalog = Catalog(many)
+    assert len(catalog.names) == 60
+    assert "67 tools (showing 60; type to narrow them" in catalog.count.value
+    more = catalog.rows.children[-1]
+    assert "nexus-catalog-more" in more._dom_classes
+    assert "7 more tools match; type in the search box to narrow the list" in more.children[0].value
+    assert catalog.more_button.layout.display == "none"  # fewer than 60 left: one button
+    assert catalog.all_button.description == "Show 7 more"
+    catalog.all_button.click()
+    assert len(catalog.names) == 67 and catalog.names[-1] == "t66"
+    assert "showing" not in catalog.count.value
+    assert not any("nexus-catalog-more" in r._dom_classes for r in catalog.rows.children)
+    catalog.search.value = "t"  # a new search starts from its first 60 again
+    catalog.search.value = ""
+    assert len(catalog.names) == 60
+    catalog.close()
+    many.close()
+
+
+def test_show_more_draws_the_next_sixty_and_show_all_the_rest() -> None:
+    many = Registry(search="keyword")
+    many.add_many([_numbered(f"t{i:03d}") for i in range(150)])
+    catalog = Catalog(many)
+    assert catalog.more_button.description == "Show 60 more"
+    assert catalog.more_button.layout.display is None
+    assert catalog.all_button.description == "Show all 90"
+    catalog.more_button.click()
+    assert len(catalog.names) == 120
+    assert catalog.more_button.layout.display == "none"
+    assert catalog.all_button.description == "Show 30 more"
+    catalog.all_button.click()
+    assert len(catalog.names) == 150
+    catalog.close()
+    many.close()
 
 
 def test_the_calls_line_follows_calls_from_the_form_and_from_cells(reg: Registry) -> None:

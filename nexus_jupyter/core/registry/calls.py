@@ -66,13 +66,15 @@ class CallPipeline:
     The registry passes every option positionally (the cheapest call in CPython: this is
     the per-call path that ``benchmarks/call_overhead.py`` measures)."""
 
-    __slots__ = ("registry", "runner", "stats")
+    __slots__ = ("observers", "registry", "runner", "stats")
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self.runner = ToolRunner(registry)
         #: per-tool counts and latencies (``Registry.stats()``)
         self.stats = CallStats()
+        #: told of every finished call (``Registry.observe_calls``); replaced, never mutated
+        self.observers: tuple[Callable[[Mapping[str, Any], ToolResult], Any], ...] = ()
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -408,7 +410,18 @@ class CallPipeline:
             result.request_id = request.request_id
         if registry.audit is not None:
             self._audit(tool, request, "allow", result.duration, result.error, result.summary)
+        if self.observers and request.client != TEST_CLIENT:
+            self._tell_observers(arguments, result)
         return result
+
+    def _tell_observers(self, arguments: Any, result: ToolResult) -> None:
+        """Hand a finished call to each observer; one that fails is logged, the call stands."""
+        sent = arguments if isinstance(arguments, Mapping) else {}
+        for observer in self.observers:
+            try:
+                observer(sent, result)
+            except Exception:
+                log.exception("a call observer failed")
 
     def _refused(
         self,

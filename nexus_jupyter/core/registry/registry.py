@@ -173,6 +173,29 @@ class Registry(RegistryWriter):
         else:
             homes[source] = home
 
+    def observe_calls(
+        self, observer: Callable[[Mapping[str, Any], ToolResult], Any]
+    ) -> Callable[[], None]:
+        """Call ``observer(arguments, result)`` after every call this registry finishes, however
+        it was made (:meth:`call`, :meth:`call_sync`, a face), failed ones included; refusals
+        (nothing ran) and test runs are not told. It runs on the thread that finished the call
+        and must be quick; an exception in it is logged. Returns a function that stops it.
+
+        >>> seen = []
+        >>> stop = reg.observe_calls(lambda arguments, result: seen.append(result.tool))
+        >>> reg.call_sync("add", {"a": 1, "b": 2}).structured, seen
+        (3, ['add'])
+        """
+        calls = self._calls
+        with self._lock:
+            calls.observers = (*calls.observers, observer)
+
+        def stop() -> None:
+            with self._lock:
+                calls.observers = tuple(o for o in calls.observers if o is not observer)
+
+        return stop
+
     def stats(self) -> dict[str, ToolStats]:
         """Per-tool call figures since the registry started (calls, errors, refusals,
         p50/p95/max latency over the last calls), by tool name; see

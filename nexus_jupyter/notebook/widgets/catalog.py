@@ -16,7 +16,6 @@ from ...core.tools.spec import PERMISSIONS
 from ...render.catalog import (
     add_tools_hint,
     entry_html,
-    stale_badge,
     tool_badges,
     unserved_text,
 )
@@ -25,7 +24,7 @@ from ...render.tool_tests import stats_line, test_badge, test_status_html
 __all__ = ["Catalog"]
 
 ANY = ""
-_LIMIT = 60  # rows drawn at once; the count says how many more match
+_LIMIT = 60  # rows drawn at first; "show more" draws the next ones, "show all" the rest
 
 
 def _dropdown(label: str, options: list[str]) -> W.Dropdown:
@@ -65,10 +64,14 @@ def _heading(title: str, count: int) -> W.HTML:
 #: summary was cut at the column's edge mid-word; letting that item shrink makes it end in "…".
 #: A row is the name and its badges, with the summary on a line of its own under them: beside
 #: them it had what the badges left of the column (often a few words).
+#: The details pane wraps its text (a long word or JSON line breaks, or scrolls sideways in
+#: the schema), and goes under the list when the two do not fit side by side.
 _ROW_STYLE = (
     "<style>.nexus-catalog-row .widget-html-content{min-width:0;overflow:hidden;"
     "flex:1 1 auto}.nexus-catalog-row .nexus-catalog-summary-line{flex:1 0 100%;"
-    "margin:-4px 0 2px 6px}</style>"
+    "margin:-4px 0 2px 6px}.nexus-catalog-details .widget-html-content{min-width:0;"
+    "overflow-wrap:break-word}.nexus-catalog-details pre{white-space:pre-wrap;"
+    "overflow-x:auto}.nexus-catalog-details table{max-width:100%}</style>"
 )
 
 
@@ -98,13 +101,32 @@ class Catalog(W.VBox):
         self.count = W.HTML("")
         # A scrolling column: its rows must keep their height (flex 0 0 auto below) instead
         # of shrinking to fit the box, which squashed 64 rows into slivers.
+        # The list and the details side by side (58 : 42 of the width) while each has its
+        # room (flex-basis), the details under the list when the cell is narrower.
         self.rows = W.VBox(
             layout=W.Layout(
-                max_height="460px", overflow_y="auto", width="58%", flex_flow="column nowrap"
+                max_height="460px",
+                overflow_y="auto",
+                flex="58 1 380px",
+                min_width="0",
+                flex_flow="column nowrap",
             )
         )
         self.rows.add_class("nexus-catalog-rows")
-        self.details = W.HTML("<i>Select a tool to see its details.</i>")
+        self.limit = _LIMIT  # rows drawn; "show more" raises it, a new search resets it
+        self.more_button = W.Button(
+            description=f"Show {_LIMIT} more",
+            icon="chevron-down",
+            layout=W.Layout(width="auto", flex="0 0 auto"),
+        )
+        self.more_button.on_click(lambda _: self.show_more())
+        self.all_button = W.Button(
+            description="Show all", layout=W.Layout(width="auto", flex="0 0 auto")
+        )
+        self.all_button.on_click(lambda _: self.show_more(all_of_them=True))
+        self.details = W.HTML(
+            "<i>Select a tool to see its details.</i>", layout=W.Layout(min_width="0")
+        )
         self.try_button = W.Button(
             description="Try", icon="play", disabled=True, button_style="primary"
         )
@@ -130,7 +152,7 @@ class Catalog(W.VBox):
             self.status_filter,
             self.group_by,
         ):
-            control.observe(lambda _: self.refresh(), names="value")
+            control.observe(lambda _: self._controls_changed(), names="value")
         filters = W.HBox(
             [
                 self.source_filter,
@@ -143,14 +165,16 @@ class Catalog(W.VBox):
             layout=W.Layout(flex_flow="row wrap"),
         )
         right = W.VBox(
-            [self.details, self.try_button], layout=W.Layout(width="42%", padding="0 0 0 8px")
+            [self.details, self.try_button],
+            layout=W.Layout(flex="42 1 300px", min_width="0", padding="0 0 0 8px"),
         )
+        right.add_class("nexus-catalog-details")
         super().__init__(
             [
                 W.HTML(_ROW_STYLE),
                 W.HBox([self.search, self.count]),
                 filters,
-                W.HBox([self.rows, right]),
+                W.HBox([self.rows, right], layout=W.Layout(flex_flow="row wrap")),
                 self.form_area,
             ]
         )
@@ -196,7 +220,20 @@ class Catalog(W.VBox):
     @property
     def names(self) -> list[str]:
         """Names of the rows shown, in order (group headings left out)."""
-        return [r.children[0].description for r in self.rows.children if isinstance(r, W.HBox)]
+        return [
+            r.children[0].description
+            for r in self.rows.children
+            if "nexus-catalog-row" in r._dom_classes
+        ]
+
+    def show_more(self, *, all_of_them: bool = False) -> None:
+        """Draw the next :data:`_LIMIT` matching tools (every one with ``all_of_them``)."""
+        self.limit = 10**9 if all_of_them else self.limit + _LIMIT
+        self.refresh()
+
+    def _controls_changed(self) -> None:
+        self.limit = _LIMIT  # a new search or filter starts from its best rows again
+        self.refresh()
 
     # -- drawing --------------------------------------------------------------------------
 
@@ -237,13 +274,20 @@ class Catalog(W.VBox):
         query = self.search.value.strip()
         rows: list[W.Widget] = []
         self.groups = []  # the headings shown, in order (none unless grouped)
-        for heading, members in _grouped(entries[:_LIMIT], self.group_by.value, bool(query)):
+        shown = entries[: self.limit]
+        for heading, members in _grouped(shown, self.group_by.value, bool(query)):
             if heading is not None:
                 rows.append(_heading(heading, len(members)))
                 self.groups.append(heading)
             rows.extend(self._row(entry) for entry in members)
+        if len(entries) > len(shown):
+            rows.append(self._more_row(len(entries) - len(shown)))
         self.rows.children = rows or [self._empty_hint()]
-        more = f" (showing {_LIMIT})" if len(entries) > _LIMIT else ""
+        more = (
+            f" (showing {len(shown)}; type to narrow them, or show more at the end of the list)"
+            if len(entries) > len(shown)
+            else ""
+        )
         spelled, unserved = self._read_as  # how the search of matches() read the query
         if unserved:
             more = f": {html.escape(unserved_text(unserved))}"
@@ -267,9 +311,13 @@ class Catalog(W.VBox):
             layout=W.Layout(width="auto", min_width="120px", flex="0 0 auto"),
         )
         button.on_click(lambda b: self.select(b.description))
-        badges = tool_badges(entry.tool, entry.status, categories=False, ok_badge=False)
-        if entry.name in self.stale:
-            badges += stale_badge(self.stale[entry.name])
+        badges = tool_badges(
+            entry.tool,
+            entry.status,
+            categories=False,
+            ok_badge=False,
+            stale=self.stale.get(entry.name),
+        )
         badges += self._test_badge(entry.name)
         one_line = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis"
         label = W.HTML(
@@ -293,6 +341,26 @@ class Catalog(W.VBox):
         )
         row.add_class("nexus-catalog-row")
         return row
+
+    def _more_row(self, hidden: int) -> W.Widget:
+        """Under the last row drawn: how many more match, a hint that typing narrows them,
+        and the buttons that draw the next ones or all of them."""
+        step = min(_LIMIT, hidden)
+        self.more_button.description = f"Show {step} more"
+        self.more_button.layout.display = None if hidden > step else "none"
+        self.all_button.description = (
+            f"Show all {hidden}" if hidden > step else f"Show {hidden} more"
+        )
+        text = W.HTML(
+            f"<i style='color:#666'>{hidden} more tool{'s' if hidden != 1 else ''} match; "
+            "type in the search box to narrow the list.</i>"
+        )
+        box = W.HBox(
+            [text, self.more_button, self.all_button],
+            layout=W.Layout(flex="0 0 auto", flex_flow="row wrap", align_items="center"),
+        )
+        box.add_class("nexus-catalog-more")
+        return box
 
     def _empty_hint(self) -> W.Widget:
         """Shown instead of rows: clear the search and filters, or how to add a tool."""

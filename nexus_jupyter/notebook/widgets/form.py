@@ -20,7 +20,7 @@ from ...render.results import call_command
 from .form_fields import Field, FieldInputError, build_field, field_at
 from .history_panel import HistoryPanel
 from .result import ResultPane
-from .save_test import TestSaver
+from .save_test import TestSaver, refusal_text
 
 __all__ = ["ToolForm"]
 
@@ -71,14 +71,22 @@ class ToolForm(W.VBox):
         self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_registry_change)
 
     def _parts(self) -> list[W.Widget]:
+        # Run keeps its size; the call line beside it takes what is left and wraps (a long
+        # line in a narrow window squeezed Run to a sliver).
+        self.run_button.layout.flex = "0 0 auto"
+        self.command.layout = W.Layout(flex="1 1 auto", min_width="0")
         return [
+            W.HTML(_FORM_STYLE, layout=W.Layout(display="none")),
             self.header,
             self.notice,
             self.mode,
             self.fields.widget,
             self.raw,
             self.form_error,
-            W.HBox([self.run_button, self.command], layout=W.Layout(align_items="center")),
+            W.HBox(
+                [self.run_button, self.command],
+                layout=W.Layout(align_items="center", width="100%"),
+            ),
             self.result,
             self.saver,
             self.history_panel,
@@ -157,7 +165,8 @@ class ToolForm(W.VBox):
         try:
             value = self.fields.get()
         except FieldInputError as exc:
-            field_at(self.fields, tuple(exc.loc)).set_error(str(exc))
+            for problem in exc.problems:
+                field_at(self.fields, tuple(problem.loc)).set_error(str(problem))
             self.form_error.value = _error_html(
                 "Fix the field marked above to switch to JSON (the JSON would lose it)."
             )
@@ -188,7 +197,7 @@ class ToolForm(W.VBox):
         try:
             self.fields.get()  # a value the fields hold but cannot read: show it at its field
         except FieldInputError as exc:
-            self.show_errors([FieldError(exc.loc, str(exc))])
+            self.show_errors([FieldError(p.loc, str(p)) for p in exc.problems])
         return True
 
     # -- errors ---------------------------------------------------------------------------
@@ -218,9 +227,9 @@ class ToolForm(W.VBox):
         try:
             arguments = self.arguments()
         except FieldInputError as exc:
-            self.show_errors([FieldError(exc.loc, str(exc))])
+            self.show_errors(self._unreadable(exc))
             self.result.show_refused()
-            self.saver.withdraw("Not run, so nothing to save: fix the field marked above.")
+            self.saver.withdraw("Not run, so nothing to save: fix the fields marked above.")
             return None
         tool = self.registry.find(self.tool.spec.name) or self.tool
         try:
@@ -240,10 +249,30 @@ class ToolForm(W.VBox):
             on_done=lambda: self._ended(arguments),
         )
 
+    def _unreadable(self, error: FieldInputError) -> list[FieldError]:
+        """Every field the call would be refused for, in one pass: those whose text cannot
+        be read, and the others' own errors (a required one left empty), found by checking
+        what could be read."""
+        errors = [FieldError(p.loc, str(p)) for p in error.problems]
+        if self.mode.value != "form" or not isinstance(error.partial, dict):
+            return errors
+        unreadable = [tuple(p.loc) for p in error.problems]
+        tool = self.registry.find(self.tool.spec.name) or self.tool
+        try:
+            tool.validate(error.partial)
+        except ToolValidationError as invalid:
+            errors += [  # an unreadable field is missing from what was read: keep its own error
+                e
+                for e in invalid.errors
+                if not any(tuple(e.loc[: len(loc)]) == loc for loc in unreadable)
+            ]
+        return errors
+
     def _invalid(self, error: ToolValidationError, arguments: dict[str, Any]) -> None:
         self.show_errors(error.errors)
         self.result.show_refused()  # not the last run's result under the new errors
-        self.saver.offer(arguments, error=str(error))  # a test that these are refused
+        # a test that these are refused, expecting the first field's own message
+        self.saver.offer(arguments, error=refusal_text(error))
 
     def _ended(self, arguments: dict[str, Any]) -> None:
         """A call ended (on the registry's loop): offer it to "Save as test"."""
@@ -312,6 +341,16 @@ def _esc(text: Any) -> str:
     return html.escape(str(text))
 
 
+#: ipywidgets wraps an HTML widget's text in a flex item as wide as its longest line, so a
+#: long call line or history row pushed the form past the cell (and squeezed the buttons
+#: beside it); letting those items shrink keeps the form inside, the text wrapping or ending
+#: in "…" instead.
+_FORM_STYLE = (
+    "<style>.nexus-form .widget-html-content{min-width:0}"
+    ".nexus-form .nexus-history .widget-html-content{overflow:hidden}</style>"
+)
+
+
 def copy_command_html(command: str) -> str:
     """A "Copy as %tool call" button (to the clipboard, in the browser) and the line itself,
     selectable, so a call made by clicking can be pasted into a cell."""
@@ -322,10 +361,10 @@ def copy_command_html(command: str) -> str:
     )
     return (
         "<span class='nexus-copy-call' style='display:flex;align-items:center;gap:6px;"
-        "min-width:0'><button class='jupyter-button' title='Copy this call as a %tool call "
-        f'line, to paste into a cell\' onclick="{_esc(script)}">Copy as %tool call</button>'
-        "<code style='white-space:nowrap;overflow:hidden;text-overflow:ellipsis;"
-        f"user-select:all' title='{shown}'>{shown}</code></span>"
+        "min-width:0'><button class='jupyter-button' style='flex:none' title='Copy this call "
+        f'as a %tool call line, to paste into a cell\' onclick="{_esc(script)}">Copy as %tool '
+        "call</button><code style='white-space:pre-wrap;overflow-wrap:anywhere;min-width:0;"
+        f"line-height:1.4;user-select:all' title='{shown}'>{shown}</code></span>"
     )
 
 

@@ -12,6 +12,7 @@ from .form_fields import (
     UNSET,
     EnumField,
     Field,
+    FieldInputError,
     Loc,
     NumberField,
     StringField,
@@ -165,11 +166,18 @@ class ObjectField(_Container):
         return W.VBox([f.widget for f in self.fields.values()])
 
     def get(self) -> Any:
-        out = {}
+        out: dict[str, Any] = {}
+        problems: list[FieldInputError] = []
         for name, field in self.fields.items():
-            value = field.get()
+            try:
+                value = field.get()
+            except FieldInputError as exc:  # read the rest too: each problem is flagged at once
+                problems += exc.problems
+                value = exc.partial
             if value is not UNSET:
                 out[name] = value
+        if problems:
+            raise FieldInputError.several(problems, out)
         return out
 
     def set(self, value: Any) -> None:
@@ -249,7 +257,19 @@ class ArrayField(_Container):
         self.box.children = rows
 
     def get(self) -> Any:
-        return [v for v in (f.get() for f in self.items) if v is not UNSET]
+        out: list[Any] = []
+        problems: list[FieldInputError] = []
+        for field in self.items:
+            try:
+                value = field.get()
+            except FieldInputError as exc:
+                problems += exc.problems
+                value = exc.partial
+            if value is not UNSET:
+                out.append(value)
+        if problems:
+            raise FieldInputError.several(problems, out)
+        return out
 
     def reset(self) -> None:
         if self.fixed:

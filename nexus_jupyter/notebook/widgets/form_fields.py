@@ -32,11 +32,31 @@ _BIG = 2**53  # JavaScript's safe integer range: the front end cannot hold more
 
 
 class FieldInputError(ValueError):
-    """What the user typed cannot be read (bad JSON in a JSON box)."""
+    """What the user typed cannot be read (text in a number box, bad JSON in a JSON box).
 
-    def __init__(self, loc: Loc, message: str) -> None:
+    A field that holds others reads them all before it raises, so every unreadable one is
+    flagged at once: ``problems`` are the fields' own errors (just this one for a single
+    field), ``partial`` the value of what could be read (``UNSET`` when nothing could), and
+    ``loc`` and the message are the first problem's.
+    """
+
+    def __init__(
+        self,
+        loc: Loc,
+        message: str,
+        *,
+        problems: list[FieldInputError] | None = None,
+        partial: Any = UNSET,
+    ) -> None:
         super().__init__(message)
         self.loc = loc
+        self.problems: list[FieldInputError] = problems or [self]
+        self.partial = partial
+
+    @classmethod
+    def several(cls, problems: list[FieldInputError], partial: Any) -> FieldInputError:
+        """The problems of a field's parts, with what its readable parts hold."""
+        return cls(problems[0].loc, str(problems[0]), problems=problems, partial=partial)
 
 
 class Field:

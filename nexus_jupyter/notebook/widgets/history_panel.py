@@ -29,17 +29,33 @@ def _label(record: Any) -> str:
 
 
 def _row_html(record: Any) -> str:
+    """One call: its number in the session (the one ``%tool history`` and ``%tool replay``
+    use, labelled so, since the calls of other tools take numbers too), time, outcome (a
+    cancel in grey: the user's own act, not a failure), duration and arguments."""
     args = json.dumps(dict(record.arguments), default=str, ensure_ascii=False)
-    color = "#c62828" if record.error else "#2e7d32"
-    outcome = html.escape(record.error_type or "error") if record.error else "ok"
+    if record.error_type == "CancelledError":
+        color, outcome = "#666", "cancelled"
+    elif record.error:
+        color, outcome = "#c62828", html.escape(record.error_type or "error")
+    else:
+        color, outcome = "#2e7d32", "ok"
+    at = time.strftime("%H:%M:%S", time.localtime(record.at))
+    number = (
+        f"<span class='nexus-history-number' title='call #{record.id} of this session, as "
+        f"%tool history lists it'>session #{record.id}</span>"
+    )
     return (
         f"<div class='nexus-history-row' title='{html.escape(args)}' style='white-space:nowrap;"
         "overflow:hidden;text-overflow:ellipsis'>"
-        f"<span style='color:#888'>#{record.id} {time.strftime('%H:%M:%S', time.localtime(record.at))}"
-        f"</span> <span style='color:{color}'>{outcome}</span> "
-        f"<span style='color:#888'>{record.duration * 1000:.1f} ms</span> "
+        f"<span style='color:#888'>{number} {at}</span> "
+        f"<span style='color:{color}'>{outcome}</span> "
+        f"<span style='color:#888'>{_took(record.duration)}</span> "
         f"<code>{html.escape(args)}</code></div>"
     )
+
+
+def _took(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 class HistoryPanel(W.VBox):

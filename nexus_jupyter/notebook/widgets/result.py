@@ -175,8 +175,7 @@ class ResultPane(W.VBox):
     ) -> None:
         self.approval_area.children = []
         if future.cancelled():
-            self.show_error("the call was cancelled", "CancelledError")
-            self.outcome = "cancelled"
+            self.show_cancelled()
             return
         exc = future.exception()
         if isinstance(exc, ToolValidationError) and on_invalid is not None:
@@ -188,8 +187,8 @@ class ResultPane(W.VBox):
             self.show_error(f"{exc}", type(exc).__name__)
         else:
             result = future.result()
-            if history is not None:
-                history.record_result(arguments, result)
+            if history is not None:  # unless it follows the registry, which recorded it
+                history.add_result(arguments, result)
             self.show_result(result)
 
     # -- showing --------------------------------------------------------------------------
@@ -205,6 +204,18 @@ class ResultPane(W.VBox):
             "see the field above</span>"
         )
         self.output.children = []
+
+    def show_cancelled(self, duration: float | None = None, note: str = "") -> None:
+        """A call its user cancelled: said plainly, in grey (it is not the tool failing)."""
+        self.error = "the call was cancelled"
+        self.outcome = "cancelled"
+        took = f" after {duration:.2f} s" if duration is not None else ""
+        self.status.value = (
+            f"<span class='nexus-cancelled' style='color:#666'>Cancelled{took}</span>"
+        )
+        self.output.children = (
+            [W.HTML(f"<span style='color:#666'>{html.escape(note)}</span>")] if note else []
+        )
 
     def show_error(
         self,
@@ -229,6 +240,11 @@ class ResultPane(W.VBox):
         self.result = result
         self.outcome = "result"
         result = result.redacted()
+        if result.is_error and result.error_type == "CancelledError":
+            # what the registry says beyond "cancelled" (a worker process stopping it)
+            extra = (result.error or "").removeprefix("the call was cancelled").lstrip("; ")
+            self.show_cancelled(result.duration, extra)
+            return
         if result.is_error:
             self.show_error(
                 result.error or "", result.error_type or "Error", result.duration, result.traceback

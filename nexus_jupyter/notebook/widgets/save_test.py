@@ -20,7 +20,7 @@ import ipywidgets as W
 from ...core.errors import NexusError
 from ...render.results import call_command
 
-__all__ = ["TestSaver"]
+__all__ = ["TestSaver", "refusal_text"]
 
 KINDS = [
     ("expect this result", "equals"),
@@ -166,7 +166,7 @@ class TestSaver(W.HBox):
         except Exception as exc:  # shown by the button, never lost
             self.status.value = _error(str(exc))
             return None
-        shown = f"<span style='color:#2e7d32'>✔ {html.escape(str(saved))}</span>"
+        shown = f"<span style='color:#2e7d32'>✔ {saved._repr_html_()}</span>"
         self.status.value = shown
         store = notebook_cases_of(form.registry)
         if store is not None and store.where in str(saved):
@@ -180,6 +180,17 @@ class TestSaver(W.HBox):
 
 
 _FIRST_RUN = "Run the tool, then save the call and what it gave as a test."
+
+
+def refusal_text(error: Any) -> str:
+    """What a test of a refused call expects its error to contain: the first field's own
+    message (``$.b: required argument is missing``), as the sidebar suggests it; every
+    refusal's message contains it, while the header ("Invalid arguments for tool ...") would
+    match any refusal."""
+    errors = getattr(error, "errors", ())
+    if errors:
+        return f"{errors[0].path}: {errors[0].message}"
+    return str(error)
 
 
 def _error(message: str) -> str:
