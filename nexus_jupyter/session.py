@@ -21,16 +21,20 @@ _when_made: list[Callable[[Any], Any]] = []  # told of each session registry (th
 
 
 def session_registry() -> Any:
-    """The session's registry: ``Registry.default()`` of the current directory, made once.
-    Its search index warms up in the background, unless :func:`defer_search_warm_up`
-    holds that back."""
+    """The session's registry: ``Registry.default()`` of the session's workspace, made once:
+    the folder of the nearest ``nex.yaml`` from the current folder upward, else the root of
+    the Jupyter server that started this kernel, else the current folder (see
+    :func:`~nexus_jupyter.core.config.paths.workspace_root`). So a notebook in a subfolder
+    exports to the tools folder its Jupyter server watches. Its search index warms up in the
+    background, unless :func:`defer_search_warm_up` holds that back."""
     global _registry, _warm_pending
     if _registry is None:
         with _lock:
             if _registry is None:
+                from .core.config.paths import workspace_root
                 from .core.registry.registry import Registry
 
-                _registry = Registry.default()
+                _registry = Registry.default(root=workspace_root())
                 _tell_made(_registry)
                 if _holds:
                     _warm_pending = True

@@ -109,11 +109,16 @@ def jupyter_server_command(port: int, token: str, root: Path) -> list[str]:
 
 
 @contextmanager
-def jupyter_server(tmp_path: Path, runtime: Path | None = None) -> Iterator[JupyterServer]:
+def jupyter_server(
+    tmp_path: Path, runtime: Path | None = None, *, tools_folder: bool = True
+) -> Iterator[JupyterServer]:
     """A server of its own in ``tmp_path``; ``runtime`` shares a runtime dir with others (as
-    one user's servers do by default)."""
+    one user's servers do by default). ``tools_folder=False`` leaves ``tools/dynamic`` out
+    of the root (as in a fresh checkout: the first export makes it)."""
     root = tmp_path / "root"
-    (root / "tools" / "dynamic").mkdir(parents=True)
+    root.mkdir(parents=True)
+    if tools_folder:
+        (root / "tools" / "dynamic").mkdir(parents=True)
     runtime = runtime or tmp_path / "runtime"
     env = {
         **os.environ,

@@ -48,17 +48,23 @@ class ExportResult:
     status: Mapping[str, Any] | None = None
     #: test cases copied from the notebook's metadata into ``<name>.tests.yaml``
     cases: int = 0
+    #: who else serves the file: the Jupyter server that started this kernel does, or (a
+    #: warning) it watches another folder; ``None`` outside such a kernel
+    served: str | None = None
 
     def _repr_markdown_(self) -> str:
         verb = "Wrote" if self.written else "Would write (dry run)"
         tests = (
             f" and {self.cases} test case(s) to `{self.path.stem}.tests.yaml`" if self.cases else ""
         )
-        return f"{verb} `{self.path}`{tests}:\n\n```python\n{self.text}```\n"
+        served = f"\n\n{self.served}" if self.served else ""
+        return f"{verb} `{self.path}`{tests}:{served}\n\n```python\n{self.text}```\n"
 
     def __repr__(self) -> str:
         verb = "written" if self.written else "dry run"
-        return f"<ExportResult {str(self.path)!r} ({verb}, {len(self.text.splitlines())} lines)>"
+        lines = len(self.text.splitlines())
+        served = f"; {self.served}" if self.served else ""
+        return f"<ExportResult {str(self.path)!r} ({verb}, {lines} lines){served}>"
 
 
 def _notebook_name(namespace: Mapping[str, Any], given: str | None) -> str:
@@ -171,4 +177,30 @@ def export_tool(
     carried = carry_cases_to_file(registry, name, path)  # its cases go beside the file
     if name in registry.source("notebook").names():
         registry.remove(name)
-    return ExportResult(path, text, written=True, status=status, cases=carried)
+    return ExportResult(
+        path, text, written=True, status=status, cases=carried, served=_served_by(folder, name)
+    )
+
+
+def _served_by(folder: Path, name: str) -> str | None:
+    """Whether the Jupyter server that started this kernel serves ``folder`` (it says which
+    folders it watches in the kernel's environment); ``None`` outside such a kernel."""
+    from ..core.config.paths import server_tools_dirs
+
+    watched = server_tools_dirs()
+    if watched is None:
+        return None
+    here = folder.expanduser().resolve()
+    if any(here == w.expanduser().resolve() for w in watched):
+        return (
+            f"The Jupyter server watches this folder: it serves `{name}` from the file "
+            "(sidebar, REST, /nexus/mcp) and reloads it on every save."
+        )
+    where = ", ".join(f"`{w}`" for w in watched) or "no tools folder"
+    fix = f"export with `--dir {watched[0]}`" if watched else "start it where a tools folder is"
+    return (
+        f"**Warning:** the Jupyter server does not watch `{here}` (it watches {where}), so "
+        f"its sidebar and /nexus/mcp no longer list `{name}` (this kernel still has it, from "
+        f"the file). To serve it there, {fix}, or set `tools_dir:` in the nex.yaml of this "
+        "notebook's workspace to that folder."
+    )

@@ -4,7 +4,9 @@ Enabled on install (``jupyter-config/server-config/nexus_jupyter.json``); check 
 ``jupyter server extension list``. The server holds its own :class:`Registry`, built with
 ``Registry.default(root=<server root>)``: the built-in tools, the watched tools folder
 (``tools/dynamic``, so every cell a kernel exports shows up here too) and the MCP servers of
-``nex.yaml``. The folder is the bridge between kernels and the server.
+``nex.yaml``. The folder is the bridge between kernels and the server: the kernels this
+server starts are told where it is (see :mod:`.kernel_workspace`), so a notebook in a
+subfolder exports into it.
 
 Routes (see :mod:`.jupyter_handlers`)::
 
@@ -134,6 +136,10 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     from .jupyter_live import start_live_kernels
 
     state.live = start_live_kernels(serverapp, registry)
+    from .kernel_workspace import kernel_environment, pass_to_kernels
+
+    # a kernel runs in its notebook's folder: tell it which folder this server watches
+    pass_to_kernels(serverapp.kernel_manager, kernel_environment(root, registry))
     _close_on_shutdown(serverapp, state)
     serverapp.log.info(
         "nexus_jupyter: %d tools under %snexus/api/ (root %s)",

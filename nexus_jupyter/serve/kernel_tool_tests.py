@@ -106,7 +106,15 @@ class KernelToolTests:
             )
 
         async def call() -> Any:
-            return await client.call_tool(KERNEL_TESTS_TOOL, arguments)
+            # A plain tools/call request: the private tool is never listed, and the SDK's
+            # call_tool would relist the kernel's tools to find its output schema, then log
+            # that it is "not listed by server" on every call.
+            from mcp import types
+
+            request = types.CallToolRequest(
+                params=types.CallToolRequestParams(name=KERNEL_TESTS_TOOL, arguments=arguments)
+            )
+            return await client.session.send_request(request, types.CallToolResult)
 
         pending = asyncio.run_coroutine_threadsafe(call(), loop)
         try:

@@ -22,6 +22,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -146,10 +147,6 @@ def _wait_for_tool(base: str, name: str, server: subprocess.Popen[bytes], log: P
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     """A JupyterLab server with the extension, isolated from the user's config and settings."""
-    assert (LABEXTENSION / "package.json").is_file(), (
-        f"{LABEXTENSION} is not built: run `pip install -e .` or "
-        "`npm ci && npm run build:prod` in labextension/"
-    )
     root = tmp_path / "root"
     tools_dir = root / "tools" / "dynamic"
     tools_dir.mkdir(parents=True)
@@ -160,6 +157,19 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
     # the folder's glob may replace the built-in one (built-in names are reserved otherwise)
     (root / "nex.yaml").write_text("approvals:\n  greet: ask\nallow_overrides: [glob]\n")
     shutil.copytree(REPO / "notebooks", root / "notebooks")
+    with lab_server(tmp_path, root, "multiply") as running:
+        yield running
+
+
+@contextmanager
+def lab_server(tmp_path: Path, root: Path, listed: str) -> Iterator[dict[str, str]]:
+    """JupyterLab on ``root`` (prepared by the caller), isolated from the user's config and
+    settings, once its registry lists tool ``listed``."""
+    assert (LABEXTENSION / "package.json").is_file(), (
+        f"{LABEXTENSION} is not built: run `pip install -e .` or "
+        "`npm ci && npm run build:prod` in labextension/"
+    )
+    tools_dir = root / "tools" / "dynamic"
     # Serve the extension from this checkout's build, whatever is installed in the env.
     labext = tmp_path / "labextensions"
     labext.mkdir()
@@ -197,7 +207,7 @@ def lab(tmp_path: Path) -> Iterator[dict[str, str]]:
         server = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         base = server_url(tmp_path / "runtime", server, log, SERVER_DEADLINE_S)
-        _wait_for_tool(base, "multiply", server, log)
+        _wait_for_tool(base, listed, server, log)
         yield {"url": base, "tools_dir": str(tools_dir), "log": str(log)}
     finally:
         server.terminate()

@@ -219,3 +219,31 @@ def test_magic_export_dry_run_and_errors(
     assert "No tool named 'nothing'" in str(bad.error_in_exec)
     bad = shell.run_cell("%tool export add --bogus")
     assert "has no option '--bogus'" in str(bad.error_in_exec)
+
+
+def test_export_says_whether_the_jupyter_server_serves_the_file(
+    shell: InteractiveShell,
+    registry: Registry,
+    tools_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kernel started by a nexus-enabled Jupyter server knows which folders that server
+    watches (NEXUS_JUPYTER_SERVER_TOOLS): export says the server serves the file, or warns
+    that it does not; outside such a kernel it says neither."""
+    run_ok(shell, SHAPES[0][1][0])
+    monkeypatch.delenv("NEXUS_JUPYTER_SERVER_TOOLS", raising=False)
+    assert export_tool("add", registry=registry, tools_dir=tools_dir).served is None
+
+    monkeypatch.setenv("NEXUS_JUPYTER_SERVER_TOOLS", str(tools_dir))
+    run_ok(shell, SHAPES[0][1][0])  # take it back, export again
+    shown = run_ok(shell, f"%tool export add --dir {tools_dir}")
+    assert shown.served is not None and "The Jupyter server watches this folder" in shown.served
+    assert shown.served in shown._repr_markdown_() and shown.served in repr(shown)
+
+    elsewhere = tmp_path / "server" / "tools" / "dynamic"
+    monkeypatch.setenv("NEXUS_JUPYTER_SERVER_TOOLS", str(elsewhere))
+    run_ok(shell, SHAPES[0][1][0])
+    warned = export_tool("add", registry=registry, tools_dir=tools_dir).served
+    assert warned is not None and warned.startswith("**Warning:** the Jupyter server does not")
+    assert f"`{tools_dir.resolve()}`" in warned and f"`--dir {elsewhere}`" in warned
