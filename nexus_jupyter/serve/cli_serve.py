@@ -210,16 +210,24 @@ def run(args: argparse.Namespace) -> int:
     # SIGTERM or Ctrl-C ends the server the same clean way as a client that goes away:
     # sessions closed, MCP servers stopped, exit code 0 (serve_stop says how)
     stop = ServeStop()
-    stop.install()
+    code = 0
     try:
-        return _run(args, stop)
-    except KeyboardInterrupt:  # a signal while starting: nothing is served yet
-        return 0
+        stop.install()
+        code = _run(args, stop)
+    except BaseException:
+        # A signal while starting: nothing is served yet, and whatever the interrupted code
+        # made of StartAbandoned (a library that wraps errors in its own) is no failure.
+        if not stop.abandoned:
+            raise
     finally:
+        stop.cleaning()
         # whatever ended serve, no process it started outlives it: MCP servers, workers,
         # command-line tools (the sources stop theirs first; this is for what is left)
         end_children(spare=stop.spare)
         stop.uninstall()
+    code = 0 if stop.abandoned else code
+    stop.exit_if_warming(code)  # the search model is still being prepared: no waiting
+    return code
 
 
 def _run(args: argparse.Namespace, stop: ServeStop) -> int:
@@ -270,7 +278,7 @@ def _run(args: argparse.Namespace, stop: ServeStop) -> int:
         stop.ready()  # a signal from now on no longer interrupts: serving is skipped instead
         # Only once the settings are known good: exiting while the model loads aborts the
         # process.
-        reg.warm_search()  # an agent's first tool_search should not wait for the model
+        stop.warming = reg.warm_search()  # a first tool_search should not wait for the model
         reg.tests.watch()  # the tools' test cases run after every change of a tool
         try:
             if args.transport == "stdio":
@@ -319,7 +327,10 @@ CLOSE_GRACE_S = 1.0
 def _close(reg: Any, spare: frozenset[int]) -> None:
     """Close ``reg``; the child processes still running after :data:`CLOSE_GRACE_S` are
     ended, but those in ``spare`` (the sources' own stops then find them gone)."""
-    closing = threading.Thread(target=reg.close, name="serve-close", daemon=True)
+    # the search warm-up is not waited for: serve then ends by os._exit (ServeStop)
+    closing = threading.Thread(
+        target=reg.close, kwargs={"search_wait": 0}, name="serve-close", daemon=True
+    )
     closing.start()
     closing.join(CLOSE_GRACE_S)
     if closing.is_alive():

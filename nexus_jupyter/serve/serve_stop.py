@@ -1,8 +1,9 @@
 """How ``nexus-tools serve`` stops on SIGTERM (what service managers, test harnesses and
 MCP clients send) or Ctrl-C: the same clean way as when the client goes away.
 
-- while starting: the start is abandoned (``KeyboardInterrupt`` out of whatever was
-  running), then serve cleans up and exits 0;
+- while starting: the start is abandoned (:class:`StartAbandoned` out of whatever was
+  running, once it is out of the standard library's own code), then serve cleans up and
+  exits 0;
 - while serving: the serving task is cancelled (no exception in the middle of anything),
   sessions close, serve cleans up and exits 0;
 - while cleaning up (closing the registry, stopping MCP servers): nothing is cut short.
@@ -14,22 +15,49 @@ signal comes, the child processes are ended and the process exits with code 1.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import signal
 import sys
+import sysconfig
 import threading
+import time
 from collections.abc import Coroutine
+from types import FrameType
 from typing import Any, TypeVar
 
 from .child_processes import child_pids, end_children
 
-__all__ = ["FORCED_EXIT_S", "ServeStop"]
+__all__ = ["FORCED_EXIT_S", "ServeStop", "StartAbandoned"]
 
 T = TypeVar("T")
 
 #: After the signal, how long a clean stop may take before the process is ended regardless
 #: (a tool file's import stuck in a loop, a thread that never returns).
 FORCED_EXIT_S = 3.5
+
+#: How long a stop while starting waits for the main thread to leave the standard library's
+#: own code (:meth:`ServeStop._abandon`), trying again every :data:`RETRY_S`; after that
+#: (a thread blocked in a wait there) the start is abandoned wherever it is.
+DEFER_LIMIT_S = 0.3
+RETRY_S = 0.01
+
+_PATHS = sysconfig.get_paths()
+_STDLIB = (os.path.join(_PATHS["stdlib"], ""), "<frozen ")
+_PACKAGES = tuple(os.path.join(_PATHS[key], "") for key in ("purelib", "platlib"))
+
+
+class StartAbandoned(BaseException):
+    """A stop signal came while serve was starting: raised out of whatever the main thread
+    was running, and caught by ``serve`` (exit code 0).
+
+    Not ``KeyboardInterrupt``: one that leaves code run by a string ``exec`` (as
+    ``dataclasses`` does while a module is imported) marks the interpreter, and under
+    ``python -m`` it then ends by SIGINT (exit -2) however serve returned; and code that
+    handles Ctrl-C by itself (a tool file's import, a subprocess wait) must not take this
+    for its own.
+    """
 
 
 class ServeStop:
@@ -42,6 +70,12 @@ class ServeStop:
         self._task: asyncio.Future[Any] | None = None
         self._signal_name = "SIGTERM"
         self._before: dict[int, Any] = {}
+        self._signalled_at = 0.0
+        self._owned = False  # the handlers are installed: serve is this process's program
+        #: A signal abandoned the start (:class:`StartAbandoned` was raised).
+        self.abandoned = False
+        #: The search warm-up's thread (:meth:`exit_if_warming`).
+        self.warming: threading.Thread | None = None
         #: The child processes that were there before serve began (never ended by it).
         self.spare: frozenset[int] = frozenset(child_pids())
 
@@ -50,9 +84,14 @@ class ServeStop:
             return
         for signum in (signal.SIGTERM, signal.SIGINT):
             self._before[signum] = signal.signal(signum, self._handle)
+        self._owned = True
+        if hasattr(signal, "setitimer"):  # POSIX: a stop can wait for a safe moment
+            self._before[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._retry)
 
     def uninstall(self) -> None:
         """Put back the handlers :meth:`install` replaced (serve run in process returns)."""
+        if getattr(signal, "SIGALRM", None) in self._before:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         for signum, handler in self._before.items():
             signal.signal(signum, handler)
         self._before.clear()
@@ -81,6 +120,19 @@ class ServeStop:
         """From now on a signal cuts nothing short (only the timer or a second signal)."""
         self._phase = "cleaning"
 
+    def exit_if_warming(self, code: int) -> None:
+        """End the process with ``code`` now (output flushed) if the search warm-up still
+        runs and serve is the process's program: waiting for the model being prepared holds
+        the stop up for seconds, and a normal exit while ONNX Runtime runs aborts the
+        process. Serve run in another program's thread returns instead."""
+        if not self._owned or self.warming is None or not self.warming.is_alive():
+            return
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed pipe: nothing more to say
+                stream.flush()
+        os._exit(code)
+
     def _handle(self, signum: int, frame: Any) -> None:
         if self.signalled.is_set():  # a second signal: stop now
             self._force_exit()
@@ -90,9 +142,29 @@ class ServeStop:
         timer.daemon = True
         timer.start()
         if self._phase == "starting":
-            raise KeyboardInterrupt
+            self._signalled_at = time.monotonic()
+            self._abandon(frame)
         if self._phase == "serving" and self._loop is not None and self._task is not None:
             self._loop.call_soon_threadsafe(self._task.cancel)
+
+    def _retry(self, signum: int, frame: FrameType | None) -> None:
+        if self._phase == "starting" and self.signalled.is_set():
+            self._abandon(frame)
+
+    def _abandon(self, frame: FrameType | None) -> None:
+        """Raise :class:`StartAbandoned` where the main thread is (``frame``), unless that is
+        the standard library's own code: there an exception between taking a lock and the
+        ``try`` that gives it back (the import system's global lock, a logging handler's)
+        leaves the lock held, and the cleanup's next import or log line waits forever. Then
+        it is tried again in a moment; after :data:`DEFER_LIMIT_S` (a wait there, where an
+        exception is harmless) it is raised all the same."""
+        waited = time.monotonic() - self._signalled_at
+        retry = getattr(signal, "SIGALRM", None) in self._before  # not on Windows
+        if retry and _in_stdlib(frame) and waited < DEFER_LIMIT_S:
+            signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+            return
+        self.abandoned = True
+        raise StartAbandoned
 
     def _force_exit(self) -> None:
         print(
@@ -105,3 +177,10 @@ class ServeStop:
             end_children(grace=0.2, spare=self.spare)
         finally:
             os._exit(1)
+
+
+def _in_stdlib(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs the standard library's code (frozen modules included), not a
+    package's or the program's."""
+    name = frame.f_code.co_filename if frame is not None else ""
+    return name.startswith(_STDLIB) and not name.startswith(_PACKAGES)

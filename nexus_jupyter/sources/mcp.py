@@ -40,6 +40,7 @@ from .mcp_session import (
 )
 from .mcp_tasks import call_as_task, runs_tasks, tasks_client_extension
 from .mcp_upstream import Relay, list_offers
+from .parent_bound import parent_bound
 
 __all__ = ["McpSource"]
 
@@ -282,6 +283,22 @@ class McpSource:
         )
         async with asyncio.timeout(_CONNECT_TIMEOUT_S):
             await client.__aenter__()
+        try:
+            await self._connected(client, transport)
+        except BaseException as exc:
+            # Left with the exception on its way: a request the SDK's transport fails (a POST
+            # to a closed port) cancels this task from its task group, and only its exit turns
+            # that into the error (else: "ready" on a dead connection, never reconnecting).
+            await client.__aexit__(type(exc), exc, exc.__traceback__)
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task and not task.cancelling():
+                return  # the transport's own cancellation, taken back by its exit
+            raise
+        else:
+            await client.__aexit__(None, None, None)
+
+    async def _connected(self, client: Any, transport: Any) -> None:
+        """List, listen and refresh on an open connection until it drops."""
         helpers: list[asyncio.Future[Any]] = []
         waiters: list[asyncio.Future[Any]] = []
         try:
@@ -313,11 +330,10 @@ class McpSource:
             helpers.append(asyncio.ensure_future(self._relist_loop(client)))
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            self._client = None
             for task in (*waiters, *helpers):
                 task.cancel()
             await asyncio.gather(*waiters, *helpers, return_exceptions=True)
-            self._client = None
-            await client.__aexit__(None, None, None)
 
     def _transport(self) -> Any:
         from ..core.config.loading import interpolate
@@ -353,12 +369,13 @@ class McpSource:
             )
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(
-            command=interpolate(self.command or "", self.credentials, where=where),
-            args=interpolate(self.args, self.credentials, where=where),
-            env=interpolate(self.env, self.credentials, where=where) or None,
-            cwd=interpolate(self.cwd, self.credentials, where=where),
-        )
+        def fill(value: Any) -> Any:
+            return interpolate(value, self.credentials, where=where)
+
+        env = fill(self.env) or None
+        # on Linux the server ends with this process, even one killed outright
+        command, args = parent_bound(fill(self.command or ""), fill(self.args), env)
+        params = StdioServerParameters(command=command, args=args, env=env, cwd=fill(self.cwd))
         if self._stderr is None:  # one pipe for every process of this source: history survives
             self._stderr = StderrTail(self._stderr_lines)
         return WatchedTransport(stdio_client(params, errlog=self._stderr.writer), self._stderr)
@@ -541,23 +558,9 @@ class McpSource:
     async def _note_refusal(self, response: Any) -> None:
         """Remember a 401/403 from the server: the SDK reports it only as "an error
         response", which does not tell the user to sign in or fix a token."""
-        if response.status_code not in (401, 403) or response.request.url.path.startswith(
-            "/.well-known"
-        ):
-            return
-        challenge = response.headers.get("www-authenticate", "")
-        fix = (
-            "its sign-in failed or was refused; check auth: in nex.yaml"
-            if self.auth is not None
-            else "add auth: {type: oauth} (or client_credentials) to this server in nex.yaml, "
-            "or a token in headers: {Authorization: 'Bearer ${credentials:SERVICE/token}'}"
-        )
-        what = "needs authentication" if response.status_code == 401 else "refused the token"
-        self._refused = (
-            f"HTTP {response.status_code}: the server {what}"
-            + (f" ({challenge})" if challenge else "")
-            + f"; {fix}"
-        )
+        from .mcp_auth import refusal_reason
+
+        self._refused = refusal_reason(response, signs_in=self.auth is not None) or self._refused
 
     # -- status ---------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from ..core.config.mcp_auth import McpAuthSettings
 from ..core.errors import SourceError
 from .sign_in_links import add_link_opener, offer_to_openers
 
-__all__ = ["CredentialTokenStorage", "add_link_opener", "build_auth"]
+__all__ = ["CredentialTokenStorage", "add_link_opener", "build_auth", "refusal_reason"]
 
 log = logging.getLogger(__name__)
 
@@ -241,3 +241,25 @@ def describe_tokens(credentials: Any, server: str) -> dict[str, Any]:
     except ValueError:
         scope = None
     return {"signed_in": True, "scope": scope}
+
+
+def refusal_reason(response: Any, *, signs_in: bool) -> str | None:
+    """What a 401/403 ``response`` of an upstream MCP server means and how to fix it
+    (``signs_in``: the server has ``auth:`` in nex.yaml); ``None`` for any other response."""
+    if response.status_code not in (401, 403) or response.request.url.path.startswith(
+        "/.well-known"
+    ):
+        return None
+    challenge = response.headers.get("www-authenticate", "")
+    fix = (
+        "its sign-in failed or was refused; check auth: in nex.yaml"
+        if signs_in
+        else "add auth: {type: oauth} (or client_credentials) to this server in nex.yaml, "
+        "or a token in headers: {Authorization: 'Bearer ${credentials:SERVICE/token}'}"
+    )
+    what = "needs authentication" if response.status_code == 401 else "refused the token"
+    return (
+        f"HTTP {response.status_code}: the server {what}"
+        + (f" ({challenge})" if challenge else "")
+        + f"; {fix}"
+    )

@@ -176,7 +176,9 @@ def initialize(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def serve_stdio(project: Path) -> Iterator[subprocess.Popen[bytes]]:
+def serve_stdio(
+    project: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """``nexus-tools serve`` on stdio in ``project``; its stdin stays open (the client is
     there) until the test ends it; killed by its pid in the end if it is still running."""
     proc = subprocess.Popen(
@@ -185,6 +187,7 @@ def serve_stdio(project: Path) -> Iterator[subprocess.Popen[bytes]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=project,
+        env=env,
     )
     try:
         yield proc
@@ -236,11 +239,125 @@ def test_an_idle_stdio_serve_stops_on_sigterm_at_once_with_exit_code_0(tmp_path:
         assert took < 2.0, f"stopped in {took:.2f} s"
 
 
-def test_sigterm_while_serve_starts_exits_0(tmp_path: Path) -> None:
+#: Imported while serve starts (a toolset module of nex.yaml, in serve's main thread, or a
+#: tool file, in a worker serve waits for): it says so in a file, then takes its time, in
+#: code run by a string ``exec`` as ``dataclasses`` runs it while a module is imported.
+SLOW_IMPORT = """import sys
+exec("import time\\nopen(MARKER, 'w').write(str(__import__('os').getpid()))\\ntime.sleep(60)\\n",
+     {"MARKER": %r})
+"""
+
+
+@pytest.mark.parametrize("where", ["toolset module", "tool file"])
+def test_sigterm_while_serve_starts_exits_0(tmp_path: Path, where: str) -> None:
+    """Finding: a SIGTERM that landed in code run by a string ``exec`` while serve started
+    ended it by SIGINT (exit -2) after it had returned 0: the ``KeyboardInterrupt`` that
+    abandoned the start marked the interpreter. The marker file says serve is starting
+    (still importing what nex.yaml names), so the signal lands there every time."""
+    marker = tmp_path / "importing"
     (tmp_path / "tools" / "dynamic").mkdir(parents=True)
+    config: dict[str, object] = dict(KEYWORD_SEARCH)
+    if where == "toolset module":
+        (tmp_path / "slow_toolset.py").write_text(SLOW_IMPORT % str(marker))
+        config["toolsets"] = {"slow": {"module": "slow_toolset"}}
+    else:
+        (tmp_path / "tools" / "dynamic" / "slow_tool.py").write_text(SLOW_IMPORT % str(marker))
+    (tmp_path / "nex.yaml").write_text(json.dumps(config))
     with serve_stdio(tmp_path) as proc:
-        time.sleep(1.0)  # still starting (importing the SDK, building the registry)
+        deadline = time.monotonic() + 60
+        while not marker.exists() or not marker.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, "the import never began"
+            time.sleep(0.05)
         stops_cleanly_on_sigterm(proc)
+        importer = int(marker.read_text())
+        assert importer == proc.pid or gone_within(importer, 5.0), "its worker outlived serve"
+
+
+def test_a_stop_landing_in_the_import_system_waits_until_it_is_out() -> None:
+    """A signal handled while the main thread runs the import system's own code (between
+    its taking the global import lock and the ``try`` that gives it back) must not raise
+    there: the lock would stay held and the cleanup's first import would wait forever. The
+    stop is deferred, and raised as soon as the import is done."""
+    script = (
+        "import importlib.abc, json, signal, sys, threading, time\n"
+        "from nexus_jupyter.serve.serve_stop import ServeStop, StartAbandoned\n"
+        "stop = ServeStop()\n"
+        "stop.install()\n"
+        "seen = []\n"
+        "class Finder(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'nexus_absent_module':\n"
+        "            frame = sys._getframe(1)  # importlib's own code calls us\n"
+        "            seen.append(frame.f_code.co_filename)\n"
+        "            stop._handle(signal.SIGTERM, frame)  # the signal is handled there\n"
+        "            seen.append('deferred')\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Finder())\n"
+        "try:\n"
+        "    try:\n"
+        "        import nexus_absent_module\n"
+        "    except ModuleNotFoundError:\n"
+        "        seen.append('imported')\n"
+        "    for _ in range(500):\n"
+        "        time.sleep(0.01)\n"
+        "except StartAbandoned:\n"
+        "    seen.append('abandoned')\n"
+        "stop.cleaning()\n"
+        "other = threading.Thread(target=__import__, args=('csv',), daemon=True)\n"
+        "other.start(); other.join(10)\n"
+        "seen.append('lock free' if not other.is_alive() else 'lock held')\n"
+        "print(json.dumps(seen))\n"
+        "import os; os._exit(0)  # the stop's forced-exit timer must not decide the exit code\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    frozen, *steps = json.loads(run.stdout or '["", "no output"]')
+    assert frozen.startswith("<frozen importlib"), run.stdout + run.stderr
+    assert steps == ["deferred", "imported", "abandoned", "lock free"], run.stdout + run.stderr
+
+
+def test_sigterm_while_the_search_model_is_prepared_exits_0_at_once(tmp_path: Path) -> None:
+    """Finding: SIGTERM while hybrid search prepared its model (serve warms it up as it
+    begins serving) waited for the warm-up (up to 3 s) while closing the registry, and the
+    stop's 3.5 s timer ended serve with exit code 1. With a cache of its own, serve builds
+    the model (seconds) in ``models/`` under it: once that folder appears, it is building."""
+    (tmp_path / "tools" / "dynamic").mkdir(parents=True)
+    (tmp_path / "nex.yaml").write_text(json.dumps({"search": {"mode": "hybrid"}}))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "NEXUS_CACHE_DIR": str(cache)}
+    with serve_stdio(tmp_path, env) as proc:
+        initialize(proc)
+        deadline = time.monotonic() + 60
+        while not (cache / "models").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "no model was built"
+            time.sleep(0.02)
+        stops_cleanly_on_sigterm(proc)
+    assert not list((cache / "models").glob("*.onnx")), "the model was ready: nothing tested"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal: Linux")
+def test_mcp_servers_end_with_a_serve_killed_outright(tmp_path: Path) -> None:
+    """Finding: ``nexus-tools serve`` killed with SIGKILL (nothing of it runs to stop its
+    children) left its MCP servers running, orphaned. On Linux they now get SIGTERM when it
+    dies; until then they run (the signal is tied to the thread that started them, which
+    must not end early)."""
+    project = make_project(tmp_path)
+    plain = STUBBORN.replace("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n", "")
+    (project / "stubborn.py").write_text(plain)  # ends on SIGTERM, not on its stdin closing
+    with killed_in_the_end(project), serve_stdio(project) as proc:
+        initialize(proc)
+        pids = upstream_pids(project)
+        for attempt in range(300):  # listed once both are connected
+            rpc(proc, {"id": 100 + attempt, "method": "tools/list"})
+            listed = json.dumps(answer(proc, 100 + attempt))
+            if "mcp__stubborn__hang" in listed and "mcp__second__hang" in listed:
+                break
+            time.sleep(0.1)
+        assert "mcp__second__hang" in listed
+        assert all(alive(pid) for pid in pids), "an MCP server ended while serve ran"
+        proc.kill()
+        proc.wait(10)
+        for pid in pids:
+            assert gone_within(pid, 5.0), "an MCP server outlived serve killed with SIGKILL"
 
 
 def test_serve_spares_the_children_its_process_had_before_it_began() -> None:

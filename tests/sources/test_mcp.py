@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
+from tcp_relay import tcp_relay  # tests/ is on sys.path (rootdir conftest)
+from waiting import wait_until
 
 from nexus_jupyter import Registry, ToolUnavailable
 from nexus_jupyter.core.tools.context import CancellationToken
@@ -318,7 +319,8 @@ def wait_no_children(marker: str, timeout: float = 10.0) -> bool:
     return True
 
 
-def test_http_server_source_lists_calls_refreshes_and_reconnects(reg: Registry) -> None:
+def shouting_server() -> tuple[Registry, Any]:
+    """A registry with a ``shout`` tool, served over streamable HTTP on a free port."""
     from nexus_jupyter import tool
     from nexus_jupyter.serve.mcp_server import McpServerHandle
 
@@ -327,14 +329,21 @@ def test_http_server_source_lists_calls_refreshes_and_reconnects(reg: Registry) 
         """Upper-case the text."""
         return text.upper()
 
+    remote = Registry()
+    remote.add(shout)
+    return remote, McpServerHandle.start(remote, port=0)
+
+
+def test_http_server_source_lists_calls_refreshes_and_reconnects(reg: Registry) -> None:
+    from nexus_jupyter import tool
+    from nexus_jupyter.serve.mcp_server import McpServerHandle
+
     @tool
     def whisper(text: str) -> str:
         """Lower-case the text."""
         return text.lower()
 
-    remote = Registry()
-    remote.add(shout)
-    handle = McpServerHandle.start(remote, port=0)
+    remote, handle = shouting_server()
     try:
         source = reg.add_source(McpSource("remote", url=handle.url, headers={"X-Test": "1"}))
         wait_until(reg, ready(reg, source))
@@ -349,6 +358,31 @@ def test_http_server_source_lists_calls_refreshes_and_reconnects(reg: Registry) 
         handle = McpServerHandle.start(remote, port=port)
         wait_until(reg, lambda: source.state == "ready", timeout=60)
         assert reg.call_sync("mcp__remote__whisper", {"text": "HI"}).text == "hi"
+    finally:
+        handle.stop()
+        remote.close()
+
+
+def test_a_request_the_http_transport_fails_reconnects_the_source(reg: Registry) -> None:
+    """Finding: when a request's POST failed inside the SDK's HTTP transport (the server's
+    port already closed under a re-listing, a proxy hanging up), the transport cancelled the
+    source's connection task from within, and the source took that for its own stop: it
+    stayed "ready" on a dead connection and never reconnected. A relay in front of the
+    server hangs up on new requests while the listen stream stays open."""
+    remote, handle = shouting_server()
+    try:
+        with tcp_relay(handle.port) as relay:
+            url = f"http://127.0.0.1:{relay.port}/mcp"
+            host = {"Host": f"127.0.0.1:{handle.port}"}  # the server's own address
+            source = reg.add_source(McpSource("remote", url=url, headers=host))
+            wait_until(reg, ready(reg, source))
+            relay.refuse_requests()
+            failed = reg.call_sync("mcp__remote__shout", {"text": "hi"}, timeout=30)
+            assert failed.is_error and failed.error_type != "TimeoutError", failed.error
+            wait_until(reg, lambda: source.state != "ready")
+            relay.forward_again()
+            wait_until(reg, lambda: source.state == "ready" and source.connects == 2, timeout=60)
+            assert reg.call_sync("mcp__remote__shout", {"text": "hi"}).text == "HI"
     finally:
         handle.stop()
         remote.close()

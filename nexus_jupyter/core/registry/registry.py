@@ -238,8 +238,10 @@ class Registry(RegistryWriter):
                     self._bg = BackgroundLoop(name="nexus-registry")
         return self._bg
 
-    def close(self) -> None:
-        """Stop every source's background work and the background loop."""
+    def close(self, *, search_wait: float | None = None) -> None:
+        """Stop every source's background work and the background loop. ``search_wait``:
+        how long to wait for the search warm-up's current step (default 3 s; a process
+        that then ends with ``os._exit``, as ``nexus-tools serve`` does, passes 0)."""
         if self._closed:
             return
         self._closed = True
@@ -255,7 +257,7 @@ class Registry(RegistryWriter):
                         log.exception("stopping source %s failed", state.name)
             self._bg.stop()
         if self._index is not None:
-            self._index.close()
+            self._index.close() if search_wait is None else self._index.close(search_wait)
         close_audit = getattr(self.audit, "close", None)
         if close_audit is not None:
             close_audit()

@@ -574,23 +574,26 @@ class SearchIndex:
                     out.append(spec)
             return out
 
-    def stop_warming(self) -> None:
-        """Stop the warm-up's embedding between two chunks and wait for the current one: a
-        process must not exit while ONNX Runtime runs (it aborts with "terminate called
-        without an active exception"). Searches still work, embedding what they need."""
+    def stop_warming(self, wait: float = CLOSE_WAIT_S) -> bool:
+        """Stop the warm-up's embedding between two chunks and wait up to ``wait`` seconds
+        for the current one: a process must not exit normally while ONNX Runtime runs (it
+        aborts with "terminate called without an active exception"). Searches still work,
+        embedding what they need. Whether the warm-up has stopped."""
         if self._dense is None:
-            return
+            return True
         self._dense.stop()
-        if self._embedding.acquire(timeout=CLOSE_WAIT_S):
+        if self._embedding.acquire(timeout=wait):
             self._embedding.release()
-        else:
-            log.warning("the search warm-up did not stop within %g s", CLOSE_WAIT_S)
+            return True
+        if wait > 0:
+            log.warning("the search warm-up did not stop within %g s", wait)
+        return False
 
-    def close(self) -> None:
+    def close(self, wait: float = CLOSE_WAIT_S) -> None:
         """Stop the warm-up (:meth:`stop_warming`), then free the keyword index and the
-        vector cache."""
-        self.stop_warming()
+        vector cache; a warm-up still busy after ``wait`` keeps the cache it writes to."""
+        stopped = self.stop_warming(wait)
         with self._lock:
             self._keyword.close()
-            if self._dense is not None:
+            if self._dense is not None and stopped:
                 self._dense.close()
