@@ -132,9 +132,17 @@ def _mcp_forwarder(name: str, ref: McpReference, registry: Any, **spec_fields: A
         fields.pop("description", "") or f"Tool {ref.tool!r} of MCP server {ref.server!r}."
     )
     # Checked here too, so a bad call is refused in this tool's name (not as a failure of the
-    # MCP tool it forwards to); without the server's schema yet, there is nothing to check.
+    # MCP tool it forwards to), as that tool reads its schema; without the server's schema
+    # yet, there is nothing to check.
     return Tool.from_schema(
-        name, description, schema, forward, validate=known is not None, origin=target, **fields
+        name,
+        description,
+        schema,
+        forward,
+        validate=known is not None,
+        from_python=known is not None and known.schema_from_python,
+        origin=target,
+        **fields,
     )
 
 

@@ -160,14 +160,14 @@ class ProcessIsolation:
         """The registry's stand-in for a tool in the worker: its spec, its ``@tool``
         options (a summary function stays in the worker, which sends each call's line),
         and the file's text as its source code (``%tool export``'s header included)."""
-        fields, options, *more = described
+        fields, options, says_all, from_python = described
         fields = dict(fields)
         name = fields.pop("name")
         description = fields.pop("description")
         schema = fields.pop("input_schema")
         fields["isolation"] = "process"
         # what its schema does not say (a model's validator, an email) the worker checks
-        elsewhere = None if more and more[0] else partial(self.validate, path, version, name)
+        elsewhere = None if says_all else partial(self.validate, path, version, name)
         summaries = None
         if options is not None and options.get("summary") == SUMMARY_IN_WORKER:
             summaries = WorkerSummaries()
@@ -188,6 +188,7 @@ class ProcessIsolation:
             meta=ToolMeta(**options) if options is not None else None,
             source_code=text,
             check_elsewhere=elsewhere,
+            from_python=from_python,  # the worker's own check of its keys, made here too
             **fields,
         )
 

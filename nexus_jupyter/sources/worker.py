@@ -6,8 +6,10 @@ It reads requests from stdin and answers on stdout, one length-prefixed pickle e
 - ``("load", path, text, source, version)`` → ``("loaded", specs, error, line, names,
   offers, helpers)``: the file is run as a module here (see :mod:`.loader`) and kept as
   ``version`` (each load is one: the same text may import an edited helper); ``specs``
-  describe its tools, ``offers`` its ``@resource``/``@prompt`` functions and ``helpers`` the
-  modules beside it that it imported;
+  describe its tools (``(spec fields, @tool options, says_all, from_python)``: whether its
+  JSON Schema says every check the tool makes, and whether it was derived from a Python
+  function, whose objects then take the keys they list only), ``offers`` its
+  ``@resource``/``@prompt`` functions and ``helpers`` the modules beside it that it imported;
 - ``("call", path, hash, name, arguments, call)`` (``call``: a :class:`CallInfo`) →
   ``("ok", value)``, ``("error", kind, message[, traceback])`` (the traceback of the tool's
   own frames, when any raised), or ``("missing",)`` when this worker has not loaded that
@@ -237,7 +239,10 @@ class RequestHandler:
                 del table[key]
         self.files[(path, version)] = {t.name: t for t in result.tools}
         self.offers[(path, version)] = result.offers
-        specs = [(_spec_fields(t), _meta_fields(t), t.checked_by_schema) for t in result.tools]
+        specs = [
+            (_spec_fields(t), _meta_fields(t), t.checked_by_schema, t.schema_from_python)
+            for t in result.tools
+        ]
         offers = [(type(o).__name__, _offer_fields(o)) for o in result.offers]
         helpers = tuple(str(h) for h in result.helpers)
         names = tuple(result.names)

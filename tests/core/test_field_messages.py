@@ -160,9 +160,9 @@ def _refusal(validate: Any, arguments: dict[str, Any], name: str = "order") -> s
 
 
 def _both(fn: Any) -> tuple[Any, Any]:
-    """The tool's own validator and its JSON Schema's."""
+    """The tool's own validator and its JSON Schema's (as a worker process's stand-in has)."""
     schema = derive_function_schema(fn)
-    return schema.validate, JsonSchemaValidator(schema.input_schema).validate
+    return schema.validate, JsonSchemaValidator(schema.input_schema, from_python=True).validate
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,11 @@
 """A key that a nested object's schema does not take is refused, not dropped, by both
-validators (a Python tool's pydantic model and its JSON Schema, which a tool in a worker
-process, a declared tool or an MCP server's tool is checked by), with its path and the
-closest name the object takes; an object that says it takes other keys keeps them."""
+validators of a Python tool (its pydantic model, and its JSON Schema, which the same tool in a
+worker process is checked by in its parent), with its path and the closest name the object
+takes; an object that says it takes other keys keeps them, and so does an object whose
+composition (``anyOf``/``oneOf``, ``$ref``, ``dependencies`` beside ``properties``) declares
+them. A foreign JSON Schema (an MCP server's tool, a declared tool) is read as JSON Schema
+says: a key it does not list reaches its handler, unless it says ``additionalProperties:
+false``."""
 
 from __future__ import annotations
 
@@ -70,9 +74,9 @@ def place(
 
 @pytest.fixture(scope="module")
 def validators() -> list[Any]:
-    """The tool's own validator and its JSON Schema's."""
+    """The tool's own validator and its JSON Schema's (as a worker process's stand-in has)."""
     schema = derive_function_schema(place)
-    return [schema.validate, JsonSchemaValidator(schema.input_schema).validate]
+    return [schema.validate, JsonSchemaValidator(schema.input_schema, from_python=True).validate]
 
 
 def _refused(validate: Any, arguments: dict[str, Any]) -> list[tuple[str, str]]:
@@ -170,11 +174,12 @@ SCHEMA_TOOL = {
 }
 
 
-def test_a_json_schema_tool_refuses_what_its_objects_do_not_list() -> None:
-    """An object schema that lists its properties and says nothing of others takes those
-    only, at the top too; ``additionalProperties`` true or a schema, and an empty
-    ``properties``, take others."""
-    tool = Tool.from_schema("geo", "", SCHEMA_TOOL, lambda arguments: arguments)
+def test_a_schema_from_python_refuses_what_its_objects_do_not_list() -> None:
+    """Derived from a Python tool (a worker process's stand-in), an object schema that
+    lists its properties and says nothing of others takes those only, at the top too;
+    ``additionalProperties`` true or a schema, and an empty ``properties``, take others."""
+    tool = Tool.from_schema("geo", "", SCHEMA_TOOL, lambda arguments: arguments, from_python=True)
+    assert tool.schema_from_python
     fine = {
         "where": {"lat": 1, "lon": 2},
         "meta": {"a": 1, "b": 2},
@@ -189,6 +194,134 @@ def test_a_json_schema_tool_refuses_what_its_objects_do_not_list() -> None:
         "$.labels.x: expected a string (got 3)",
         '$.wher: unexpected argument (did you mean "where"?); this tool takes: where, meta, '
         "labels, any (got 1)",
+    ]
+
+
+def test_a_foreign_json_schema_takes_keys_it_does_not_list() -> None:
+    """An MCP server's or a declared tool's schema is JSON Schema: absent
+    ``additionalProperties`` means other keys are allowed, and they reach the handler (its
+    upstream decides); ``additionalProperties: false`` is still enforced as declared."""
+    tool = Tool.from_schema("geo", "", SCHEMA_TOOL, lambda arguments: arguments)
+    assert not tool.schema_from_python
+    extra = {"where": {"lat": 1, "lng": 2}, "verbose": True}
+    assert tool.validate(extra) == extra
+    closed = {**SCHEMA_TOOL, "additionalProperties": False}
+    with pytest.raises(ToolValidationError) as info:
+        Tool.from_schema("geo", "", closed, lambda arguments: arguments).validate(extra)
+    assert [e.line for e in info.value.errors] == [
+        "$.verbose: unexpected argument; this tool takes: where, meta, labels, any (got true)"
+    ]
+    # a plain schema (the fast path's) too: the time server's get_current_time
+    plain = {
+        "type": "object",
+        "properties": {"timezone": {"type": "string"}},
+        "required": ["timezone"],
+    }
+    got = JsonSchemaValidator(plain).validate("t", {"timezone": "UTC", "verbose": True})
+    assert got == {"timezone": "UTC", "verbose": True}
+    with pytest.raises(ToolValidationError, match=r"\$\.verbose: unexpected argument"):
+        JsonSchemaValidator(plain, from_python=True).validate(
+            "t", {"timezone": "UTC", "verbose": True}
+        )
+
+
+# Schemas whose composition declares keys beside ``properties``: none of their keys is
+# refused, read as from a Python tool or not (the first is the reviewer's: its ``oneOf``
+# options match any object, so only ``anyOf`` lets a call through jsonschema).
+MODE = {"type": "string"}
+INT = {"type": "integer"}
+COMPOSED: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    (
+        {
+            "type": "object",
+            "properties": {"mode": MODE},
+            "anyOf": [{"properties": {"x": INT}}, {"properties": {"y": INT}}],
+        },
+        {"mode": "a", "x": 1},
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {"mode": MODE},
+            "oneOf": [
+                {"properties": {"x": INT}, "required": ["x"]},
+                {"properties": {"y": INT}, "required": ["y"]},
+            ],
+        },
+        {"mode": "a", "x": 1},
+    ),
+    (  # a tagged union beside the parent's properties: the parent's key is the tag
+        {
+            "type": "object",
+            "properties": {"kind": {"enum": ["cat", "dog"]}, "name": MODE},
+            "oneOf": [
+                {"properties": {"kind": {"const": "cat"}, "lives": INT}},
+                {"properties": {"kind": {"const": "dog"}, "bark": MODE}},
+            ],
+        },
+        {"kind": "dog", "name": "Rex", "bark": "wuff"},
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {"a": INT},
+            "dependencies": {"a": {"properties": {"b": INT}}},
+        },
+        {"a": 1, "b": 2},
+    ),
+    (
+        {
+            "type": "object",
+            "$ref": "#/$defs/B",
+            "properties": {"extra": {}},
+            "$defs": {"B": {"type": "object", "properties": {"b": INT}}},
+        },
+        {"b": 1, "extra": 2},
+    ),
+    (  # the same, nested
+        {
+            "type": "object",
+            "properties": {"inner": {"$ref": "#/$defs/B", "properties": {"extra": {}}}},
+            "$defs": {"B": {"type": "object", "properties": {"b": INT}}},
+        },
+        {"inner": {"b": 1, "extra": 2}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "arguments"), COMPOSED)
+@pytest.mark.parametrize("from_python", [True, False])
+def test_keys_a_composition_declares_are_taken(
+    schema: dict[str, Any], arguments: dict[str, Any], from_python: bool
+) -> None:
+    check = unknown_keys_check(schema)
+    assert check is None or check(arguments) == []
+    validator = JsonSchemaValidator(schema, from_python=from_python)
+    assert validator.validate("t", arguments) == arguments
+
+
+def test_the_options_beside_properties_refuse_what_none_lists() -> None:
+    """Read as from a Python tool, a key that neither the parent's properties nor any
+    option lists is refused, with all of them; inside the option the tag names, its own
+    closed objects refuse a typo too."""
+    union = {
+        "type": "object",
+        "properties": {"mode": MODE},
+        "anyOf": [
+            {"properties": {"x": INT}, "required": ["x"]},
+            {"properties": {"y": INT}, "required": ["y"]},
+        ],
+    }
+    with pytest.raises(ToolValidationError) as info:
+        JsonSchemaValidator(union, from_python=True).validate("t", {"mode": "a", "x": 1, "z": 2})
+    assert [e.line for e in info.value.errors] == [
+        "$.z: unexpected argument; this tool takes: mode, x, y (got 2)"
+    ]
+    tagged = COMPOSED[2][0]
+    check = unknown_keys_check(tagged)
+    assert check is not None
+    assert [e.line for e in check({"kind": "cat", "name": "Tom", "bark": "no"})] == [
+        '$.bark: unexpected argument; this tool takes: kind, name, lives (got "no")'
     ]
 
 

@@ -27,7 +27,7 @@ TOOL = '''from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, field_validator
 
-from nexus_jupyter import tool
+from nexus_jupyter import Tool, tool
 
 
 def _email(text: str) -> str:
@@ -58,6 +58,15 @@ def signup(email: Annotated[str, AfterValidator(_email)], spot: Spot, n: int = 1
 def simple(n: int, flag: bool = False) -> str:
     """Takes simple types only: its JSON Schema says every check."""
     return f"{n} {flag}"
+
+
+# a tool of its own JSON Schema (as an MCP server's): a key it does not list reaches it
+declared = Tool.from_schema(
+    "declared",
+    "Lists the keys it gets.",
+    {"type": "object", "properties": {"a": {"type": "integer"}}},
+    lambda arguments: sorted(arguments),
+)
 '''
 
 _module = types.ModuleType("signup_tool")
@@ -82,6 +91,7 @@ def registries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
     here = Registry(search="keyword")
     here.add(_module.signup)
     here.add(_module.simple)
+    here.add(_module.declared)
     isolated = Registry(search="keyword")
     isolated.watch(folder, isolation="process", versions=False).wait_ready()
     for reg in (here, isolated):
@@ -152,6 +162,33 @@ def test_only_a_tool_whose_schema_does_not_say_all_asks_its_worker(
     assert isolated.find("simple").check_elsewhere is None
     assert isolated.call_sync("simple", {"n": "2", "flag": "yes"}, request=NOTEBOOK).value == (
         "2 True"
+    )
+
+
+def test_the_parent_checks_a_worker_tool_s_keys_as_the_tool_does(
+    registries: dict[str, Any],
+) -> None:
+    """The stand-in for a Python tool in a worker process reads its schema as derived from
+    Python, as the tool's own model does: its check in the parent (the pipeline's first, the
+    Try form's only one) refuses a nested typo in the same words as the tool in-process. A
+    tool of its own JSON Schema in the same file takes a key it does not list, in both."""
+    lines = []
+    for reg in (registries["here"], registries["isolated"]):
+        signup = reg.find("signup")
+        assert signup.schema_from_python
+        with pytest.raises(ToolValidationError) as info:
+            signup.validate({"email": "a@b.org", "spot": {"x": 1, "flor": 2.5}})
+        lines.append([e.line for e in info.value.errors])
+        assert not reg.find("declared").schema_from_python
+        taken = reg.call_sync("declared", {"a": 1, "b": 2}, request=NOTEBOOK)
+        assert taken.value == ["a", "b"]
+    assert (
+        lines[0]
+        == lines[1]
+        == [
+            '$.spot.flor: unexpected field (did you mean "flow"?); this object takes: x, flow '
+            "(got 2.5)"
+        ]
     )
 
 

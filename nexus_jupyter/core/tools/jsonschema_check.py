@@ -50,18 +50,24 @@ class JsonSchemaValidator:
     are parsed first, as LLM clients often send them that way. A ``null`` given for an
     optional property whose schema does not accept null means "not given" (agents send
     null for arguments they leave out): it is dropped, not refused. Numbers and booleans
-    sent as strings are read as a Python tool reads them (:func:`_scalars_from_strings`),
-    and a key that an object's schema does not take is refused (:mod:`.unknown_keys`)."""
+    sent as strings are read as a Python tool reads them (:func:`_scalars_from_strings`).
 
-    def __init__(self, schema: Mapping[str, Any]) -> None:
+    Keys an object's schema does not list are JSON Schema's to judge: taken unless it says
+    ``additionalProperties: false``, as an MCP server or a declared tool's handler, which
+    gets them, expects. ``from_python``: the schema was derived from a Python tool (one in a
+    worker process), whose pydantic model would drop them silently: then an object that
+    lists its ``properties`` and says nothing of others takes those only, as the tool itself
+    does in-process (:mod:`.unknown_keys`)."""
+
+    def __init__(self, schema: Mapping[str, Any], *, from_python: bool = False) -> None:
         self.schema = dict(schema)
         self._validator: Any = None
         props = self.schema.get("properties") or {}
         self._json_props = tuple(
             name for name, sub in props.items() if isinstance(sub, Mapping) and _container_only(sub)
         )
-        self._plainly_valid = _plain_check(self.schema)
-        self._unknown_keys = unknown_keys_check(self.schema)
+        self._plainly_valid = _plain_check(self.schema, from_python=from_python)
+        self._unknown_keys = unknown_keys_check(self.schema) if from_python else None
 
     def _get(self) -> Any:
         if self._validator is None:
@@ -181,16 +187,19 @@ _SURELY: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def _plain_check(schema: Mapping[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+def _plain_check(
+    schema: Mapping[str, Any], *, from_python: bool = False
+) -> Callable[[dict[str, Any]], bool] | None:
     """For a plain schema (see :data:`_PLAIN_TOP`), a check that says ``True`` only for
-    arguments jsonschema accepts too; any doubt (``False``) goes to jsonschema, which also
-    words the errors. ``None`` for any other schema."""
+    arguments jsonschema accepts too (and, ``from_python``, :mod:`.unknown_keys`); any
+    doubt (``False``) goes to jsonschema, which also words the errors. ``None`` for any
+    other schema."""
     if not set(schema) <= _PLAIN_TOP or schema.get("type") != "object":
         return None
     props = schema.get("properties", {})
     required = schema.get("required", [])
-    # properties listed and nothing said of others: those keys only (see .unknown_keys)
-    extra = schema.get("additionalProperties", not props)
+    # from a Python tool, properties listed and nothing said of others: those keys only
+    extra = schema.get("additionalProperties", not (from_python and props))
     if not isinstance(props, Mapping) or type(extra) is not bool:
         return None
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):

@@ -69,6 +69,7 @@ class Tool:
 
     __slots__ = (
         "_fast_streak",
+        "_from_python",
         "_handler",
         "_schema",
         "_source_code",
@@ -93,6 +94,7 @@ class Tool:
         source_code: str | None = None,
         meta: ToolMeta | None = None,
         check_elsewhere: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+        from_python: bool = False,
     ) -> None:
         self.spec = spec
         self.fn = fn
@@ -106,6 +108,7 @@ class Tool:
         #: awaited with the validated arguments before the call is approved or run; raises
         #: :class:`~nexus_jupyter.core.errors.ToolValidationError`. ``None``: nothing more.
         self.check_elsewhere = check_elsewhere
+        self._from_python = from_python
         self._fast_streak = 0
         target = inspect.unwrap(handler)
         self.is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
@@ -180,6 +183,7 @@ class Tool:
         meta: ToolMeta | None = None,
         source_code: str | None = None,
         check_elsewhere: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+        from_python: bool = False,
         **spec_fields: Any,
     ) -> Tool:
         """A tool with a raw JSON schema. ``handler(arguments)`` or
@@ -191,6 +195,12 @@ class Tool:
         ``@tool`` options (a summary, task settings) of a tool that stands for another one,
         ``source_code`` the code that defines it, and ``check_elsewhere`` the checks its
         schema does not say, made where it runs (see :attr:`check_elsewhere`).
+
+        ``from_python``: ``input_schema`` was derived from a Python tool (the stand-in for a
+        tool in a worker process), so its objects take the keys they list only, as the
+        tool's own model does (see :attr:`schema_from_python`). Otherwise (an MCP server's
+        tool, a declared or catalog tool) a key the schema does not list is taken unless it
+        says ``additionalProperties: false``: the handler gets it, its upstream decides.
         """
         if "permission" in spec_fields:  # given by the source that builds the tool
             spec_fields.setdefault("permission_declared", True)
@@ -205,7 +215,7 @@ class Tool:
         if validate:
             from .jsonschema_check import JsonSchemaValidator
 
-            validator = JsonSchemaValidator(spec.input_schema).validate
+            validator = JsonSchemaValidator(spec.input_schema, from_python=from_python).validate
         else:
             from .jsonschema_check import check_is_object
 
@@ -218,6 +228,7 @@ class Tool:
             meta=meta,
             source_code=source_code,
             check_elsewhere=check_elsewhere,
+            from_python=from_python,
         )
 
     # -- use ------------------------------------------------------------------------------
@@ -249,6 +260,15 @@ class Tool:
         verdict as :meth:`validate` (a tool of a raw schema, a signature of simple types);
         not for pydantic models, custom validators, emails, ... that the schema cannot say."""
         return self._schema is None or self._schema.says_all
+
+    @property
+    def schema_from_python(self) -> bool:
+        """Whether :attr:`spec`'s ``input_schema`` was derived from a Python function (this
+        tool's, or in a worker process the one it stands for): an object of it that lists
+        its properties and says nothing of others takes those keys only, and any other is
+        refused by name (a pydantic model would drop it silently). A foreign schema (an MCP
+        server's, a declared tool's) takes such keys, as JSON Schema says."""
+        return self._schema is not None or self._from_python
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check ``arguments`` against the schema; return what the handler will get.
@@ -301,6 +321,7 @@ class Tool:
             source_code=self._source_code,
             meta=self.meta,
             check_elsewhere=self.check_elsewhere,
+            from_python=self._from_python,
         )
         clone._fast_streak = self._fast_streak
         return clone

@@ -1,19 +1,25 @@
-"""Keys an object's schema does not take, found the same way for every validator.
+"""Keys an object's schema does not take, for a schema derived from a Python tool.
 
-An object schema that lists its ``properties`` and says nothing of ``additionalProperties``
-takes those keys only here. JSON Schema would let any other key through, and pydantic drops
-the unknown keys of a model whose ``extra`` is not set (its schema then says nothing either),
-so an agent's typo (``{"spot": {"flor": 2}}`` for ``flow``) would lose its value without a
-word. :func:`unknown_keys_check` finds such keys, at any depth, for both validators (a Python
-tool's pydantic model and a JSON Schema), so they refuse the same calls with the same words
+A Python tool's pydantic model drops the unknown keys of a model whose ``extra`` is not set
+(its schema then lists the model's ``properties`` and says nothing of
+``additionalProperties``), so an agent's typo (``{"spot": {"flor": 2}}`` for ``flow``) would
+lose its value without a word. In a schema derived from a Python tool, such an object takes
+the keys it lists only: :func:`unknown_keys_check` finds the others, at any depth, for both
+validators of such a tool (its pydantic model in-process, and the JSON Schema its stand-in
+for a worker process is checked by), so they refuse the same calls with the same words
 (:func:`~.field_messages.unexpected`: ``$.spot.flor: unexpected field (did you mean
-"flow"?); this object takes: x, flow``).
+"flow"?); this object takes: x, flow``). A foreign schema (an MCP server's tool, a declared
+tool's) is read as JSON Schema says, where such keys are allowed: its handler gets them and
+its upstream decides (see :class:`~.jsonschema_check.JsonSchemaValidator`).
 
 An object takes other keys where its schema says so: ``additionalProperties: true`` or a
 schema (pydantic's ``extra="allow"``, a ``dict[str, X]``), ``patternProperties``, or a
-composition this module does not follow (``allOf``, ``if``, ``unevaluatedProperties``, ...).
-``additionalProperties: false`` (pydantic's ``extra="forbid"``) is the validators' own to
-report. An empty ``properties: {}`` says nothing of keys (MCP's "any arguments" schema).
+composition that declares keys beside ``properties`` (``allOf``, ``anyOf``/``oneOf``,
+``$ref``, ``dependencies``, ``if``, ``unevaluatedProperties``, ...). The options of an
+``anyOf``/``oneOf`` beside ``properties`` take the parent's properties too, a key either
+lists. ``additionalProperties: false`` (pydantic's ``extra="forbid"``) is the validators'
+own to report. An empty ``properties: {}`` says nothing of keys (MCP's "any arguments"
+schema).
 """
 
 from __future__ import annotations
@@ -28,10 +34,12 @@ __all__ = ["unknown_keys_check"]
 
 Loc = tuple[str | int, ...]
 # keywords that say more of an object's keys than its ``properties`` list: the validators'
-# to judge
+# to judge (an ``anyOf``/``oneOf`` option's keys, a ``$ref``'s, a ``dependencies`` schema's
+# are declared keys too)
 _OPENING = frozenset(
     {"additionalProperties", "patternProperties", "unevaluatedProperties", "allOf", "if"}
-    | {"dependentSchemas", "propertyNames", "not"}
+    | {"dependentSchemas", "dependentRequired", "dependencies", "propertyNames", "not"}
+    | {"anyOf", "oneOf", "$ref"}
 )
 
 
@@ -44,21 +52,47 @@ def _options(
     root: Mapping[str, Any], node: Mapping[str, Any], depth: int = 0
 ) -> list[Mapping[str, Any]]:
     """The schemas a value at ``node`` is one of: its ``anyOf``/``oneOf`` options (theirs
-    in turn: ``Cat | Dog | None`` is a tagged union inside an optional), else itself."""
+    in turn: ``Cat | Dog | None`` is a tagged union inside an optional), each with the
+    ``properties`` listed beside them, else itself."""
     options = node.get("anyOf") or node.get("oneOf")
     if not isinstance(options, list) or depth > 8:  # a union of itself is no schema to read
         return [node]
+    props = node.get("properties")
     found: list[Mapping[str, Any]] = []
     for option in options:
-        resolved = resolve_ref(root, option)
+        resolved = _resolve(root, option)
         if resolved is not None:
             found += _options(root, resolved, depth + 1)
+    if isinstance(props, Mapping) and props:
+        return [_with_properties(props, o) for o in found]
     return found
+
+
+def _with_properties(props: Mapping[str, Any], option: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An object ``option`` of a union that also takes ``props`` (its parent's): a key
+    either lists is taken, and others only as ``option`` itself says (an option that lists
+    no keys of its own says nothing of them)."""
+    if option.get("type", "object") != "object":
+        return option
+    own = option.get("properties")
+    own = own if isinstance(own, Mapping) else {}
+    joined = {**option, "properties": {**props, **own}}
+    if not _closed_by_silence(option):
+        joined.setdefault("additionalProperties", True)
+    return joined
+
+
+def _resolve(root: Mapping[str, Any], node: Any) -> Mapping[str, Any] | None:
+    """``node`` as a schema: where its ``$ref`` points, unless it lists ``properties``
+    beside it (then both say what it takes: it is read as is, not closed by silence)."""
+    if isinstance(node, Mapping) and "$ref" in node and "properties" in node:
+        return node
+    return resolve_ref(root, node)
 
 
 def _has_closed(root: Mapping[str, Any], node: Any, seen: set[int]) -> bool:
     """Whether a schema closed by silence is anywhere in ``node`` (walked once per tool)."""
-    node = resolve_ref(root, node)
+    node = _resolve(root, node)
     if node is None or id(node) in seen:
         return False
     seen.add(id(node))
@@ -102,7 +136,7 @@ def unknown_keys_check(
 def _walk(
     root: Mapping[str, Any], node: Any, value: Any, loc: Loc, found: list[FieldError]
 ) -> None:
-    node = resolve_ref(root, node)
+    node = _resolve(root, node)
     if node is None:
         return
     if isinstance(value, Mapping):
