@@ -31,6 +31,20 @@ INIT = {
 }
 
 
+def stdio_params(project: Path, *args: str) -> Any:
+    """The ``StdioServerParameters`` of ``python -m nexus_jupyter.serve.cli_serve *args`` in
+    ``project`` (for ``mcp.Client``), with this environment (the SDK passes on only a few
+    variables: the code under test would not be found)."""
+    from mcp.client.stdio import StdioServerParameters
+
+    return StdioServerParameters(
+        command=sys.executable,
+        cwd=str(project),
+        args=["-m", "nexus_jupyter.serve.cli_serve", *args],
+        env=dict(os.environ),
+    )
+
+
 @dataclass
 class ServeProcess:
     proc: subprocess.Popen[str]

@@ -3,14 +3,17 @@
 - :func:`mcp_tool` — a :class:`ToolSpec` as an MCP ``Tool`` listing entry;
 - :func:`call_result` — a :class:`ToolResult` as a ``CallToolResult``;
 - :func:`error_result` — a pre-call failure (invalid arguments, policy, missing credential,
-  server down) as a tool error (``isError``) the model can read and correct.
+  server down) as a tool error (``isError``) the model can read and correct;
+- :func:`shown_search` — ``tool_search``'s answer with its tools' descriptions shown as
+  ``tools/list`` shows them.
 
 Errors are sentences for an agent, never a Python class name before the message: a refusal
 (one of our errors) is its reason; a tool's own exception says the tool failed, what it
 raised and what to do; a timeout says so. A failed call's class name and bare message travel in
 its result's ``_meta`` (``nexus-jupyter/error``) for a nexus client (:mod:`..sources.mcp_session`).
 Each function takes ``paths`` (a :class:`~.mcp_paths.ShownPaths`) when the client is shown
-this machine's paths in short (over HTTP).
+this machine's paths in short (over HTTP): a tool's origin, source, description (its quoted
+command line as the origin), errors and tracebacks.
 
 MCP (through 2025-11-25) requires a tool's ``outputSchema`` and ``structuredContent`` to be
 JSON objects, so a tool whose output is not an object is advertised with its schema wrapped
@@ -20,6 +23,7 @@ MCPServer does).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -31,6 +35,7 @@ from ..core.tools.content import content_blocks
 from ..core.tools.result import ToolResult
 from ..core.tools.spec import WRAP_MARK, ToolSpec
 from ..core.tools.tool_traceback import has_tool_frames
+from .mcp_grant import SEARCH_TOOL
 from .mcp_paths import ShownPaths
 
 __all__ = [
@@ -41,10 +46,12 @@ __all__ = [
     "WRAP_MARK",
     "call_result",
     "error_result",
+    "failed_text",
     "mcp_tool",
     "output_schema",
     "read_meta",
     "refusal_names",
+    "shown_search",
     "validation_text",
 ]
 
@@ -101,9 +108,10 @@ def mcp_tool(spec: ToolSpec, paths: ShownPaths | None = None) -> Any:
     as ``paths`` says, when given)."""
     import mcp_types as types
 
-    origin, description = spec.origin, spec.description
+    origin, description, source = spec.origin, spec.description, spec.source
     if paths is not None:
-        origin, description = paths.command(origin), paths.text(description)
+        description = paths.description(description, origin)
+        origin, source = paths.command(origin), paths.source(source)
     data: dict[str, Any] = {
         "name": spec.name,
         "description": description,
@@ -119,7 +127,7 @@ def mcp_tool(spec: ToolSpec, paths: ShownPaths | None = None) -> Any:
     if spec.task_support != "forbidden":  # (a 2026-07-28 listing drops it: tasks/* tell there)
         data["execution"] = {"taskSupport": spec.task_support}
     meta: dict[str, Any] = {
-        META_PREFIX + "source": spec.source,
+        META_PREFIX + "source": source,
         META_PREFIX + "version": spec.version,
         META_PREFIX + "origin": origin,
         # the level this registry's policy runs the tool at (declared or not): another
@@ -219,12 +227,24 @@ def agent_error(
             else ""
         )
         return _sentence(f"The call to tool {tool!r} {what}") + advice
-    said = f"{message.rstrip('.')} ({error_type})" if message != error_type else error_type
-    where = " Its traceback is in the next block." if traced else ""
-    return (
-        f"Tool {tool!r} failed: {said}.{where} If your arguments caused it, call it again "
-        "with other ones; otherwise tell the user the tool is failing."
+    where = "Its traceback is in the next block. " if traced else ""
+    return failed_text(
+        f"Tool {tool!r}",
+        message,
+        error_type,
+        f"{where}If your arguments caused it, call it again with other ones; otherwise tell "
+        "the user the tool is failing.",
     )
+
+
+def failed_text(what: str, message: str, error_type: str, advice: str) -> str:
+    """``<what> failed: <message> (<class name>). <advice>``: an exception raised by a
+    tool, a resource or a prompt, as an agent reads it (its class name after its message)."""
+    message = message.strip()
+    said = (
+        f"{message.rstrip('.')} ({error_type})" if message not in ("", error_type) else error_type
+    )
+    return f"{what} failed: {said}. {advice}"
 
 
 def _sentence(text: str) -> str:
@@ -278,6 +298,34 @@ def _content_adapter() -> Any:
     from pydantic import TypeAdapter
 
     return TypeAdapter(types.ContentBlock)
+
+
+def shown_search(
+    result: ToolResult, spec: ToolSpec, registry: Any, paths: ShownPaths
+) -> ToolResult:
+    """``result`` as the client is shown it: for the built-in ``tool_search``, each tool's
+    description as ``tools/list`` shows it (:meth:`~.mcp_paths.ShownPaths.description`) and
+    each reason a tool is not available with its paths shown; any other result unchanged."""
+    answer = result.structured
+    if (
+        spec.name != SEARCH_TOOL
+        or spec.source != "builtin"
+        or result.is_error
+        or not isinstance(answer, dict)
+    ):
+        return result
+    tools = []
+    for hit in answer.get("tools") or []:
+        found = registry.find(hit.get("name")) if isinstance(hit, dict) else None
+        if found is not None and isinstance(hit.get("description"), str):
+            hit = {**hit, "description": paths.description(hit["description"], found.spec.origin)}
+        tools.append(hit)
+    shown = {**answer, "tools": tools}
+    if isinstance(answer.get("not_available"), dict):
+        shown["not_available"] = {
+            name: paths.text(str(why)) for name, why in answer["not_available"].items()
+        }
+    return dataclasses.replace(result, value=shown, _structured=shown, _content=None)
 
 
 def error_result(

@@ -1,7 +1,8 @@
 """The ``instructions`` an MCP client gets (``initialize``, and ``server/discover`` at
 2026-07-28): a few lines for the agent, made from the registry as it is when the client
 connects: how many tools it is offered and where they come from, how to find deferred
-ones with ``tool_search``, and what an approval error means.
+ones with ``tool_search``, and what an approval error means. Over HTTP a folder of tool files
+is named as the client is shown paths (:mod:`.mcp_paths`).
 
     This server (nexus-tools) offers 12 tools: built-in files (6), web (1), meta (1); MCP
     server 'time' (2); tool files in tools (2). The list can change while you are connected
@@ -21,15 +22,16 @@ from typing import Any
 from ..core.tools.context import MCP_CALLER, RequestInfo
 from ..core.toolsets.names import BUILTIN_TOOLSETS
 from .mcp_grant import SEARCH_TOOL, mcp_grant, offered
+from .mcp_paths import ShownPaths
 
 __all__ = ["instructions_for"]
 
 _TOOLSET_OF = {tool: toolset for toolset, tools in BUILTIN_TOOLSETS.items() for tool in tools}
 
 
-def _group(spec: Any) -> str:
+def _group(spec: Any, paths: ShownPaths | None) -> str:
     """Where a tool comes from, as the agent is told it."""
-    source = str(spec.source)
+    source = paths.source(str(spec.source)) if paths is not None else str(spec.source)
     kind, _, name = source.partition(":")
     if source == "builtin":
         return f"built-in {_TOOLSET_OF.get(spec.name, 'tools')}"
@@ -46,10 +48,10 @@ def _group(spec: Any) -> str:
     return source or "other tools"
 
 
-def _counts(specs: list[Any]) -> str:
+def _counts(specs: list[Any], paths: ShownPaths | None) -> str:
     """``built-in files (6), web (1); MCP server 'time' (2)``: the built-ins by toolset
     (in their usual order), then the other sources by name."""
-    by_group = Counter(_group(s) for s in specs)
+    by_group = Counter(_group(s, paths) for s in specs)
     order = list(BUILTIN_TOOLSETS)
     builtin = sorted(
         (g.removeprefix("built-in "), n) for g, n in by_group.items() if g.startswith("built-in ")
@@ -77,15 +79,21 @@ def _may_ask(registry: Any, specs: list[Any]) -> bool:
 
 
 def instructions_for(
-    registry: Any, *, defer: bool = False, hidden: Collection[str] = (), name: str = "nexus-tools"
+    registry: Any,
+    *,
+    defer: bool = False,
+    hidden: Collection[str] = (),
+    name: str = "nexus-tools",
+    paths: ShownPaths | None = None,
 ) -> str:
     """The instructions for a client connecting now (the face's grant: the tools a client
-    without a token of its own is offered)."""
+    without a token of its own is offered; ``paths``: how it is shown this machine's paths,
+    ``None`` in full)."""
     listed, deferred = offered(registry, mcp_grant(registry), defer=defer, hidden=hidden)
     specs = [e.spec for e in [*listed, *deferred]]
     lines = [
         f"This server ({name}) offers {len(specs)} tools"
-        + (f": {_counts(specs)}." if specs else ".")
+        + (f": {_counts(specs, paths)}." if specs else ".")
         + " The list can change while you are connected (tools/list is always current)."
     ]
     if deferred:

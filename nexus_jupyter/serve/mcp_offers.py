@@ -5,6 +5,10 @@ A URI that names no resource is ``-32602`` with the URI in the error's ``data``;
 unknown prompt or a prompt called with missing or unknown arguments. Completion offers the
 values of ``Literal`` parameters of prompts and resource templates, those starting with what
 the user typed first.
+
+A resource or prompt that raises is an error worded for an agent, its class name after its
+message (``Reading resource 'file:///notes' failed: [Errno 2] No such file ...
+(FileNotFoundError). ...``); over HTTP its paths are shown as :mod:`.mcp_paths` says.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from ..core.tools.channel import CURRENT_CHANNEL, InputRequired
 from ..core.tools.context import ToolContext
 from ..core.tools.offers import PromptDef
 from ..core.tools.tool_traceback import format_tool_traceback
-from .mcp_bridge import refusal_names
+from .mcp_bridge import failed_text, refusal_names
 from .mcp_channel import LogLevels, McpClientChannel
 from .mcp_input import RoundTrip, StateError
+from .mcp_paths import ShownPaths
 
 __all__ = ["OfferHandlers", "prompt_argument_errors", "prompt_arguments_text"]
 
@@ -30,11 +35,22 @@ MAX_COMPLETIONS = 100  # what the protocol allows in one answer
 
 
 class OfferHandlers:
-    """The low-level ``Server`` handlers over one catalog."""
+    """The low-level ``Server`` handlers over one catalog; ``paths``: how the client is
+    shown this machine's paths in errors (``None``: in full, over stdio)."""
 
-    def __init__(self, catalog: Catalog, log_levels: LogLevels) -> None:
+    def __init__(
+        self, catalog: Catalog, log_levels: LogLevels, paths: ShownPaths | None = None
+    ) -> None:
         self.catalog = catalog
         self.log_levels = log_levels
+        self.paths = paths
+
+    def _shown(self, text: str) -> str:
+        return self.paths.text(text) if self.paths is not None else text
+
+    def _failed(self, what: str, exc: Exception, advice: str) -> str:
+        """An exception a resource or prompt raised, worded for the agent."""
+        return failed_text(what, self._shown(str(exc)), type(exc).__name__, advice)
 
     async def list_resources(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -85,14 +101,16 @@ class OfferHandlers:
         try:
             contents = await found.read(uri)
         except NexusError as exc:
-            raise MCPError(types.INVALID_PARAMS, str(exc), data={"uri": uri}) from None
+            raise MCPError(types.INVALID_PARAMS, self._shown(str(exc)), data={"uri": uri}) from None
         except Exception as exc:
             log.warning("resource %s failed: %s", uri, exc, exc_info=True)
-            raise MCPError(
-                types.INTERNAL_ERROR,
-                f"Reading {uri!r} failed: {type(exc).__name__}: {exc}",
-                data={"uri": uri},
-            ) from None
+            text = self._failed(
+                f"Reading resource {uri!r}",
+                exc,
+                "If the URI was wrong, read another one; otherwise tell the user the resource "
+                "is failing.",
+            )
+            raise MCPError(types.INTERNAL_ERROR, text, data={"uri": uri}) from None
         adapter: Any = TypeAdapter(types.TextResourceContents | types.BlobResourceContents)
         return types.ReadResourceResult(contents=[adapter.validate_python(c) for c in contents])
 
@@ -142,15 +160,19 @@ class OfferHandlers:
         except StateError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         except NexusError as exc:
-            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+            raise MCPError(types.INVALID_PARAMS, self._shown(str(exc))) from None
         except Exception as exc:
             if type(exc).__name__ in refusal_names():  # ours, from a worker process
-                raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+                raise MCPError(types.INVALID_PARAMS, self._shown(str(exc))) from None
             # the prompt's own frames (where it ran: here or a worker), not our machinery
             log.warning("prompt %s failed:\n%s", found.name, format_tool_traceback(exc))
-            raise MCPError(
-                types.INTERNAL_ERROR, f"Prompt {found.name!r} failed: {type(exc).__name__}: {exc}"
-            ) from None
+            text = self._failed(
+                f"Prompt {found.name!r}",
+                exc,
+                "If your arguments caused it, get it again with other ones; otherwise tell the "
+                "user the prompt is failing.",
+            )
+            raise MCPError(types.INTERNAL_ERROR, text) from None
         return types.GetPromptResult(
             description=found.description,
             messages=[types.PromptMessage.model_validate(m) for m in messages],

@@ -42,7 +42,7 @@ from ..core.tools.context import MCP_CALLER, CancellationToken, RequestInfo
 from .auth.settings import identity_of
 from .list_gate import ListGate
 from .mcp_approval import ask_client
-from .mcp_bridge import call_result, error_result, mcp_tool
+from .mcp_bridge import call_result, error_result, mcp_tool, shown_search
 from .mcp_channel import LogLevels, McpClientChannel, run_soon
 from .mcp_grant import mcp_grant, offered
 from .mcp_handle import McpServerHandle
@@ -134,7 +134,7 @@ class RegistryServer:
         self._gate: ListGate | None = None
         self._meta_stamp = 0
         self.log_levels = LogLevels()
-        self.offers = OfferHandlers(catalog_of(registry), self.log_levels)
+        self.offers = OfferHandlers(catalog_of(registry), self.log_levels, paths)
         # A cluster passes its Redis bus (nexus_jupyter.cluster.bus), shared by replicas.
         self.bus = bus if bus is not None else InMemorySubscriptionBus()
         self.subscriptions = ResourceSubscriptions(self.offers.catalog, self.bus)
@@ -180,7 +180,11 @@ class RegistryServer:
         """What the agent is told when it connects (:mod:`.mcp_instructions`)."""
         try:
             return instructions_for(
-                self.registry, defer=self.defer, hidden=self.hidden, name=self.server.name
+                self.registry,
+                defer=self.defer,
+                hidden=self.hidden,
+                name=self.server.name,
+                paths=self.paths,
             )
         except Exception:  # an odd registry must not stop a client from connecting
             log.warning("cannot make the MCP instructions", exc_info=True)
@@ -417,6 +421,8 @@ class RegistryServer:
             raise
         finally:
             CURRENT_CHANNEL.reset(bound)
+        if self.paths is not None and tool is not None:  # tool_search's descriptions too
+            result = shown_search(result, tool.spec, self.registry, self.paths)
         return call_result(result, tool.spec if tool is not None else None, self.paths)
 
     def _shown(self, text: str) -> str:
@@ -492,8 +498,8 @@ async def serve_stdio(registry: Any, *, defer: bool = False, first_list_wait: fl
         # stdin read on a daemon thread: a stop (SIGTERM) does not wait for the next line
         with claimed_stdin() as stdin:
             async with stdio_server(stdin=stdin) as (read, write):
-                stdin.answer_with(write)  # a malformed line gets its JSON-RPC error
-                await app.server.run(read, write, app.server.create_initialization_options())
+                answered = stdin.answering(read, write)  # a malformed line gets its error
+                await app.server.run(answered, write, app.server.create_initialization_options())
     finally:
         app.detach()
 

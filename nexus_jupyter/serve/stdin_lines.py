@@ -11,7 +11,10 @@ the protocol) and puts it back after.
 A line that is not a JSON-RPC message gets its error answer here (the SDK's reader drops
 it, leaving the client waiting): ``-32700`` for a line that is not JSON, ``-32600`` for JSON
 that is not a JSON-RPC 2.0 message (with its ``id`` when it has one), each saying what was
-wrong; serving goes on. Blank lines are skipped.
+wrong; serving goes on. Blank lines are skipped. A line is parsed once, by the SDK's reader,
+which hands the server one item per line, in order: a message, or the exception a line that
+failed raised. :meth:`StdinLines.answering` wraps what the server reads, and only for such
+an exception looks at its line again (:func:`malformed`) to word the answer.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ import asyncio
 import contextlib
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["StdinLines", "claimed_stdin", "malformed"]
+__all__ = ["AnsweredReads", "StdinLines", "claimed_stdin", "malformed"]
 
 #: How a client's line is to be sent, said when one is not JSON.
 _HOW = "Send each JSON-RPC 2.0 message as one line of JSON (UTF-8, no newline inside it)."
@@ -93,12 +97,14 @@ class StdinLines:
         self._fd = fd
         self._queue: asyncio.Queue[str | None] | None = None
         self._thread: threading.Thread | None = None
-        self._answers: Any = None
+        #: the lines handed on whose item the server has not read yet (when answering)
+        self._handed: deque[str] | None = None
 
-    def answer_with(self, write_stream: Any) -> None:
-        """Answer a malformed line on ``write_stream`` (the transport's, which sends
-        ``SessionMessage``s) instead of passing it on."""
-        self._answers = write_stream
+    def answering(self, read_stream: Any, write_stream: Any) -> AnsweredReads:
+        """``read_stream`` (the SDK transport's, fed from these lines) as the server is to
+        read it: a malformed line is answered on ``write_stream`` instead of passed on."""
+        self._handed = deque()
+        return AnsweredReads(read_stream, write_stream, self._handed)
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
         def put(item: str | None) -> None:
@@ -134,14 +140,57 @@ class StdinLines:
                 raise StopAsyncIteration
             if not line.strip():
                 continue
-            if self._answers is None:
-                return line
+            if self._handed is not None:
+                self._handed.append(line)
+            return line
+
+
+class AnsweredReads:
+    """The server's read stream over :class:`StdinLines`: the SDK's items, less those of
+    malformed lines, which get their JSON-RPC error answer (see the module's docstring)."""
+
+    def __init__(self, inner: Any, answers: Any, handed: deque[str]) -> None:
+        self._inner = inner
+        self._answers = answers
+        self._handed = handed
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last item (the SDK's dispatcher reads it)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            line = self._handed.popleft() if self._handed else None
+            if not isinstance(item, Exception) or line is None:
+                return item
             error = malformed(line)
-            if error is None:
-                return line
+            if error is None:  # the SDK refused what we cannot name: it logs it
+                return item
             from mcp.shared.message import SessionMessage
 
             await self._answers.send(SessionMessage(error))
+
+    def __aiter__(self) -> AnsweredReads:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AnsweredReads:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 @contextlib.contextmanager

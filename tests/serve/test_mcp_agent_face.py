@@ -7,7 +7,6 @@ client is shown the machine's paths in short, over stdio in full."""
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -18,8 +17,8 @@ from typing import Any
 import mcp
 import mcp_types as types
 import pytest
-from mcp.client.stdio import StdioServerParameters
 from serving import INIT, serve_http  # tests/ is on sys.path (rootdir conftest)
+from serving import stdio_params as serve_stdio
 
 from nexus_jupyter.serve.mcp_bridge import ERROR_META_KEY
 from nexus_jupyter.sources.mcp_session import result_from_mcp
@@ -61,13 +60,8 @@ def make_project(root: Path, config: str = "") -> Path:
     return root
 
 
-def stdio_params(project: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        cwd=str(project),
-        args=["-m", "nexus_jupyter.serve.cli_serve", "--dir", "tools", *extra],
-        env=dict(os.environ),  # the code under test (the SDK passes on only a few variables)
-    )
+def stdio_params(project: Path, *extra: str) -> Any:
+    return serve_stdio(project, "--dir", "tools", *extra)
 
 
 def texts(result: types.CallToolResult) -> list[str]:
