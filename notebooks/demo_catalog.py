@@ -255,15 +255,24 @@ UNIT_TABLE: list[tuple[str, str, str, str, str, float, float]] = [
 ]
 
 
+# How a sentence names an amount of each quantity ("a length", "an area", "an amount of data").
+_AMOUNT_OF = {"data": "amount of data", "energy": "amount of energy", "time": "duration"}
+
+
+def _an(noun: str) -> str:
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+
+
 def _converter(quantity: str, src: str, dst: str, src_name: str, dst_name: str,
                factor: float, offset: float) -> Callable[..., Any]:  # fmt: skip
     def convert(value: float) -> float:
         return round(value * factor + offset, 6)
 
+    noun = _AMOUNT_OF.get(quantity, quantity)
     convert.__name__ = convert.__qualname__ = f"{src}_to_{dst}"
     convert.__doc__ = (
-        f"Convert a {quantity} from {src_name} to {dst_name}.\n\n"
-        f"Args:\n    value: The {quantity} in {src_name}.\n"
+        f"Convert {_an(noun)} from {src_name} to {dst_name}.\n\n"
+        f"Args:\n    value: The {noun} in {src_name}.\n"
     )
     return tool(categories=["units", quantity], capabilities=[f"convert_{quantity}"])(convert)
 
