@@ -33,6 +33,7 @@ __all__ = [
     "directory_source_for",
     "exported_from",
     "hand_over",
+    "new_file_mode",
     "stamp_state",
     "stamp_text",
     "validate_file_name",
@@ -42,6 +43,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 STAMP = "# nexus-export:"
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+def new_file_mode() -> int:
+    """The mode an ordinary new file gets here (``0o666`` less the umask): what the tool
+    files, and the case files beside them, are created with."""
+    return 0o666 & ~_current_umask()
 
 
 def _current_umask() -> int:
@@ -113,9 +120,7 @@ def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(
-            tmp, 0o666 & ~_current_umask()
-        )  # mkstemp makes 0600; a tool file is an ordinary file
+        os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; a tool file is an ordinary file
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
         os.replace(tmp, path)

@@ -31,6 +31,7 @@ from ..core.errors import TestCaseError
 from ..core.tools.spec import ToolSpec
 from ..core.tooltests.cases import TestCase
 from ..core.tooltests.stores import CasesChanged
+from .tool_files import new_file_mode
 
 __all__ = [
     "CASE_SUFFIX",
@@ -223,8 +224,8 @@ def _write_atomically(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
-        if path.exists():
-            os.chmod(temporary, path.stat().st_mode & 0o777)
+        # an existing file keeps its mode; a new one is made as a tool file is (not 0600)
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else new_file_mode())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

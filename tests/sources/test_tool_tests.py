@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -90,6 +91,23 @@ def test_saving_a_case_for_a_file_tool_writes_beside_the_file(folder: Path) -> N
         report = reg.tests.run(["add"])
         assert report.ok and report.counts["passed"] == 3
         assert reg.test_status("add").state == "passed"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_a_new_case_file_gets_the_mode_of_a_tool_file(folder: Path, umask: int) -> None:
+    """A case file saved for the first time is an ordinary file (umask applied), as its
+    tool file is, not mkstemp's private 0600; an existing one keeps its own mode."""
+    (folder / "add.tests.yaml").unlink()
+    case = TestCase("add", {"a": 5, "b": 5}, Expectation("equals", 10))
+    previous = os.umask(umask)
+    try:
+        made = append_case(folder / "add.tests.yaml", case, title="add.py")
+    finally:
+        os.umask(previous)
+    assert made.stat().st_mode & 0o777 == 0o666 & ~umask
+    made.chmod(0o640)
+    append_case(made, case)
+    assert made.stat().st_mode & 0o777 == 0o640
 
 
 def test_an_unreadable_case_file_is_the_tools_test_error(folder: Path) -> None:
