@@ -8,6 +8,7 @@ import { Badge, JsonBlock, PermissionBadge, StatusBadges, TestBadge } from './ba
 import { CodeLinks } from './codelinks';
 import { NotebookFollower } from './following';
 import { notebookOf } from './notebook_tools';
+import { dateTime } from './times';
 import { CallsLine, TestsSection } from './tool_tests';
 import { TryForm } from './tryform';
 import { typeLabel } from './unions';
@@ -206,7 +207,7 @@ export function ToolDetails(props: {
                     <code>{String(v.version).slice(0, 12)}</code>
                     {v.summary ? ` ${v.summary}` : ''}
                     {v.event ? ` (${v.event})` : ''}
-                    {v.time ? ` · ${new Date(v.time * 1000).toLocaleString()}` : ''}
+                    {v.time ? ` · ${dateTime(new Date(v.time * 1000))}` : ''}
                     {v.current && <strong> · current</strong>}
                   </li>
                 ))}

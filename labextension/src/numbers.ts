@@ -19,11 +19,15 @@ export function numberKind(schema: Record<string, any> | undefined): 'integer' |
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
+/** What is wrong with a number box's text: not a number at all, a number too large, or a
+ * number with decimals where an integer is wanted. */
+export type NumberProblem = 'text' | 'too_large' | 'decimals';
+
 /** What `text` means for a field of `kind`: a number, nothing (empty), or why not. */
 export function readNumber(
   text: string,
   kind: 'integer' | 'number'
-): { value: number | undefined } | { error: string } {
+): { value: number | undefined } | { error: string; problem: NumberProblem } {
   const trimmed = text.trim();
   if (trimmed === '') {
     return { value: undefined };
@@ -35,16 +39,51 @@ export function readNumber(
       : /^[+-]?\.?$|e[+-]?$/i.test(trimmed)
         ? ' yet: finish typing it'
         : '';
-    return { error: `${JSON.stringify(trimmed)} is not ${noun}${tail}.` };
+    return { error: `${JSON.stringify(trimmed)} is not ${noun}${tail}.`, problem: 'text' };
   }
   const value = Number(trimmed);
   if (!Number.isFinite(value)) {
-    return { error: `${JSON.stringify(trimmed)} is too large for ${noun}.` };
+    return { error: `${JSON.stringify(trimmed)} is too large for ${noun}.`, problem: 'too_large' };
   }
   if (kind === 'integer' && !Number.isInteger(value)) {
-    return { error: `${JSON.stringify(trimmed)} is not an integer (no decimals).` };
+    return {
+      error: `${JSON.stringify(trimmed)} is not an integer (no decimals).`,
+      problem: 'decimals'
+    };
   }
   return { value };
+}
+
+/** A number field whose text cannot be sent, and why. */
+export type NumberError = IFieldError & { problem: NumberProblem };
+
+const PROBLEM_WORDS: Record<NumberProblem, [string, string]> = {
+  text: ['is not a number', 'are not numbers'],
+  too_large: ['is too large', 'are too large'],
+  decimals: ['is not an integer (it has decimals)', 'are not integers (they have decimals)']
+};
+
+/**
+ * Why Run did not call, worded by what the fields actually say: `Not run: one value is not an
+ * integer (it has decimals); see the field above.` (`missing`: required fields left empty).
+ */
+export function notRunBecause(unreadable: NumberError[], missing: number): string {
+  const problems = new Set(unreadable.map(e => e.problem));
+  const n = unreadable.length;
+  let numbers: string;
+  if (problems.size === 1) {
+    const [one, many] = PROBLEM_WORDS[unreadable[0].problem];
+    numbers = n === 1 ? `one value ${one}` : `${n} values ${many}`;
+  } else {
+    numbers = `${n} values cannot be sent as numbers`;
+  }
+  const empty = !missing
+    ? ''
+    : missing === 1
+      ? ' and one required field is empty'
+      : ` and ${missing} required fields are empty`;
+  const fields = n + missing === 1 ? 'the field' : 'the fields';
+  return `Not run: ${numbers}${empty}; see ${fields} above.`;
 }
 
 /** The form's value for `text`: the number, `undefined` when empty, else the text itself. */
@@ -61,14 +100,14 @@ export function numberValue(text: string, kind: 'integer' | 'number'): number | 
 export function unreadableNumbers(
   schema: Record<string, any> | undefined,
   args: Record<string, unknown>
-): IFieldError[] {
-  const out: IFieldError[] = [];
+): NumberError[] {
+  const out: NumberError[] = [];
   const walk = (sub: any, value: unknown, loc: (string | number)[]): void => {
     const kind = numberKind(sub);
     const read = kind && typeof value === 'string' ? readNumber(value, kind) : null;
     if (read && 'error' in read) {
       const path = loc.map(p => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
-      out.push({ path: `$${path}`, loc, message: read.error, value });
+      out.push({ path: `$${path}`, loc, message: read.error, value, problem: read.problem });
     } else if (value && typeof value === 'object' && !Array.isArray(value)) {
       for (const [name, property] of Object.entries<any>(sub?.properties ?? {})) {
         const inner = (value as Record<string, unknown>)[name];

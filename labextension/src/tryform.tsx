@@ -15,9 +15,10 @@ import { IProgress, progressFraction, progressLabel } from './call_stream';
 import { clearChangedFields, toExtraErrors } from './errors';
 import { TextBlock, ValueView } from './json';
 import { NumberTextField } from './number_field';
-import { unreadableNumbers, withNumberFields } from './numbers';
+import { notRunBecause, unreadableNumbers, withNumberFields } from './numbers';
 import { callCommand, formUiSchema } from './present';
 import { SaveAsTest } from './tool_tests';
+import { clockTime } from './times';
 import { formSchema, missingRequired, withNulls } from './unions';
 
 // The form's own fields: numbers typed as text (see numbers.ts).
@@ -210,18 +211,6 @@ function Notice(props: { outcome: CallOutcome }): JSX.Element | null {
   }
 }
 
-/** Why Run did not call: number fields that hold text, required fields left empty. */
-function notRunBecause(unreadable: number, missing: number): string {
-  const numbers = unreadable === 1 ? 'one value is not a number' : `${unreadable} values are not numbers`;
-  const empty = !missing
-    ? ''
-    : missing === 1
-      ? ' and one required field is empty'
-      : ` and ${missing} required fields are empty`;
-  const fields = unreadable + missing === 1 ? 'the field' : 'the fields';
-  return `Not run: ${numbers}${empty}; see ${fields} above.`;
-}
-
 /** A running tool's last progress report: a bar when it gave a total, and its message. */
 function ProgressBar(props: { progress: IProgress }): JSX.Element {
   const fraction = progressFraction(props.progress);
@@ -283,7 +272,7 @@ function History(props: {
                 onClick={() => props.onPick(entry)}
               >
                 <span className="jp-NexusTools-historyTime">
-                  {entry.at.toLocaleTimeString()}
+                  {clockTime(entry.at)}
                 </span>
                 <span className="jp-NexusTools-historyOutcome">{label}</span>
                 {entry.outcome.kind === 'result' && (
@@ -369,7 +358,7 @@ export function TryForm(props: {
       const missing = missingRequired(tool.input_schema, args);
       setExtraErrors(toExtraErrors([...unreadable, ...missing]));
       setOutcome(null);
-      setUnread(notRunBecause(unreadable.length, missing.length));
+      setUnread(notRunBecause(unreadable, missing.length));
       return;
     }
     setUnread(null);

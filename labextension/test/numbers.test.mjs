@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { numberKind, numberValue, readNumber, unreadableNumbers, withNumberFields } from '../lib/numbers.js';
+import {
+  notRunBecause,
+  numberKind,
+  numberValue,
+  readNumber,
+  unreadableNumbers,
+  withNumberFields
+} from '../lib/numbers.js';
 import { clearLabel, formUiSchema, toolsFolders } from '../lib/present.js';
 
 test('text on the way to a number is kept and named, not dropped', () => {
@@ -37,6 +44,25 @@ test('Run names each number field that holds text', () => {
   assert.equal(error.path, '$.x');
   assert.match(error.message, /"abc" is not a number/);
   assert.equal(numberKind({ type: 'string' }), null);
+});
+
+test("Run's summary says what the fields say: decimals in an integer are not 'not a number'", () => {
+  const schema = { properties: { a: { type: 'integer' }, b: { type: 'integer' }, x: { type: 'number' } } };
+  const decimal = unreadableNumbers(schema, { b: '1.5' });
+  assert.match(decimal[0].message, /not an integer \(no decimals\)/);
+  assert.equal(notRunBecause(decimal, 0), 'Not run: one value is not an integer (it has decimals); see the field above.');
+  assert.equal(
+    notRunBecause(unreadableNumbers(schema, { a: '2.5', b: '1.5' }), 1),
+    'Not run: 2 values are not integers (they have decimals) and one required field is empty; see the fields above.'
+  );
+  assert.equal(
+    notRunBecause(unreadableNumbers(schema, { x: 'abc' }), 0),
+    'Not run: one value is not a number; see the field above.'
+  );
+  assert.equal(
+    notRunBecause(unreadableNumbers(schema, { x: 'abc', b: '1.5' }), 0),
+    'Not run: 2 values cannot be sent as numbers; see the fields above.'
+  );
 });
 
 test('number fields get the text box; enums of numbers keep their choices', () => {

@@ -9,6 +9,8 @@ Every field has an ``error`` line right under it, so a validation error from the
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -214,11 +216,9 @@ class NumberField(Field):
         text = self.control.value.strip()
         if not text:
             return UNSET
-        try:
-            number = float(text)
-        except ValueError:
-            kind = "an integer" if self.integer else "a number"
-            raise FieldInputError(self.loc, f"{text!r} is not {kind}") from None
+        number = read_number(text, self.integer)
+        if isinstance(number, str):
+            raise FieldInputError(self.loc, number)
         if number.is_integer() and (self.integer or text.lstrip("+-").isdigit()):
             return int(number)  # "1000" stays 1000, not 1000.0, in the call and its history
         return number
@@ -228,6 +228,30 @@ class NumberField(Field):
 
     def prefill(self) -> None:
         pass  # the default is the placeholder: left empty, the tool's default applies
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", re.IGNORECASE)
+
+
+def read_number(text: str, integer: bool) -> float | str:
+    """The number ``text`` (stripped, not empty) spells, or why it is none, worded as the
+    sidebar's Try form words it (numbers.ts): ``"abc" is not an integer.``, ``"1.5" is not an
+    integer (no decimals).``; the text is quoted as JSON, as every refused value is."""
+    noun = "an integer" if integer else "a number"
+    shown = json.dumps(text, ensure_ascii=False)
+    if not _NUMBER.fullmatch(text):
+        tail = ""
+        if re.search(r"[\d.]\s*[-+*/%()]|^[(]", text):
+            tail = " (the form does not work out expressions: type the result)"
+        elif re.fullmatch(r"[+-]?\.?", text) or re.search(r"e[+-]?$", text, re.IGNORECASE):
+            tail = " yet: finish typing it"
+        return f"{shown} is not {noun}{tail}."
+    number = float(text)
+    if not math.isfinite(number):
+        return f"{shown} is too large for {noun}."
+    if integer and not number.is_integer():
+        return f"{shown} is not an integer (no decimals)."
+    return number
 
 
 def _number(value: Any) -> str:
