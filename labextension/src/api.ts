@@ -36,6 +36,8 @@ export interface IToolEntry {
   exported_from?: string | null;
   /** Its saved test cases' state (null: it has none). */
   tests?: ITestRow | null;
+  /** Its file failed to reload and the last good version runs: what the file says. */
+  stale?: string | null;
 }
 
 /** A tool's test state as a catalog row carries it. */
@@ -148,6 +150,8 @@ export interface IToolDetails {
   call_policy?: { action: 'allow' | 'ask' | 'deny'; reason: string } | null;
   /** Its saved test cases and how their last run went. */
   tests?: ITestStatus | null;
+  /** Its file failed to reload and the last good version runs: what the file says. */
+  stale?: string | null;
   /** Its calls on this server (null before the first). */
   stats?: IToolStats | null;
   /** A live kernel's tool only: the calls its notebook made in the kernel, as reported. */

@@ -44,10 +44,13 @@ export function StatusBadges(props: {
   reason: string | null;
   shadowed: unknown[];
   shadowedBy?: string | null;
+  /** Why the live version is an old one (its file failed to reload), if it is. */
+  stale?: string | null;
 }): JSX.Element {
-  const { status, reason, shadowed, shadowedBy } = props;
+  const { status, reason, shadowed, shadowedBy, stale } = props;
   return (
     <>
+      {stale && <Badge kind="warn" label="stale" title={stale} />}
       {status === 'error' && <Badge kind="error" label="error" title={reason ?? 'error'} />}
       {status === 'unavailable' && (
         <Badge kind="warn" label="unavailable" title={reason ?? 'unavailable'} />

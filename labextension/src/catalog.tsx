@@ -82,6 +82,7 @@ function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): J
           reason={tool.reason}
           shadowed={tool.shadowed}
           shadowedBy={tool.shadowed_by}
+          stale={tool.stale}
         />
         <TestBadge tests={tool.tests} />
       </div>

@@ -134,7 +134,12 @@ export function ToolDetails(props: {
         <>
           <div className="jp-NexusTools-badges">
             <PermissionBadge permission={tool.permission} />
-            <StatusBadges status={tool.status} reason={tool.reason} shadowed={tool.shadowed} />
+            <StatusBadges
+              status={tool.status}
+              reason={tool.reason}
+              shadowed={tool.shadowed}
+              stale={tool.stale}
+            />
             <TestBadge tests={tool.tests} />
             <Badge kind="info" label={tool.source} title={`Source: ${tool.source}`} />
             {tool.categories.map(c => (
@@ -143,6 +148,11 @@ export function ToolDetails(props: {
           </div>
           {tool.reason && tool.status !== 'ok' && (
             <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{tool.reason}</div>
+          )}
+          {tool.stale && (
+            <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="status">
+              {tool.stale.replace(/^stale: /, '')}
+            </div>
           )}
           <p className="jp-NexusTools-description">{tool.description}</p>
           <CodeLinks tool={tool} follower={props.follower ?? null} />

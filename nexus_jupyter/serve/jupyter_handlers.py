@@ -82,7 +82,17 @@ def entry_row(entry: ToolEntry, score: float | None = None) -> dict[str, Any]:
         "version": spec.version,
         "score": score,
         "tests": None,  # filled in by entry_rows for the rows it lists (see jupyter_tests)
+        "stale": None,  # filled in by entry_rows too: why the live version is an old one
     }
+
+
+def stale_note(registry: Any, name: str) -> str | None:
+    """What the tool's file says when it failed to reload and its last good version is the
+    one that runs (``stale: hello.py failed to reload (...)``), else ``None``."""
+    from ..core.registry.file_health import stale_file
+
+    broken = stale_file(registry, name)
+    return broken.note() if broken is not None else None
 
 
 def entry_rows(
@@ -96,6 +106,7 @@ def entry_rows(
         from .jupyter_tests import test_row
 
         rows[0]["tests"] = test_row(registry, entry.name)
+        rows[0]["stale"] = stale_note(registry, entry.name)
     for loser in entry.shadowed:
         row = entry_row(ToolEntry(loser), score)
         row["shadowed_by"] = entry.spec.source
@@ -225,6 +236,7 @@ class ToolHandler(NexusHandler):
         )
         body["call_policy"] = self.call_policy(entry)
         body["tests"] = self.registry.test_status(name).to_dict()
+        body["stale"] = stale_note(self.registry, name)
         stats = self.registry.stats().get(name)
         body["stats"] = stats.to_dict() if stats is not None else None
         if entry.spec.source_kind == "kernel":

@@ -561,6 +561,12 @@ async def test_events_deliver_a_tool_file_saved_in_the_watched_folder(
         assert "multiply_tool.py" in folder["error"]
         data = json.loads((await call(jp_fetch, "multiply", {"a": 2, "b": 5})).body)
         assert data["structured"] == 10, "the last good version must stay live"
+        # the sidebar's row and details say the live tool is stale, and why
+        row = next(
+            t for t in (await get_json(jp_fetch, "tools"))["tools"] if t["name"] == "multiply"
+        )
+        assert row["stale"].startswith("stale: multiply_tool.py failed to reload (")
+        assert (await get_json(jp_fetch, "tools", "multiply"))["stale"] == row["stale"]
     finally:
         ws.close()
 
