@@ -82,3 +82,14 @@ def test_the_core_is_a_package_per_concept() -> None:
         "toolsets",
         "tooltests",
     ]
+
+
+def test_the_jupyter_server_face_imports_nothing_of_the_notebook_face() -> None:
+    """The server reads what a kernel's listing carries (``_meta`` keys, the kernel's private
+    tool) from the core, where both faces agree on it; the kernel's side is its own."""
+    offenders = {}
+    for path in sorted((PACKAGE / "serve").rglob("*.py")):
+        bad = [m for m in _imports(path) if m.startswith("nexus_jupyter.notebook")]
+        if bad:
+            offenders[str(path.relative_to(PACKAGE))] = sorted(set(bad))
+    assert offenders == {}

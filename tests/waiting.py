@@ -1,11 +1,15 @@
 """Waiting on the registry in tests: re-check after every registry event, with a deadline
-(no sleeps). Shared by the directory, export, reliability and MCP tests."""
+(no sleeps). Shared by the directory, export, reliability and MCP tests. And, for a test on
+an event loop (where what it waits for happens on other threads or on the same loop),
+:func:`until`: re-check every few milliseconds while the loop runs, with a deadline."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from nexus_jupyter import Registry
 
@@ -44,3 +48,14 @@ def wait_for_test_state(reg: Registry, name: str, states: set[str] | str, deadli
             changed.clear()
     finally:
         unsubscribe()
+
+
+async def until(check: Callable[[], Any], what: str, deadline: float = 20.0) -> Any:
+    """``check()``'s first truthy value, re-checked while the running loop goes on; fails
+    saying it waited for ``what`` after ``deadline`` seconds."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline
+    while not (value := check()):
+        assert loop.time() < end, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+    return value

@@ -185,7 +185,7 @@ def export_tool(
 def _served_by(folder: Path, name: str) -> str | None:
     """Whether the Jupyter server that started this kernel serves ``folder`` (it says which
     folders it watches in the kernel's environment); ``None`` outside such a kernel."""
-    from ..core.config.paths import server_tools_dirs
+    from ..core.config.paths import server_root, server_tools_dirs
 
     watched = server_tools_dirs()
     if watched is None:
@@ -197,10 +197,20 @@ def _served_by(folder: Path, name: str) -> str | None:
             "(sidebar, REST, /nexus/mcp) and reloads it on every save."
         )
     where = ", ".join(f"`{w}`" for w in watched) or "no tools folder"
-    fix = f"export with `--dir {watched[0]}`" if watched else "start it where a tools folder is"
+    if watched:
+        fix = (
+            f"To serve it there, export with `--dir {watched[0]}`, or set `tools_dir:` in the "
+            "nex.yaml of this notebook's workspace to that folder."
+        )
+    else:  # the server has no folder to serve it from: it needs one first
+        root = server_root() or Path("<the server's root>")
+        fix = (
+            f"To serve it, give the server a tools folder: create `{root / 'tools' / 'dynamic'}`, "
+            f"or set `tools_dir:` in `{root / 'nex.yaml'}` (the server's own nex.yaml) to "
+            "this folder; then restart the Jupyter server."
+        )
     return (
         f"**Warning:** the Jupyter server does not watch `{here}` (it watches {where}), so "
         f"its sidebar and /nexus/mcp no longer list `{name}` (this kernel still has it, from "
-        f"the file). To serve it there, {fix}, or set `tools_dir:` in the nex.yaml of this "
-        "notebook's workspace to that folder."
+        f"the file). {fix}"
     )

@@ -64,6 +64,9 @@ def load(ipython: Any) -> None:
     from ..session import when_session_registry_made
 
     when_session_registry_made(api.follow_session)  # every call, however made, in the history
+    from .workspace_notice import warn_of_old_tools_folder
+
+    when_session_registry_made(warn_of_old_tools_folder)  # notebooks/tools/dynamic, once
     from .kernel_link import start_kernel_link
 
     start_kernel_link(ipython, api.current_registry)

@@ -4,6 +4,12 @@ registry (:meth:`CallHistory.follow`): every call that registry finishes is reco
 magic, a form or ``await reg.call(...)`` / ``reg.call_sync(...)`` in a cell made it. Only the
 newest ``limit`` calls (500) are kept.
 
+Recording is cheap, since it happens on the call's return path: a call is appended at once (so
+``%tool history`` lists it as soon as the call returns), and the widgets that show the history
+are redrawn later, on the loop they were made on (the kernel's), once for a burst of calls: a
+cell that calls ``reg.call_sync`` in a loop with a history panel open does not redraw the
+panel for every call before the next one starts.
+
 >>> from nexus_jupyter.notebook.history import CallHistory
 >>> history = CallHistory()
 >>> record = history.record("add", {"a": 1, "b": 2}, value=3, duration=0.001)
@@ -13,8 +19,10 @@ newest ``limit`` calls (500) are kept.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import itertools
+import logging
 import threading
 import time
 import weakref
@@ -23,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["CallHistory", "CallRecord", "session_history"]
+
+log = logging.getLogger(__name__)
 
 _ids = itertools.count(1)
 
@@ -62,14 +72,15 @@ class CallHistory:
     """A bounded, thread-safe list of :class:`CallRecord` (newest last).
 
     Calls finish on the registry's background thread while the notebook reads the history on
-    the kernel thread, hence the lock. ``subscribe(callback)`` is how widgets refresh.
+    the kernel thread, hence the lock. ``subscribe(callback)`` is how widgets refresh (see
+    :meth:`subscribe`: later, on the subscriber's loop, when it has one).
     """
 
     def __init__(self, limit: int = 500) -> None:
         self.limit = limit
         self._records: list[CallRecord] = []
         self._lock = threading.Lock()
-        self._subscribers: list[Callable[[CallRecord], Any]] = []
+        self._subscribers: list[_Subscriber] = []
         # registry -> stop following it (weak: a closed registry that goes away leaves)
         self._followed: weakref.WeakKeyDictionary[Any, Callable[[], None]] = (
             weakref.WeakKeyDictionary()
@@ -127,8 +138,8 @@ class CallHistory:
             self._records.append(entry)
             del self._records[: -self.limit]
             subscribers = list(self._subscribers)
-        for callback in subscribers:
-            callback(entry)
+        for subscriber in subscribers:
+            subscriber.tell(entry)
         return entry
 
     def record_result(self, arguments: Mapping[str, Any] | None, result: Any) -> CallRecord:
@@ -158,13 +169,20 @@ class CallHistory:
         raise KeyError(f"No call #{record_id} in the history; see `%tool history`.")
 
     def subscribe(self, callback: Callable[[CallRecord], Any]) -> Callable[[], None]:
+        """Call ``callback(record)`` after calls are recorded; returns the function that stops
+        it. Subscribed while an event loop runs (a widget made in a kernel's cell), it is
+        called on that loop, after the call returned, and once for the calls recorded
+        meanwhile (with the newest): what it redraws never slows a call down. Subscribed
+        with no loop running (a script), it is called at once, on the recording thread."""
+        subscriber = _Subscriber(callback, _running_loop())
         with self._lock:
-            self._subscribers.append(callback)
+            self._subscribers.append(subscriber)
 
         def unsubscribe() -> None:
+            subscriber.stopped = True  # a redraw already on its way is dropped
             with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
 
         return unsubscribe
 
@@ -174,6 +192,54 @@ class CallHistory:
 
     def __len__(self) -> int:
         return len(self._records)
+
+
+class _Subscriber:
+    """One :meth:`CallHistory.subscribe` callback, told on its own loop when it has one."""
+
+    def __init__(
+        self, callback: Callable[[CallRecord], Any], loop: asyncio.AbstractEventLoop | None
+    ) -> None:
+        self.callback = callback
+        self.loop = loop
+        self.stopped = False
+        self._lock = threading.Lock()
+        self._newest: CallRecord | None = None  # recorded since the last time it was told
+
+    def tell(self, entry: CallRecord) -> None:
+        """Have the callback told of ``entry``: at once without a loop, else on the loop,
+        once for every call recorded before it runs."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            self.callback(entry)  # no loop to leave it to: as before widgets had loops
+            return
+        with self._lock:
+            waiting = self._newest is not None
+            self._newest = entry
+        if waiting:
+            return  # a redraw is already on its way; it will show this call too
+        try:
+            loop.call_soon_threadsafe(self._run)
+        except RuntimeError:  # the loop closed just now: no one there to redraw
+            with self._lock:
+                self._newest = None
+
+    def _run(self) -> None:
+        with self._lock:
+            entry, self._newest = self._newest, None
+        if entry is None or self.stopped:
+            return
+        try:
+            self.callback(entry)
+        except Exception:  # a widget that fails to redraw: say so, the history stands
+            log.exception("nexus_jupyter: refreshing a call history view failed")
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 _session = CallHistory()

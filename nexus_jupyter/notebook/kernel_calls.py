@@ -22,11 +22,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CALLS_EVERY_S", "CALLS_META_KEY", "CallReporter"]
+from ..core.tools.kernel_listing import CALLS_META_KEY
+
+__all__ = ["CALLS_EVERY_S", "CallReporter"]
 
 log = logging.getLogger(__name__)
 
-CALLS_META_KEY = "nexus-jupyter/calls"
 #: How often the kernel looks whether its notebook called a tool since it last reported.
 CALLS_EVERY_S = 1.0
 

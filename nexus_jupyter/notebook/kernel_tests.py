@@ -14,14 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.tools.kernel_listing import KERNEL_TESTS_TOOL, TESTS_META_KEY
 from ..core.tools.tool import Tool
 
-__all__ = ["KERNEL_TESTS_TOOL", "META_KEY", "listing_meta", "tests_tool"]
-
-KERNEL_TESTS_TOOL = "_nexus_tests"
-META_KEY = "nexus-jupyter/tests"
-#: How a kernel of an earlier release spelt it.
-OLD_META_KEY = "nexus_jupyter/tests"
+__all__ = ["KERNEL_TESTS_TOOL", "listing_meta", "tests_tool"]
 
 _SCHEMA = {
     "type": "object",
@@ -47,7 +43,7 @@ def listing_meta(session: Any, name: str) -> dict[str, Any] | None:
         cases = [c.to_dict() for c in session.tests.cases(name)]
     except Exception:
         cases = []
-    return {META_KEY: {"status": status.to_dict(), "cases": cases}}
+    return {TESTS_META_KEY: {"status": status.to_dict(), "cases": cases}}
 
 
 def tests_tool(session: Any) -> Tool:

@@ -328,6 +328,18 @@ class CallHandler(NexusHandler):
             said = getattr(exc, "nexus_body", None) or {"error": "error", "message": str(exc)}
             stream.end({**said, "status": exc.status_code})
             return
+        except Exception as exc:
+            if stream is None or not stream.started:
+                raise  # tornado answers 500 and logs it
+            # The status went out with the first report: the stream's last line says it
+            # (tornado could only log "Cannot send error response after headers written").
+            self.log.exception("nexus_jupyter: the call of %r failed after it reported", name)
+            message = (
+                f"The call of {name!r} failed on the Jupyter server after it reported progress: "
+                f"{type(exc).__name__}: {exc}. The server's log has the traceback."
+            )
+            stream.end({"error": "internal", "message": message, "status": 500})
+            return
         finally:
             if stream is not None:
                 stream.ended = True  # the call is over: a report still on its way is dropped

@@ -34,8 +34,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..core.tools.kernel_listing import CALLS_META_KEY
 from ..core.tools.spec import SourceKind
-from ..notebook.kernel_calls import CALLS_META_KEY
 from .kernel_tool_tests import KernelToolTests
 from .kernel_workspace import ExportHandOver, load_exported_files
 from .nexus_upstream import NexusUpstream
@@ -71,8 +71,22 @@ class KernelSource(ExportHandOver, KernelToolTests, NexusUpstream):
         self.reported_tests: dict[str, Any] = {}  # tool -> the test status its kernel reports
         #: tool -> the figures of the calls its notebook made in the kernel (a ToolStats dict)
         self.reported_calls: dict[str, dict[str, Any]] = {}
+        self._listed: set[str] = set()  # the tools of the listing being read
+
+    async def _list_tools(self, client: Any, *, publish: bool = True) -> None:
+        """List the kernel's tools; what it reported of a tool that left the listing goes
+        with it (its calls would still count in :meth:`call_counts`, its tests in the
+        status), before the registry hears of the new listing."""
+        self._listed = set()
+        await super()._list_tools(client, publish=False)
+        for reported in (self.reported_calls, self.reported_tests):
+            for name in [n for n in reported if n not in self._listed]:
+                del reported[name]
+        if publish:
+            self._publish()
 
     def _tool(self, remote: Any) -> Any:
+        self._listed.add(remote.name)
         self._note_tests(remote)
         figures = (remote.meta or {}).get(CALLS_META_KEY)
         if isinstance(figures, dict):

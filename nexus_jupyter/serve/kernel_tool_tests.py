@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import TestCaseError, ToolUnavailable
+from ..core.tools.kernel_listing import KERNEL_TESTS_TOOL, OLD_TESTS_META_KEY, TESTS_META_KEY
 from ..core.tools.spec import ToolSpec
 from ..core.tooltests.cases import TestCase
 from ..core.tooltests.outcomes import TestStatus
-from ..notebook.kernel_tests import KERNEL_TESTS_TOOL, META_KEY, OLD_META_KEY
 
 __all__ = ["KernelToolTests"]
 
@@ -43,7 +43,7 @@ class KernelToolTests:
         """Remember the test status a ``tools/list`` entry carries."""
         reported = self.reported_tests
         meta = dict(remote.meta or {})
-        data = meta.get(META_KEY, meta.get(OLD_META_KEY))
+        data = meta.get(TESTS_META_KEY, meta.get(OLD_TESTS_META_KEY))
         if isinstance(data, Mapping):
             reported[remote.name] = dict(data)
         else:

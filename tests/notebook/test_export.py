@@ -247,3 +247,24 @@ def test_export_says_whether_the_jupyter_server_serves_the_file(
     warned = export_tool("add", registry=registry, tools_dir=tools_dir).served
     assert warned is not None and warned.startswith("**Warning:** the Jupyter server does not")
     assert f"`{tools_dir.resolve()}`" in warned and f"`--dir {elsewhere}`" in warned
+
+
+def test_export_names_the_setting_when_the_jupyter_server_watches_no_folder(
+    shell: InteractiveShell,
+    registry: Registry,
+    tools_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server that watches nothing cannot be told to serve the file with ``--dir``: the
+    warning says what gives it a folder (in its root's nex.yaml, or the default folder)."""
+    root = tmp_path / "server"
+    monkeypatch.setenv("NEXUS_JUPYTER_SERVER_ROOT", str(root))
+    monkeypatch.setenv("NEXUS_JUPYTER_SERVER_TOOLS", "")
+    run_ok(shell, SHAPES[0][1][0])
+    warned = export_tool("add", registry=registry, tools_dir=tools_dir).served
+    assert warned is not None and "(it watches no tools folder)" in warned
+    assert f"create `{root / 'tools' / 'dynamic'}`" in warned
+    assert f"set `tools_dir:` in `{root / 'nex.yaml'}`" in warned
+    assert "restart the Jupyter server" in warned
+    assert "--dir" not in warned

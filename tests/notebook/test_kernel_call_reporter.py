@@ -11,7 +11,8 @@ import pytest
 
 from nexus_jupyter import Registry, tool
 from nexus_jupyter.core.errors import ToolValidationError
-from nexus_jupyter.notebook.kernel_calls import CALLS_META_KEY, CallReporter
+from nexus_jupyter.core.tools.kernel_listing import CALLS_META_KEY
+from nexus_jupyter.notebook.kernel_calls import CallReporter
 
 
 @tool

@@ -10,12 +10,13 @@ before it reports a change (so only the hand-over can bring the file in time).""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import uuid
 from pathlib import Path
 from typing import Any
+
+from waiting import until
 
 from nexus_jupyter import Registry, tool
 from nexus_jupyter.serve.jupyter_kernels import ANNOUNCE_PREFIX, KernelSources
@@ -49,15 +50,6 @@ class _Sessions:
         return [{"kernel": {"id": self.kernel_id}, "path": NOTEBOOK}]
 
 
-async def _until(check: Any, what: str, deadline: float = 20.0) -> Any:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline
-    while not (value := check()):
-        assert loop.time() < end, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
-    return value
-
-
 async def test_a_tool_dropped_by_its_kernel_comes_from_the_exported_file_at_once(
     tmp_path: Path,
 ) -> None:
@@ -80,7 +72,7 @@ async def test_a_tool_dropped_by_its_kernel_comes_from_the_exported_file_at_once
     kernels = KernelSources(server, runtime, _Sessions(kernel_id))
     kernels.start()
     try:
-        await _until(lambda: "hello" in server.names(), "the kernel's hello")
+        await until(lambda: "hello" in server.names(), "the kernel's hello")
         assert server.get("hello").spec.source == f"kernel:{NOTEBOOK}"
 
         # What `%tool export hello` does in the kernel: write the file, then drop the tool.
@@ -92,7 +84,7 @@ async def test_a_tool_dropped_by_its_kernel_comes_from_the_exported_file_at_once
                 "directory"
             )
 
-        await _until(from_file, "hello to come from the file")
+        await until(from_file, "hello to come from the file")
         result = await server.call("hello", {"name": "Ada"})
         assert result.structured == "Hello from the file, Ada!"
         assert "hello" not in removed  # never missing from the server's registry

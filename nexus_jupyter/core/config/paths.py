@@ -21,6 +21,7 @@ __all__ = [
     "SERVER_TOOLS_ENV",
     "find_project_file",
     "resolve_tools_dir",
+    "server_root",
     "server_tools_dirs",
     "workspace_root",
 ]
@@ -59,7 +60,9 @@ def find_project_file(start: str | Path, stop: str | Path | None = None) -> Path
     return None
 
 
-def _server_root() -> Path | None:
+def server_root() -> Path | None:
+    """The root of the Jupyter server that started this kernel, or ``None`` when no
+    nexus-enabled Jupyter server started it."""
     chosen = os.environ.get(SERVER_ROOT_ENV)
     return Path(chosen).expanduser() if chosen else None
 
@@ -70,7 +73,7 @@ def workspace_root(start: str | Path | None = None) -> Path:
     server's root when ``start`` is inside it), else the root of the Jupyter server that
     started this kernel (``NEXUS_JUPYTER_SERVER_ROOT``), else ``start``."""
     here = Path(start) if start is not None else Path.cwd()
-    server = _server_root()
+    server = server_root()
     found = find_project_file(here, server)
     if found is not None:
         return found.parent

@@ -20,6 +20,7 @@ are recomputed (:mod:`.changes`). Changes reach subscribers through their own qu
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -189,9 +190,16 @@ class Registry(RegistryWriter):
         calls = self._calls
         with self._lock:
             calls.observers = (*calls.observers, observer)
+        # ``stop`` holds the registry weakly: whoever keeps it (a history that follows this
+        # registry) must not keep a closed registry, and its search index, alive
+        following = weakref.ref(self)
 
         def stop() -> None:
-            with self._lock:
+            registry = following()
+            if registry is None:
+                return  # the registry is gone, and its observers with it
+            with registry._lock:
+                calls = registry._calls
                 calls.observers = tuple(o for o in calls.observers if o is not observer)
 
         return stop
