@@ -69,6 +69,8 @@ export interface ICaseOutcome {
   message: string;
   duration: number;
   version: string;
+  /** Skipped: its call needs an approval a test run does not give (`message` says which). */
+  needs_approval?: boolean;
 }
 
 /** A tool's full test status (`GET tools/{name}`). */

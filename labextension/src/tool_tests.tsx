@@ -8,7 +8,9 @@ import { CallOutcome, IToolDetails, IToolStats, ITestStatus, runTests, saveTest 
 import { TestBadge } from './badges';
 import { callsLines } from './calls';
 import { expectationOf, Kind, KINDS, suggestedExpectation } from './expectations';
+import { notebookOf } from './notebook_tools';
 import { callCommand } from './present';
+import { approvalAdvice } from './skips';
 
 /**
  * "Calls on this server: 12, 1 failed (8%), p50 2.1 ms, p95 9.8 ms" and, for a live kernel's
@@ -47,6 +49,8 @@ export function TestsSection(props: { tool: IToolDetails }): JSX.Element {
   const [running, setRunning] = React.useState(false);
   const [error, setError] = React.useState<string | null>(null);
   React.useEffect(() => setStatus(props.tool.tests ?? null), [props.tool]);
+  // a live kernel's tool is tested in its kernel: its notebook is where to approve a case
+  const notebook = props.tool.source_kind === 'kernel' ? notebookOf(props.tool) : null;
 
   const run = async () => {
     setRunning(true);
@@ -91,7 +95,15 @@ export function TestsSection(props: { tool: IToolDetails }): JSX.Element {
               {outcome.state}
             </span>{' '}
             <span className="jp-NexusTools-outcomeLabel">{outcome.label}</span>
-            {outcome.message && <div className="jp-NexusTools-outcomeMessage">{outcome.message}</div>}
+            {outcome.message && (
+              <div className={`jp-NexusTools-outcomeMessage jp-NexusTools-outcomeMessage-${outcome.state}`}>
+                {outcome.message}
+                {outcome.needs_approval ? '. ' : ''}
+                {approvalAdvice(outcome, notebook).map((part, j) =>
+                  'code' in part ? <code key={j}>{part.code}</code> : <span key={j}>{part.text}</span>
+                )}
+              </div>
+            )}
           </li>
         ))}
       </ul>

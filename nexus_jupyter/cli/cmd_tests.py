@@ -104,7 +104,7 @@ def _test(reg: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_dict())
     else:
-        print(report_text(report), file=stdout())
+        print(report_text(report, face="cli"), file=stdout())
     if names:
         untested = [n for n in names if not any(o.case.tool == n for o in report.outcomes)]
         untested = [n for n in untested if reg.tests.status(n).state == "none"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .tables import left_aligned
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STATE_COLORS",
+    "outcome_message",
     "report_html",
     "report_text",
     "stats_html",
@@ -95,15 +96,37 @@ def test_status_html(status: TestStatus) -> str:
     return f"<p class='nexus-test-status'>{test_badge(status)}{text}{broke}</p>"
 
 
-def _outcome_line(outcome: CaseOutcome) -> str:
+#: How a person gives a test run the approval a case needs, from each face that runs tests.
+_APPROVE_FROM = {"notebook": "%tool test {tool} --yes", "cli": "nexus-tools test {tool} --yes"}
+
+
+def outcome_message(outcome: CaseOutcome, face: Literal["notebook", "cli"] = "notebook") -> str:
+    """What differed, or why the case was skipped; a case that needs approval says the
+    command of ``face`` that gives it (``run it with %tool test purge --yes``)."""
+    if not outcome.needs_approval:
+        return outcome.message
+    return f"{outcome.message}; run it with {_APPROVE_FROM[face].format(tool=outcome.case.tool)}"
+
+
+def _message_html(outcome: CaseOutcome) -> str:
+    if not outcome.needs_approval:
+        return html.escape(outcome.message)
+    command = _APPROVE_FROM["notebook"].format(tool=outcome.case.tool)
+    return f"{html.escape(outcome.message)}; run it with <code>{html.escape(command)}</code>"
+
+
+def _outcome_line(outcome: CaseOutcome, face: Literal["notebook", "cli"]) -> str:
     line = f"{_MARK[outcome.state]:<7} {outcome.case.label}  ({_ms(outcome.duration)})"
-    return line + (f"\n        {outcome.message}" if outcome.message else "")
+    message = outcome_message(outcome, face)
+    return line + (f"\n        {message}" if message else "")
 
 
-def report_text(report: TestReport) -> str:
+def report_text(report: TestReport, face: Literal["notebook", "cli"] = "notebook") -> str:
+    """The report for a terminal (``face="cli"``: advice names ``nexus-tools``) or a
+    notebook's text output."""
     if not report.outcomes and not report.problems:
         return "No test cases. Save one with `%tool test save NAME {args} --expect VALUE`, or write <tool file>.tests.yaml."
-    lines = [_outcome_line(o) for o in report.outcomes]
+    lines = [_outcome_line(o, face) for o in report.outcomes]
     lines += [f"ERROR   {where}: {problem}" for where, problem in report.problems.items()]
     lines.append(report.summary())
     return "\n".join(lines)
@@ -116,7 +139,7 @@ def report_html(report: TestReport) -> str:
     rows = "".join(
         f"<tr><td>{_badge(o.state, STATE_COLORS[o.state], o.message or o.state)}</td>"
         f"<td><code>{esc(o.case.tool)}</code></td><td>{esc(o.case.label)}</td>"
-        f"<td style='text-align:left'>{esc(o.message)}</td><td>{_ms(o.duration)}</td></tr>"
+        f"<td style='text-align:left'>{_message_html(o)}</td><td>{_ms(o.duration)}</td></tr>"
         for o in report.outcomes
     )
     rows += "".join(
@@ -128,7 +151,10 @@ def report_html(report: TestReport) -> str:
         "<table><thead><tr><th></th><th>tool</th><th>case</th><th>what differed</th>"
         f"<th>time</th></tr></thead><tbody>{rows}</tbody></table>"
     )
-    color = STATE_COLORS["passed" if report.ok else "failed"]
+    counts = report.counts
+    # green when every case passed; a skip is not a failure, nor a pass: grey
+    state = "failed" if not report.ok else "skipped" if counts.get("skipped") else "passed"
+    color = STATE_COLORS[state]
     return (
         f"<div class='nexus-test-report'>{table}"
         f"<p style='color:{color}'><b>{esc(report.summary())}</b></p></div>"

@@ -9,7 +9,7 @@ from nexus_jupyter.core.errors import TestCaseError
 from nexus_jupyter.core.policy.policy import Policy
 from nexus_jupyter.core.tooltests.cases import Expectation, TestCase
 from nexus_jupyter.core.tooltests.compare import first_difference, subset_difference
-from nexus_jupyter.core.tooltests.outcomes import TestStatus
+from nexus_jupyter.core.tooltests.outcomes import CaseOutcome, TestReport, TestStatus
 from nexus_jupyter.core.tooltests.predicate import compile_check, evaluate_check
 from nexus_jupyter.core.tooltests.runner import run_case, run_case_sync
 
@@ -258,7 +258,6 @@ def test_cases_needing_approval_or_credentials_are_skipped_with_the_reason(
     reg.policy = Policy(grant="danger_full_access")
     state, message = _run(reg, {"tool": "wipe", "arguments": {"path": "/tmp/x"}})
     assert state == "skipped" and "needs approval (danger_full_access)" in message
-    assert "--yes" in message
     approved = run_case_sync(reg, TestCase("wipe", {"path": "/tmp/x"}), approved=True)
     assert approved.state == "passed"
 
@@ -268,6 +267,32 @@ def test_cases_needing_approval_or_credentials_are_skipped_with_the_reason(
     reg.add(keyed)
     state, message = _run(reg, {"tool": "keyed", "arguments": {"city": "Oslo"}})
     assert state == "skipped" and "missing credential 'weather'" in message
+
+
+def test_a_case_needing_approval_says_how_to_approve_it_in_each_faces_words(
+    reg: Registry,
+) -> None:
+    from nexus_jupyter.render.tool_tests import outcome_message, report_html, report_text
+
+    reg.policy = Policy(grant="danger_full_access")
+    skipped = run_case_sync(reg, TestCase("wipe", {"path": "/tmp/x"}))
+    assert skipped.state == "skipped" and skipped.needs_approval
+    # the stored reason is shown by every face: it names no face's command
+    assert "`" not in skipped.message and "NAME" not in skipped.message
+    assert "nexus-tools" not in skipped.message and "%tool" not in skipped.message
+    assert CaseOutcome.from_dict(skipped.to_dict()).needs_approval  # as a kernel reports it
+    assert outcome_message(skipped) == (
+        "needs approval (danger_full_access), which a test run does not give; "
+        "run it with %tool test wipe --yes"
+    )
+    report = TestReport((skipped,))
+    assert "run it with nexus-tools test wipe --yes" in report_text(report, face="cli")
+    shown = report_html(report)
+    assert "run it with <code>%tool test wipe --yes</code>" in shown
+    assert "<p style='color:#757575'><b>1 skipped" in shown  # a skip is not a pass: grey
+    passed = run_case_sync(reg, TestCase("add", {"a": 1, "b": 2}, Expectation("equals", 3)))
+    assert not passed.needs_approval
+    assert "<p style='color:#2e7d32'><b>1 passed" in report_html(TestReport((passed,)))
 
 
 def test_a_missing_tool_is_an_error_with_close_names(reg: Registry) -> None:

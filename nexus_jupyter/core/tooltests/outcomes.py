@@ -30,13 +30,16 @@ _STATES = frozenset({"none", "pending", "running", "passed", "failed", "error", 
 @dataclass(frozen=True, slots=True)
 class CaseOutcome:
     """How one case went: its ``state``, what differed (``message``), how long it took and
-    the tool version it ran against."""
+    the tool version it ran against. ``needs_approval``: skipped because its call needs an
+    approval a test run does not give; each face says how to give it (the message does not,
+    as it is shown by every face)."""
 
     case: TestCase
     state: CaseState
     message: str = ""
     duration: float = 0.0
     version: str = ""
+    needs_approval: bool = False
 
     @property
     def ok(self) -> bool:
@@ -59,6 +62,7 @@ class CaseOutcome:
             str(data.get("message") or ""),
             float(data.get("duration") or 0.0),
             str(data.get("version") or ""),
+            bool(data.get("needs_approval")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,6 +74,7 @@ class CaseOutcome:
             "message": self.message,
             "duration": round(self.duration, 6),
             "version": self.version,
+            "needs_approval": self.needs_approval,
         }
 
 

@@ -10,7 +10,8 @@ request of its own (:data:`TEST_REQUEST`: local, nobody to approve, client ``tes
 audit log tells test calls apart). Before the call the runner asks what the call pipeline
 would: a case whose tool cannot run now (a missing credential, a server that is down), that
 policy blocks, or that needs an approval nobody gave (``approved=True`` gives it: ``nexus-tools
-test --yes``) is **skipped** with that reason rather than run. A malformed case (its
+test NAME --yes``, ``%tool test NAME --yes``; such an outcome has ``needs_approval`` set, and
+each face words how) is **skipped** with that reason rather than run. A malformed case (its
 ``problem``) and a case whose tool does not exist are **errors** that say what is wrong.
 
 The value a case is held against is the result's structured value, else its text content (an
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
@@ -103,11 +105,18 @@ def _skip_reason(
     if decision.action == "deny":
         return "skipped", f"blocked by policy: {decision.reason}"
     if decision.action == "ask" and not approved:
-        return "skipped", (
-            f"needs approval ({entry.spec.permission}), which a test run does not give; "
-            "run it with `nexus-tools test --yes` or `%tool test NAME --yes`"
-        )
+        # how to give it is the face's to say (CaseOutcome.needs_approval)
+        return "skipped", _NEEDS_APPROVAL.format(permission=entry.spec.permission)
     return None
+
+
+#: Why a case whose call needs an approval is skipped (the faces add how to approve it).
+_NEEDS_APPROVAL = "needs approval ({permission}), which a test run does not give"
+
+
+def _needs_approval(registry: Registry, case: TestCase) -> str | None:
+    entry = registry.snapshot.entries.get(case.tool)
+    return _NEEDS_APPROVAL.format(permission=entry.spec.permission) if entry else None
 
 
 def _no_such_tool(exc: ToolNotFound) -> str:
@@ -208,6 +217,8 @@ def _prepare(
     request = request or request_for_tests()
     skip = _skip_reason(registry, case, request, approved)
     early = _outcome(registry, case, *skip, started) if skip is not None else None
+    if early is not None and early.message == _needs_approval(registry, case):
+        early = replace(early, needs_approval=True)
     return started, request, early
 
 
