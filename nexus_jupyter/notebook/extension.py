@@ -22,6 +22,7 @@ _tracker: NotebookTracker | None = None
 _shell: Any = None
 _stop_listening: Callable[[], None] | None = None
 _stop_sign_in_links: Callable[[], None] | None = None
+_stop_dropping_lines: Callable[[], None] | None = None
 
 
 def current_tracker() -> NotebookTracker | None:
@@ -60,6 +61,10 @@ def load(ipython: Any) -> None:
 
     _stop_sign_in_links = install_sign_in_links()
     name_cells_of(ipython)  # tool tracebacks say "Cell In[3]", like IPython's own
+    global _stop_dropping_lines
+    from .kernel_logging import drop_lines_shown_as_status
+
+    _stop_dropping_lines = drop_lines_shown_as_status()  # no "test broke" in an old cell
     _tracker, _shell = tracker, ipython
     from ..session import when_session_registry_made
 
@@ -104,8 +109,11 @@ def unload(ipython: Any) -> None:
             pass  # already gone (the shell was reset)
     if _stop_listening is not None:
         _stop_listening()
-    global _stop_sign_in_links
+    global _stop_sign_in_links, _stop_dropping_lines
     if _stop_sign_in_links is not None:
         _stop_sign_in_links()
         _stop_sign_in_links = None
+    if _stop_dropping_lines is not None:
+        _stop_dropping_lines()
+        _stop_dropping_lines = None
     _tracker = _shell = None

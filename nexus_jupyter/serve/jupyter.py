@@ -107,7 +107,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
     from ..core.registry.catalog import catalog_of
     from .jupyter_handlers import handlers
+    from .server_log import log_through_server
 
+    stop_logging = log_through_server(serverapp.log)  # the registry's warnings, prefixed
     web_app = serverapp.web_app
     root = str(Path(serverapp.root_dir).expanduser().resolve())
     factory = web_app.settings.get("nexus_registry_factory") or build_server_registry
@@ -129,13 +131,20 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         unsubscribe_tools()
         unsubscribe_offers()
         state.hub.close()
+        stop_logging()
 
     state.unsubscribe = unsubscribe
     web_app.settings["nexus"] = state
     web_app.add_handlers(".*$", handlers(web_app.settings["base_url"], url_path_join))
+    from ..core.registry.state import RegistryChanged
     from .jupyter_live import start_live_kernels
 
     state.live = start_live_kernels(serverapp, registry)
+    # Jupyter tells a restart after the tools left: the sidebar is told them again, to reread
+    # why they are gone (jupyter_kernels.KernelSources.why_gone)
+    state.live.kernels.on_told = lambda names: state.hub.on_change(
+        RegistryChanged(removed=tuple(names))
+    )
     from .kernel_workspace import kernel_environment, pass_to_kernels
 
     # a kernel runs in its notebook's folder: tell it which folder this server watches

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -125,6 +126,44 @@ async def test_a_breaking_save_turns_the_row_failed_within_a_second_and_a_fix_ba
             state = (await row_of(jp_fetch, "add"))["tests"]["state"]
     finally:
         ws.close()
+
+
+@pytest.fixture
+def not_a_kernel():
+    """No kernel-side filter in this process: a notebook test run before in it may have
+    loaded the extension into an InteractiveShell that lives on (a kernel drops the line)."""
+    monitor = logging.getLogger("nexus_jupyter.core.tooltests.monitor")
+    kept = list(monitor.filters)
+    for one in kept:
+        monitor.removeFilter(one)
+    yield
+    for one in kept:
+        monitor.addFilter(one)
+
+
+@on_server_loop
+async def test_a_broken_test_is_in_the_servers_log_with_its_prefix(
+    jp_fetch, jp_ws_fetch, tools_dir, jp_serverapp, caplog, not_a_kernel
+):
+    (tools_dir / "add.tests.yaml").write_text(
+        "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
+    )
+    ws = await jp_ws_fetch("nexus", "api", "events")
+    try:
+        deadline = time.monotonic() + 20
+        while ((await row_of(jp_fetch, "add"))["tests"] or {}).get("state") != "passed":
+            await next_change(ws, lambda e: "add" in e.get("tests", []), deadline)
+        (tools_dir / "add.py").write_text(ADD.format(op="-"))
+        while ((await row_of(jp_fetch, "add"))["tests"] or {}).get("state") != "failed":
+            await next_change(ws, lambda e: "add" in e.get("tests", []), deadline)
+    finally:
+        ws.close()
+    server = jp_serverapp.log.name  # the test setup sends the server's log to caplog
+    lines = [r.getMessage() for r in caplog.records if r.name == server]
+    lines = [line for line in lines if "test broke" in line]
+    assert lines, "the server's log does not have the line"
+    for line in lines:
+        assert line.startswith("nexus_jupyter: tool add: its test broke after a change: failed: ")
 
 
 @on_server_loop

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["ToolTests"]
 
 log = logging.getLogger(__name__)
+#: Set (true) on a log record whose news every face already shows as a tool's test status.
+SHOWN_AS_STATUS = "nexus_shown_as_status"
 #: Tools whose cases run at the same time in live mode.
 LIVE_CONCURRENCY = 4
 
@@ -300,7 +302,14 @@ class ToolTests:
             before = self._last_run.get(name)
         status = TestStatus.finished(name, outcomes, version, before)
         if status.broke is not None:
-            log.warning("tool %s: its test broke after a change: %s", name, status.broke.describe())
+            # also the tool's test status (list, info, the sidebar): a face that shows that
+            # may drop this line (SHOWN_AS_STATUS), as a kernel does (no stray stderr in a cell)
+            log.warning(
+                "tool %s: its test broke after a change: %s",
+                name,
+                status.broke.describe(),
+                extra={SHOWN_AS_STATUS: True},
+            )
         with self._lock:
             self._last_run[name] = status
             self._tested[name] = _fingerprint(version, cases)
