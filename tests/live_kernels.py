@@ -91,6 +91,22 @@ class JupyterServer:
             time.sleep(0.02)
 
 
+#: Two notebook tools that need approval: save_note (workspace_write, within the sidebar's
+#: default grant) and purge_cache (danger_full_access, above it).
+APPROVAL_TOOLS = '''from nexus_jupyter import tool
+
+@tool(permission="workspace_write")
+def save_note(text: str) -> str:
+    """Pretend to save a note."""
+    return f"saved {text}"
+
+@tool(permission="danger_full_access")
+def purge_cache(folder: str = "cache") -> str:
+    """Pretend to delete a cache folder (danger!)."""
+    return f"purged {folder}"
+'''
+
+
 def jupyter_server_command(port: int, token: str, root: Path) -> list[str]:
     """The command line of a Jupyter server on ``127.0.0.1:port`` with the extension (port 0:
     one the server picks, see :func:`server_url`)."""
@@ -110,13 +126,20 @@ def jupyter_server_command(port: int, token: str, root: Path) -> list[str]:
 
 @contextmanager
 def jupyter_server(
-    tmp_path: Path, runtime: Path | None = None, *, tools_folder: bool = True
+    tmp_path: Path,
+    runtime: Path | None = None,
+    *,
+    tools_folder: bool = True,
+    nex_yaml: str | None = None,
 ) -> Iterator[JupyterServer]:
     """A server of its own in ``tmp_path``; ``runtime`` shares a runtime dir with others (as
     one user's servers do by default). ``tools_folder=False`` leaves ``tools/dynamic`` out
-    of the root (as in a fresh checkout: the first export makes it)."""
+    of the root (as in a fresh checkout: the first export makes it); ``nex_yaml`` is the
+    text of the root's ``nex.yaml``."""
     root = tmp_path / "root"
     root.mkdir(parents=True)
+    if nex_yaml is not None:
+        (root / "nex.yaml").write_text(nex_yaml, encoding="utf-8")
     if tools_folder:
         (root / "tools" / "dynamic").mkdir(parents=True)
     runtime = runtime or tmp_path / "runtime"

@@ -30,6 +30,19 @@ const DEFAULTS = { arrayMinItems: { populate: 'requiredOnly' as const } };
 /** How the user answered the approval dialog. */
 type Approval = 'once' | 'always' | null;
 
+/** What the form says when the user denied the call in the approval dialog. */
+const DENIED = 'Denied: you did not approve this call, so nothing ran.';
+
+/** `text` with its `backquoted` spans as code (a nex.yaml line in a reason). */
+function WithCode(props: { text: string }): JSX.Element {
+  const parts = props.text.split('`');
+  return (
+    <>
+      {parts.map((part, i) => (i % 2 ? <code key={i}>{part}</code> : part))}
+    </>
+  );
+}
+
 /** Ask the user whether a tool that needs approval may run, showing what would run. */
 async function askApproval(
   tool: IToolDetails,
@@ -184,7 +197,12 @@ function Notice(props: { outcome: CallOutcome }): JSX.Element | null {
         </div>
       );
     case 'approval':
-      return (
+      // the user's own answer (grey, as a cancel), or the server still asking after it
+      return outcome.message === DENIED ? (
+        <div className="jp-NexusTools-notice jp-NexusTools-notice-neutral" role="status">
+          {outcome.message}
+        </div>
+      ) : (
         <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="alert">
           Not run: {outcome.message}
         </div>
@@ -244,7 +262,10 @@ function outcomeLabel(outcome: CallOutcome): string {
   if (outcome.kind === 'result') {
     return outcome.result.is_error ? 'error' : 'ok';
   }
-  return outcome.kind === 'approval' ? 'not approved' : outcome.kind;
+  if (outcome.kind === 'approval') {
+    return outcome.message === DENIED ? 'denied' : 'not approved';
+  }
+  return outcome.kind === 'denied' ? 'blocked' : outcome.kind;
 }
 
 /** The calls made from this form, newest first; a click brings one back. */
@@ -375,7 +396,7 @@ export function TryForm(props: {
           const approved = approval === 'always' ? 'always' : true;
           result = await callTool(tool.name, args, approved, controller.signal, setProgress);
         } else {
-          result = { kind: 'approval', message: 'You denied the call.' };
+          result = { kind: 'approval', message: DENIED };
         }
       }
       setExtraErrors(result.kind === 'validation' ? toExtraErrors(result.errors) : undefined);
@@ -390,7 +411,8 @@ export function TryForm(props: {
       const entries = [entry, ...(histories.get(tool.name) ?? [])].slice(0, HISTORY_LIMIT);
       histories.set(tool.name, entries);
       setHistory(entries);
-      if (result.kind !== 'cancelled' && !(result.kind === 'error' && !result.status)) {
+      const reached = !(result.kind === 'approval' && result.message === DENIED);
+      if (reached && result.kind !== 'cancelled' && !(result.kind === 'error' && !result.status)) {
         onCalled?.();
       }
     } finally {
@@ -405,7 +427,7 @@ export function TryForm(props: {
       <h3 className="jp-NexusTools-sectionTitle">Try</h3>
       {blocked && (
         <div className="jp-NexusTools-notice jp-NexusTools-blocked" role="note">
-          Run is disabled: {blocked}
+          Run is disabled: <WithCode text={blocked} />
         </div>
       )}
       <div

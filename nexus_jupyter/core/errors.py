@@ -32,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "AddressRefused",
+    "ApprovalDenied",
     "ApprovalRequired",
     "ConfigError",
     "CredentialNotAwaited",
@@ -198,6 +199,11 @@ class ApprovalRequired(PolicyError):
         self.tool = tool
         self.arguments = arguments
         super().__init__(message)
+
+
+class ApprovalDenied(PermissionDenied):
+    """Raised when the person asked to approve a call said no: their own choice, not a
+    failure (a form shows it in grey, as a cancel, and offers no test of it)."""
 
 
 class AddressRefused(PolicyError):

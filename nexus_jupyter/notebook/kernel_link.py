@@ -133,7 +133,11 @@ class KernelLink:
         calls = self.calls = CallReporter(self.session, self._relist)
 
         def tool_meta(name: str) -> dict[str, Any] | None:
-            extra = {**(listing_meta(self.session, name) or {}), **(calls.meta(name) or {})}
+            extra = {
+                **(listing_meta(self.session, name) or {}),
+                **(calls.meta(name) or {}),
+                **approval_meta(self.session, name),
+            }
             return extra or None
 
         self.handle = KernelEndpoint(
@@ -145,6 +149,11 @@ class KernelLink:
     def _relist(self) -> None:
         if self.handle is not None:
             self.handle.relist()
+
+    def policy_changed(self) -> None:
+        """The session's policy decides differently now (``%tool mode``): the server lists
+        again, so it asks before the calls the kernel asks before (:func:`approval_meta`)."""
+        self._relist()
 
     def _on_change(self, change: Any) -> None:
         self.sync()
@@ -187,6 +196,27 @@ class KernelLink:
             self.handle.stop(timeout=2)
             self.handle = None
         self.view.close()
+
+
+def approval_meta(session: Any, name: str) -> dict[str, Any]:
+    """The listing's mark for a tool the session asks about before each call (``%tool mode
+    prompt``, an ``ask`` rule, a ``danger_full_access`` tool not approved for the session),
+    as the notebook's form would: the server then asks whoever calls it there (the sidebar's
+    approval dialog, an MCP client's prompt) instead of running it unasked. ``{}`` when the
+    session would run it, or has no policy."""
+    policy = getattr(session, "policy", None)
+    entry = session.snapshot.entries.get(name)
+    if policy is None or entry is None:
+        return {}
+    from ..core.tools.context import NOTEBOOK_CALLER, RequestInfo
+    from ..serve.mcp_bridge import META_PREFIX
+
+    try:
+        decision = policy.check(entry.spec, {}, RequestInfo(caller=NOTEBOOK_CALLER))
+    except Exception:  # a custom policy that cannot decide without arguments: no mark
+        log.debug("no approval mark for %s", name, exc_info=True)
+        return {}
+    return {META_PREFIX + "needs_approval": True} if decision.action == "ask" else {}
 
 
 _link: KernelLink | None = None

@@ -83,6 +83,11 @@ def set_mode(registry: Any, mode: str) -> str:
             "registry has one)."
         )
     policy.mode = mode
+    from .kernel_link import current_link
+
+    link = current_link()
+    if link is not None and getattr(link.session, "policy", None) is policy:
+        link.policy_changed()  # the sidebar asks as the notebook now does
     return mode
 
 

@@ -229,11 +229,14 @@ def history_html(records: Iterable[Any]) -> str:
     esc = html.escape
     rows = []
     for r in records:
-        outcome = (
-            f"<span style='color:#b71c1c'>{esc(r.error_type or 'Error')}: {esc(r.error)}</span>"
-            if r.error
-            else "ok"
-        )
+        if r.error_type == "ApprovalDenied":  # the user's own answer, not a failure
+            outcome = "<span style='color:#666'>denied</span>"
+        elif r.error:
+            outcome = (
+                f"<span style='color:#b71c1c'>{esc(r.error_type or 'Error')}: {esc(r.error)}</span>"
+            )
+        else:
+            outcome = "ok"
         rows.append(
             f"<tr><td>#{r.id}</td><td>{time.strftime('%H:%M:%S', time.localtime(r.at))}"
             f"</td><td><code>{esc(r.tool)}</code>{_summary_html(r)}</td><td><code>"
@@ -254,6 +257,8 @@ def history_text(records: Iterable[Any]) -> str:
     lines = []
     for r in records:
         outcome = f"{r.error_type or 'Error'}: {r.error}" if r.error else "ok"
+        if r.error_type == "ApprovalDenied":
+            outcome = "denied"
         lines.append(
             f"#{r.id:<4} {r.tool}({_args_text(r.arguments)}) -> {outcome} [{_duration(r.duration)}]"
         )

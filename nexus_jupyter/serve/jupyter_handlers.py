@@ -39,10 +39,11 @@ from ..core.errors import (
     ToolValidationError,
 )
 from ..core.registry.state import ToolEntry
-from ..core.tools.context import REST_CALLER, CancellationToken, RequestInfo
+from ..core.tools.context import CancellationToken
 from ..core.tools.result import ToolResult
 from ..core.toolsets.overview import toolset_rows
 from ..sources.tool_files import exported_from
+from .jupyter_caller import sidebar_request
 from .jupyter_events import AUTH_RESOURCE
 from .jupyter_progress import ProgressStream
 
@@ -260,9 +261,7 @@ class ToolHandler(NexusHandler):
         policy = self.registry.policy
         if policy is None:
             return None
-        user = self.current_user
-        request = RequestInfo(principal=getattr(user, "username", None), caller=REST_CALLER)
-        decision = policy.check(entry.spec, {}, request)
+        decision = policy.check(entry.spec, {}, sidebar_request(self))
         return {"action": decision.action, "reason": decision.reason}
 
     def file_versions(self, entry: ToolEntry) -> list[dict[str, Any]]:
@@ -359,8 +358,7 @@ class CallHandler(NexusHandler):
         approved = body.get("approved", False) in (True, "always")
         if body.get("approved") == "always":
             self.approve_for_session(name)
-        user = self.current_user
-        request = RequestInfo(principal=getattr(user, "username", None), caller=REST_CALLER)
+        request = sidebar_request(self)
         reg = self.registry
         token = CancellationToken()
         progress = stream.report if stream is not None else None

@@ -16,8 +16,15 @@ from nexus_jupyter import (
     Tool,
     ToolSpec,
 )
+from nexus_jupyter.core.errors import ApprovalDenied
 from nexus_jupyter.core.policy.audit import AuditLog
 from nexus_jupyter.core.policy.policy import Decision, Policy, effective_principal
+from nexus_jupyter.core.tools.context import (
+    MCP_CALLER,
+    NOTEBOOK_CALLER,
+    REST_CALLER,
+    REST_OWNER_CALLER,
+)
 from nexus_jupyter.core.tools.spec import PERMISSIONS, permission_rank
 
 APPROVALS = (None, "pre_approved", "ask", "blocked")
@@ -107,7 +114,40 @@ def test_denial_reason_names_the_levels_and_the_fix() -> None:
     decision = policy.check(ToolSpec("w", permission="workspace_write"), {}, RequestInfo())
     assert decision == Decision("deny", decision.reason, "grant")
     assert "'workspace_write'" in decision.reason and "'read_only'" in decision.reason
-    assert "grant: workspace_write" in decision.reason
+    assert "`grant: {default: workspace_write}`" in decision.reason
+
+
+def test_above_the_grant_is_worded_for_the_sidebar_of_the_servers_own_user() -> None:
+    """The JupyterLab sidebar's user who may edit the server's files is told the level the
+    tool needs, the sidebar's own, and the nex.yaml line; another remote user, an agent,
+    only who decides."""
+    policy = Policy()
+    purge = ToolSpec("purge_cache", permission="danger_full_access")
+    owner = policy.check(purge, {}, RequestInfo(principal="me", caller=REST_OWNER_CALLER))
+    assert owner.action == "deny"
+    assert owner.reason == (
+        "Tool 'purge_cache' needs permission 'danger_full_access', and the JupyterLab sidebar "
+        "(and the REST API) is granted 'workspace_write'. To allow it, set "
+        "`grant: {rest: danger_full_access}` in nex.yaml and restart the Jupyter server, or "
+        "run it from a notebook (`%tool try purge_cache`), granted danger_full_access."
+    )
+    assert "rest callers" not in owner.reason
+    guest = policy.check(purge, {}, RequestInfo(principal="guest", caller=REST_CALLER))
+    agent = policy.check(purge, {}, RequestInfo(caller=MCP_CALLER))
+    for other in (guest, agent):
+        assert "nex.yaml" not in other.reason and "person running this server" in other.reason
+    assert "MCP clients are granted 'workspace_write'" in agent.reason
+
+
+def test_a_grant_lowered_by_a_policy_or_a_token_names_what_lowered_it() -> None:
+    policy = Policy(policies=[{"principal": "bob", "grant": "read_only"}])
+    write = ToolSpec("w", permission="workspace_write")
+    by_acl = policy.check(write, {}, RequestInfo(principal="bob", caller=REST_OWNER_CALLER))
+    assert "principal 'bob', by policies[0] in nex.yaml, is granted 'read_only'" in by_acl.reason
+    assert "raise the grant of policies[0] to workspace_write" in by_acl.reason
+    token = RequestInfo(principal="ann", caller=NOTEBOOK_CALLER, ceiling="read_only")
+    by_token = policy.check(write, {}, token)
+    assert "by its token" in by_token.reason and "scopes reach workspace_write" in by_token.reason
 
 
 def test_default_grant_is_full_locally_and_workspace_write_for_remote_clients() -> None:
@@ -191,7 +231,7 @@ async def test_approver_once_always_and_denied(reg: Any, audit: AuditLog) -> Non
     answers.append(True)
     assert (await reg.call("t_danger_full_access", {})).structured == "ran t_danger_full_access"
     answers.append(False)
-    with pytest.raises(PermissionDenied, match="denied"):
+    with pytest.raises(ApprovalDenied, match="denied"):  # a PermissionDenied, of its own kind
         await reg.call("t_danger_full_access", {})
     assert audit.read()[-1]["decision"] == "ask-denied"
     answers.append("always")
@@ -229,3 +269,24 @@ async def test_remote_clients_cannot_be_asked_even_with_an_approver(reg: Any) ->
         await reg.call("t_danger_full_access", {}, request=RequestInfo(client="rest"))
     with pytest.raises(ApprovalRequired, match="pre_approved"):  # a person at the CLI is
         await reg.call("t_danger_full_access", {}, request=RequestInfo(client="cli"))
+
+
+async def test_the_time_of_an_approved_call_is_the_tools_own(reg: Any) -> None:
+    """A call that waited for a person's answer reports how long the tool ran, not how long
+    the person took: the time since the answer bounds it."""
+    import asyncio
+    import time
+
+    answered: list[float] = []
+
+    async def slow_person(tool: Tool, arguments: Any, request: RequestInfo) -> Any:
+        await asyncio.sleep(0.5)
+        answered.append(time.perf_counter())
+        return True
+
+    reg.approver = slow_person
+    result = await reg.call("t_danger_full_access", {})
+    since_answer = time.perf_counter() - answered[0]
+    assert result.duration <= since_answer
+    sync = reg.call_sync("t_danger_full_access", {})  # the sync path as well
+    assert sync.duration <= time.perf_counter() - answered[1]

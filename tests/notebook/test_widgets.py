@@ -263,10 +263,10 @@ def test_image_and_error_results_are_shown(reg: Registry) -> None:
     assert "kaboom" in failing.result.output.children[0].value
 
 
-def test_approval_prompt_approve_once_and_deny(reg: Registry) -> None:
+def test_approval_prompt_approve_once_and_deny(reg: Registry, history: CallHistory) -> None:
     reg.policy = Policy(grant="danger_full_access")
     reg.approver = NotebookApprover()
-    form = ToolForm(reg.get("wipe"), reg)
+    form = ToolForm(reg.get("wipe"), reg, history=history)
     form.fields.fields["target"].control.value = "/tmp/x"
     form.run_button.click()
     prompt = wait_for(lambda: form.result.approval_area.children)[0]
@@ -276,11 +276,30 @@ def test_approval_prompt_approve_once_and_deny(reg: Registry) -> None:
     prompt.approve_button.click()
     assert form.result.wait(5)
     assert form.result.result.structured == "wiped /tmp/x"
+    assert "done" in form.result.status.value and "after approval" in form.result.status.value
     form.run_button.click()
     prompt = wait_for(lambda: form.result.approval_area.children)[0]
     prompt.deny_button.click()
     assert form.result.wait(5)
-    assert "PermissionDenied" in form.result.status.value and "denied" in form.result.error
+    # the user's own answer: grey "Denied", as a cancel, not a red PermissionDenied
+    assert form.result.outcome == "denied"
+    status = form.result.status.value
+    assert "Denied" in status and "#666" in status and "PermissionDenied" not in status
+    assert "c62828" not in status and form.result.output.children == ()
+    # nothing ran: no test to save, and the history says "denied" (in grey)
+    assert form.saver.save_button.disabled and form.saver.arguments is None
+    assert "denied" in form.saver.status.value
+    newest = history.entries("wipe")[-1]
+    assert newest.error_type == "ApprovalDenied" and dict(newest.arguments) == {"target": "/tmp/x"}
+    row = form.history_panel.rows.children[0].children[1].value
+    assert "color:#666'>denied<" in row
+    assert form.history_panel.labels()[0].endswith("→ denied")  # no time: nothing ran
+    from nexus_jupyter.render.results import history_html, history_text
+
+    assert "color:#666'>denied<" in history_html([newest])  # `%tool history` says it so too
+    assert history_text([newest]).startswith(f"#{newest.id:<4} wipe(") and "-> denied" in (
+        history_text([newest])
+    )
 
 
 def test_approve_always_is_remembered(reg: Registry) -> None:

@@ -488,6 +488,14 @@ async def test_details_say_what_policy_decides_for_a_call_from_the_panel(jp_fetc
     assert blocked["action"] == "deny" and "blocked" in blocked["reason"]
     above = (await get_json(jp_fetch, "tools", "format_disk"))["call_policy"]
     assert above["action"] == "deny" and "grant" in above["reason"]
+    # worded for the person at the sidebar, who may edit the server's nex.yaml: the levels,
+    # and the line that allows it (not "rest callers", not "only the person running ...")
+    assert (
+        "the JupyterLab sidebar (and the REST API) is granted 'workspace_write'"
+        in (above["reason"])
+    )
+    assert "`grant: {rest: danger_full_access}` in nex.yaml" in above["reason"]
+    assert "person running this server" not in above["reason"]
 
 
 @on_server_loop

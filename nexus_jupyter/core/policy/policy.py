@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..config.model import ApprovalRule, GrantSettings, PrincipalPolicy
+from ..tools.context import NOTEBOOK_CALLER as _NOTEBOOK
 from ..tools.context import RequestInfo
 from ..tools.spec import PERMISSIONS, Permission, ToolSpec, permission_rank
 from ..toolsets.names import SessionMode
@@ -53,12 +54,24 @@ def effective_principal(request: RequestInfo) -> str:
 
 
 def how_to_allow(request: RequestInfo | None, fix: str) -> str:
-    """``fix`` (how to change nex.yaml to allow a call) for a person at this machine; for a
-    remote caller, only that the person running the server decides. A remote caller that
-    is told which line to add is being told how to raise its own rights."""
-    if request is None or not request.caller.remote:
+    """``fix`` (how to change nex.yaml to allow a call) for a person at this machine or one
+    who may edit the server's nex.yaml anyway (:attr:`Caller.configures`: the JupyterLab
+    sidebar of the server's user); for another remote caller, only that the person running
+    the server decides. A remote caller that is told which line to add is being told how to
+    raise its own rights."""
+    if request is None or not request.caller.remote or request.caller.configures:
         return fix
     return "Only the person running this server can allow it."
+
+
+#: Who a face's grant covers, in a refusal's words.
+_FACE_WORDS = {
+    "rest": "the JupyterLab sidebar (and the REST API)",
+    "mcp": "MCP clients",
+    "notebook": "the notebook",
+    "cli": "the command line",
+    "python": "Python code",
+}
 
 
 class Policy:
@@ -112,17 +125,7 @@ class Policy:
             return denied
         grant, grant_from = self._grant(request, acls)
         if permission_rank(spec.permission) > permission_rank(grant):
-            return Decision(
-                "deny",
-                f"Tool {name!r} needs permission {spec.permission!r}, above the level granted "
-                f"to {grant_from} ({grant!r}). "
-                + how_to_allow(
-                    request,
-                    f"To allow it, raise the grant in nex.yaml (grant: {spec.permission}) "
-                    "or call it from a session granted that level.",
-                ),
-                "grant",
-            )
+            return Decision("deny", self._above_grant(spec, request, grant, grant_from), "grant")
         args = arguments if isinstance(arguments, Mapping) else {}
         rule = pick_rule(self.rules, name, args)
         verdict = toolset_verdict(spec, args)
@@ -190,6 +193,32 @@ class Policy:
                 )
         return None
 
+    def _above_grant(
+        self, spec: ToolSpec, request: RequestInfo, grant: Permission, grant_from: str | None
+    ) -> str:
+        """Why a tool above the caller's grant is refused: the level it needs, the level the
+        caller has and where that comes from, and (for someone who may change it) the
+        nex.yaml line that allows it."""
+        need, caller = spec.permission, request.caller
+        if grant_from is None:  # the face's own entry of `grant:`
+            who = _FACE_WORDS.get(caller.face, f"{caller.face} callers")
+            fix = f"To allow it, set `grant: {{{caller.grant}: {need}}}` in nex.yaml"
+            fix += " and restart the Jupyter server" if caller.face == "rest" else ""
+        elif grant_from == "its token":
+            who = f"principal {effective_principal(request)!r}, by its token,"
+            fix = f"To allow it, use a token whose scopes reach {need}"
+        else:
+            who = f"principal {effective_principal(request)!r}, by {grant_from},"
+            fix = f"To allow it, raise the grant of {grant_from.split()[0]} to {need}"
+        notebook = self.grant.for_caller(_NOTEBOOK)
+        if caller.face != "notebook" and permission_rank(notebook) >= permission_rank(need):
+            fix += f", or run it from a notebook (`%tool try {spec.name}`), granted {notebook}"
+        verb = "are" if who.endswith("clients") else "is"
+        return (
+            f"Tool {spec.name!r} needs permission {need!r}, and {who} {verb} granted {grant!r}. "
+            + how_to_allow(request, fix + ".")
+        )
+
     def granted(self, request: RequestInfo) -> Permission:
         """The highest permission ``request`` may use: its face's grant, lowered by the
         policies of its principal and by its token's scopes. A tool above it is refused
@@ -206,18 +235,16 @@ class Policy:
 
     def _grant(
         self, request: RequestInfo, acls: list[tuple[int, PrincipalPolicy]]
-    ) -> tuple[Permission, str]:
+    ) -> tuple[Permission, str | None]:
+        """The granted level and what lowered it below the face's own (``None``: nothing)."""
         grant = self.grant.for_caller(request.caller)
-        origin = f"{request.caller.face} callers"
+        origin: str | None = None
         for i, acl in acls:
             if acl.grant is not None and permission_rank(acl.grant) < permission_rank(grant):
-                grant, origin = (
-                    acl.grant,
-                    f"principal {effective_principal(request)!r} by policies[{i}]",
-                )
+                grant, origin = acl.grant, f"policies[{i}] in nex.yaml"
         ceiling = request.ceiling
         if ceiling is not None and permission_rank(ceiling) < permission_rank(grant):
-            grant, origin = ceiling, f"principal {effective_principal(request)!r} by its token"
+            grant, origin = ceiling, "its token"
         return grant, origin
 
     def _ask(self, spec: ToolSpec, why: str, rule: str | None) -> Decision:

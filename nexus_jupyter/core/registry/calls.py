@@ -24,6 +24,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
+    ApprovalDenied,
     ApprovalRequired,
     NexusError,
     PermissionDenied,
@@ -112,6 +113,7 @@ class CallPipeline:
             kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress, checked)
             if ask:  # asked only now: a call that cannot run is refused without a question
                 await self._ask(tool, self._to_approve(tool, kwargs, arguments, request), request)
+                start = _perf()  # the tool's own time: not the wait for a person's answer
             limit = timeout if timeout is not None else tool.spec.timeout
             if cancellation is not None and cancellation.cancelled:
                 result = cancelled_result(tool, started=False)
@@ -184,6 +186,7 @@ class CallPipeline:
             if ask:
                 shown = self._to_approve(tool, kwargs, arguments, request)
                 registry.loop.run(self._ask(tool, shown, request))
+                start = _perf()
             result = self.runner.inline(tool, kwargs, ctx)
             result = self._finish(result, tool, arguments, request, start)
         except BaseException as exc:
@@ -289,7 +292,7 @@ class CallPipeline:
             registry.policy.remember(tool.spec, request)
         elif not answer:
             self._audit_refusal(tool, request, "ask-denied", "denied by the user", arguments)
-            raise PermissionDenied(
+            raise ApprovalDenied(
                 f"Tool {tool.spec.name!r} needs approval ({tool.spec.permission}); "
                 "the call was denied."
             )

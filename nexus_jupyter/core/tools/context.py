@@ -45,6 +45,7 @@ __all__ = [
     "MCP_CALLER",
     "NOTEBOOK_CALLER",
     "REST_CALLER",
+    "REST_OWNER_CALLER",
     "TEST_CLIENT",
     "Caller",
     "CancellationToken",
@@ -111,6 +112,9 @@ class Caller:
     - ``grant``: the entry of nex.yaml's ``grant`` that caps this caller.
     - ``can_approve``: someone here can answer an approval prompt (``registry.approver``).
     - ``inline``: when a sync tool may run on the caller's event loop (:data:`InlineRule`).
+    - ``configures``: the person at this face may edit the server's files, its ``nex.yaml``
+      among them (a Jupyter user allowed to write the server's contents), so a refusal names
+      the line that allows the call even though the caller is remote. An agent is never told.
     """
 
     face: Face = "python"
@@ -118,6 +122,7 @@ class Caller:
     grant: GrantKey = "default"
     can_approve: bool = True
     inline: InlineRule = "after_fast_streak"
+    configures: bool = False
 
     @property
     def anonymous_principal(self) -> str:
@@ -139,6 +144,10 @@ MCP_CALLER = Caller(
 #: The REST API (the JupyterLab sidebar): remote, approves by resending with ``approved``;
 #: its loop is the Jupyter server's, where a stall freezes every open notebook.
 REST_CALLER = Caller("rest", remote=True, grant="rest", can_approve=False, inline="never")
+#: :data:`REST_CALLER` for a Jupyter user who may also write the server's files (its nex.yaml).
+REST_OWNER_CALLER = Caller(
+    "rest", remote=True, grant="rest", can_approve=False, inline="never", configures=True
+)
 #: The caller of a :class:`RequestInfo` built with only ``client=`` set, by client name.
 _CALLERS_BY_CLIENT: dict[str | None, Caller] = {
     None: LOCAL_CALLER,

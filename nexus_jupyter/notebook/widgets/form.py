@@ -279,6 +279,8 @@ class ToolForm(W.VBox):
         outcome = self.result.outcome
         if outcome == "cancelled":
             self.saver.withdraw("The call was cancelled: it gave nothing to save.")
+        elif outcome == "denied":
+            self.saver.withdraw("The call was denied: nothing ran, so there is nothing to save.")
         elif outcome != "refused":  # a refusal was offered by _invalid
             self.saver.offer(arguments, self.result.result, self.result.error)
         self._called()

@@ -20,12 +20,23 @@ __all__ = ["HistoryPanel"]
 _SHOWN = 8  # newest calls listed; older ones stay in `%tool history`
 
 
+#: Outcomes that are the user's own choice, not a failure: said in grey, by what they were.
+_NEUTRAL = {"CancelledError": "cancelled", "ApprovalDenied": "denied"}
+
+
+def _outcome(record: Any) -> str:
+    if not record.error:
+        return "ok"
+    return _NEUTRAL.get(record.error_type or "", record.error_type or "error")
+
+
 def _label(record: Any) -> str:
     args = json.dumps(dict(record.arguments), default=str, ensure_ascii=False)
     if len(args) > 60:
         args = args[:57] + "..."
-    outcome = f"{record.error_type or 'error'}" if record.error else "ok"
-    return f"#{record.id} {record.tool}({args}) → {outcome} [{record.duration * 1000:.1f} ms]"
+    outcome = _outcome(record)
+    took = "" if record.error_type == "ApprovalDenied" else f" [{record.duration * 1000:.1f} ms]"
+    return f"#{record.id} {record.tool}({args}) → {outcome}{took}"
 
 
 def _row_html(record: Any) -> str:
@@ -33,13 +44,14 @@ def _row_html(record: Any) -> str:
     use, labelled so, since the calls of other tools take numbers too), time, outcome (a
     cancel in grey: the user's own act, not a failure), duration and arguments."""
     args = json.dumps(dict(record.arguments), default=str, ensure_ascii=False)
-    if record.error_type == "CancelledError":
-        color, outcome = "#666", "cancelled"
+    if record.error_type in _NEUTRAL:  # the user's own act: cancelled, denied
+        color, outcome = "#666", _NEUTRAL[record.error_type]
     elif record.error:
         color, outcome = "#c62828", html.escape(record.error_type or "error")
     else:
         color, outcome = "#2e7d32", "ok"
     at = time.strftime("%H:%M:%S", time.localtime(record.at))
+    took = "" if record.error_type == "ApprovalDenied" else _took(record.duration)  # nothing ran
     number = (
         f"<span class='nexus-history-number' title='call #{record.id} of this session, as "
         f"%tool history lists it'>session #{record.id}</span>"
@@ -49,7 +61,7 @@ def _row_html(record: Any) -> str:
         "overflow:hidden;text-overflow:ellipsis'>"
         f"<span style='color:#888'>{number} {at}</span> "
         f"<span style='color:{color}'>{outcome}</span> "
-        f"<span style='color:#888'>{_took(record.duration)}</span> "
+        f"<span style='color:#888'>{took}</span> "
         f"<code>{html.escape(args)}</code></div>"
     )
 

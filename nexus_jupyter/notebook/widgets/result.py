@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ...core.errors import NexusError, ToolValidationError
+from ...core.errors import ApprovalDenied, NexusError, ToolValidationError
 from ...core.tools.channel import CURRENT_CHANNEL
 from ...core.tools.context import NOTEBOOK_CALLER, CancellationToken, RequestInfo
 from ...render.results import error_html, json_tree_html, text_html
@@ -57,7 +57,7 @@ class ResultPane(W.VBox):
         self.result: Any = None
         self.error: str | None = None
         #: how the last call ended: "" (none yet), "running", "result", "error", "refused"
-        #: (its arguments were invalid) or "cancelled"
+        #: (its arguments were invalid), "cancelled" or "denied" (its approval was refused)
         self.outcome = ""
         self._token: CancellationToken | None = None
         self._future: concurrent.futures.Future[Any] | None = None
@@ -132,7 +132,7 @@ class ResultPane(W.VBox):
                 done.set()
                 return
             try:
-                self._finished(f, arguments, history, on_invalid)
+                self._finished(f, name, arguments, history, on_invalid)
             finally:
                 self._set_running(False)
                 done.set()
@@ -169,16 +169,26 @@ class ResultPane(W.VBox):
     def _finished(
         self,
         future: concurrent.futures.Future[Any],
+        name: str,
         arguments: Mapping[str, Any],
         history: Any,
         on_invalid: Any,
     ) -> None:
+        from .approval import ApprovalPrompt
+
+        approved = any(
+            isinstance(c, ApprovalPrompt) and c.answer for c in self.approval_area.children
+        )
         self.approval_area.children = []
         if future.cancelled():
             self.show_cancelled()
             return
         exc = future.exception()
-        if isinstance(exc, ToolValidationError) and on_invalid is not None:
+        if isinstance(exc, ApprovalDenied):
+            self.show_denied()
+            if history is not None:  # no result to follow: the form records it itself
+                history.record(name, arguments, error=str(exc), error_type="ApprovalDenied")
+        elif isinstance(exc, ToolValidationError) and on_invalid is not None:
             self.show_refused()
             on_invalid(exc)
         elif isinstance(exc, NexusError):
@@ -189,7 +199,7 @@ class ResultPane(W.VBox):
             result = future.result()
             if history is not None:  # unless it follows the registry, which recorded it
                 history.add_result(arguments, result)
-            self.show_result(result)
+            self.show_result(result, approved=approved)
 
     # -- showing --------------------------------------------------------------------------
 
@@ -217,6 +227,18 @@ class ResultPane(W.VBox):
             [W.HTML(f"<span style='color:#666'>{html.escape(note)}</span>")] if note else []
         )
 
+    def show_denied(self) -> None:
+        """A call the user did not approve: their own choice, said in grey as a cancel is
+        (nothing ran, nothing failed)."""
+        self.result = None
+        self.error = "the call was denied"
+        self.outcome = "denied"
+        self.status.value = (
+            "<span class='nexus-denied' style='color:#666'>Denied: you did not approve "
+            "this call, so nothing ran</span>"
+        )
+        self.output.children = []
+
     def show_error(
         self,
         message: str,
@@ -235,8 +257,10 @@ class ResultPane(W.VBox):
             body = error_html(kind, message, trace)
         self.output.children = [W.HTML(body)]
 
-    def show_result(self, result: Any) -> None:
-        """Show a :class:`~nexus_jupyter.core.tools.result.ToolResult` (secrets masked)."""
+    def show_result(self, result: Any, approved: bool = False) -> None:
+        """Show a :class:`~nexus_jupyter.core.tools.result.ToolResult` (secrets masked);
+        ``approved``: the user approved it first (its time is the tool's own, without the
+        wait for that answer)."""
         self.result = result
         self.outcome = "result"
         result = result.redacted()
@@ -253,6 +277,8 @@ class ResultPane(W.VBox):
         self.status.value = (
             f"<span style='color:#2e7d32'>✔ done</span> in <b>{_duration(result.duration)}</b>"
         )
+        if approved:
+            self.status.value += " <span style='color:#666'>after approval</span>"
         if result.summary:
             self.status.value += (
                 f" <span class='nexus-call-summary'>{html.escape(result.summary)}</span>"

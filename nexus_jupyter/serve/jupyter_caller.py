@@ -1,0 +1,27 @@
+"""Who a REST call of the JupyterLab sidebar comes from, as the policy sees it.
+
+A Jupyter user is remote (a browser) and capped by nex.yaml's ``grant: {rest: ...}``. One who
+may also write the server's files (Jupyter's ``contents`` resource: the usual single-user
+server, where that user started it) can edit its ``nex.yaml`` anyway, so a refusal tells them
+the line that allows the call (:data:`REST_OWNER_CALLER`); a user without that right is told
+only that the person running the server decides, as an agent over MCP is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.tools.context import REST_CALLER, REST_OWNER_CALLER, RequestInfo
+
+__all__ = ["sidebar_request"]
+
+
+def sidebar_request(handler: Any) -> RequestInfo:
+    """The :class:`RequestInfo` of ``handler``'s authenticated Jupyter user."""
+    user = handler.current_user
+    try:
+        owner = bool(handler.authorizer.is_authorized(handler, user, "write", "contents"))
+    except Exception:  # an authorizer that cannot tell: the safer reading
+        owner = False
+    caller = REST_OWNER_CALLER if owner else REST_CALLER
+    return RequestInfo(principal=getattr(user, "username", None), caller=caller)
