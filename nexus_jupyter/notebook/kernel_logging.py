@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..core.tooltests.monitor import SHOWN_AS_STATUS
-
 __all__ = ["drop_lines_shown_as_status"]
+
+# monitor.SHOWN_AS_STATUS, spelt out: %load_ext must not import the registry (and pydantic)
+SHOWN_AS_STATUS = "nexus_shown_as_status"
 
 _LOGGERS = ("nexus_jupyter.core.tooltests.monitor",)
 

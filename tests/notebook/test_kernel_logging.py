@@ -13,7 +13,7 @@ from waiting import wait_for_test_state  # tests/ is on sys.path
 
 from nexus_jupyter import Registry
 from nexus_jupyter.core.tooltests.monitor import SHOWN_AS_STATUS
-from nexus_jupyter.notebook import extension
+from nexus_jupyter.notebook import extension, kernel_logging
 
 ADD = '''from nexus_jupyter import tool
 
@@ -56,4 +56,5 @@ def test_a_broken_test_is_no_stray_log_line_in_the_kernel(
             extension.load(shell)
         [line] = [r for r in caplog.records if "its test broke" in r.getMessage()]
         assert getattr(line, SHOWN_AS_STATUS) is True
+        assert kernel_logging.SHOWN_AS_STATUS == SHOWN_AS_STATUS  # one mark, spelt twice
         assert line.getMessage().startswith("tool add: its test broke after a change: failed: ")
