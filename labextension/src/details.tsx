@@ -9,6 +9,7 @@ import { CodeLinks } from './codelinks';
 import { NotebookFollower } from './following';
 import { notebookOf } from './notebook_tools';
 import { dateTime } from './times';
+import { currentVersionLabel } from './versions';
 import { CallsLine, TestsSection } from './tool_tests';
 import { TryForm } from './tryform';
 import { typeLabel } from './unions';
@@ -205,7 +206,7 @@ export function ToolDetails(props: {
           <details className="jp-NexusTools-versions">
             <summary>
               Versions ({tool.versions.length || 1})
-              {tool.version ? ` — current ${tool.version.slice(0, 12)}` : ''}
+              {currentVersionLabel(tool) ? ` — current ${currentVersionLabel(tool)}` : ''}
             </summary>
             {tool.versions.length === 0 ? (
               <p className="jp-NexusTools-muted">No earlier versions recorded.</p>

@@ -296,7 +296,10 @@ def cmd_info(reg: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(data)
         return 0
-    _say(f"{data['name']}  ({data['permission']}, from {data['source']}, v{data['version']})")
+    from ..sources.versions import shown_version
+
+    shown = shown_version(entry.spec)  # a file's saved version: what `rollback` takes
+    _say(f"{data['name']}  ({data['permission']}, from {data['source']}, {shown})")
     _say(f"status: {data['status']}" + (f" -- {data['reason']}" if data["reason"] else ""))
     if data["requires_credentials"]:
         _say("credentials: " + ", ".join(data["requires_credentials"]))

@@ -138,6 +138,8 @@ def search_tools(
 def tool_info(name: str, *, registry: Any = None) -> ToolInfo:
     """The tool's card: badges, description, parameters, origin, what it shadows, its tests
     and its calls so far."""
+    from ..sources.versions import shown_version
+
     reg = current_registry(registry)
     entry = reg.entry(name)
     return ToolInfo(
@@ -145,6 +147,7 @@ def tool_info(name: str, *, registry: Any = None) -> ToolInfo:
         stale=stale_notes(reg).get(name),
         tests=reg.test_status(name),
         stats=reg.stats().get(name),
+        version=shown_version(entry.spec),
     )
 
 

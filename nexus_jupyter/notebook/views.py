@@ -80,10 +80,17 @@ class ToolInfo:
     what is wrong with its file when that failed to reload (else ``None``)."""
 
     def __init__(
-        self, entry: Any, stale: str | None = None, tests: Any = None, stats: Any = None
+        self,
+        entry: Any,
+        stale: str | None = None,
+        tests: Any = None,
+        stats: Any = None,
+        version: str | None = None,
     ) -> None:
         self.entry = entry
         self.stale = stale
+        #: the version's id as shown (``#3 97c1a6b626``: what ``%tool rollback`` takes)
+        self.version = version
         self.tests = tests  # its TestStatus
         self.stats = stats  # its ToolStats (None before the first call)
         self.tool = entry.tool
@@ -98,12 +105,12 @@ class ToolInfo:
 
         tests = test_status_html(self.tests) if self.tests is not None else ""
         calls = f"<p style='color:#666'>{stats_line(self.stats)}</p>"
-        return entry_html(self.entry, stale=self.stale) + tests + calls
+        return entry_html(self.entry, stale=self.stale, version=self.version) + tests + calls
 
     def _text(self) -> str:
         from ..render.tool_tests import stats_line, test_status_text
 
-        lines = [entry_text(self.entry, stale=self.stale)]
+        lines = [entry_text(self.entry, stale=self.stale, version=self.version)]
         if self.tests is not None:
             lines.append("  " + test_status_text(self.tests).replace("\n", "\n  "))
         lines.append("  " + stats_line(self.stats))

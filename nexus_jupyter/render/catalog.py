@@ -106,8 +106,15 @@ def tool_badges(
 
 
 def tool_html(
-    tool: Tool, status: str = "ok", reason: str | None = None, *, stale: str | None = None
+    tool: Tool,
+    status: str = "ok",
+    reason: str | None = None,
+    *,
+    stale: str | None = None,
+    version: str | None = None,
 ) -> str:
+    """The tool's card; ``version``: the id to show (``#3 97c1a6b626`` for a tool file's
+    saved version), ``v<spec.version>`` when not given."""
     spec = tool.spec
     esc = html.escape
     badges = tool_badges(tool, status, stale=stale)
@@ -127,7 +134,7 @@ def tool_html(
     why = f"<p style='color:#b71c1c'>{esc(reason)}</p>" if reason else ""
     return (
         f"<div class='nexus-tool'><b style='font-size:110%'>{esc(spec.name)}</b> {badges}"
-        f"<span style='color:#888'>v{esc(spec.version)}</span>"
+        f"<span style='color:#888'>{esc(version or 'v' + spec.version)}</span>"
         f"<p>{esc(spec.description) or '<i>no description</i>'}</p>{why}{table}</div>"
     )
 
@@ -162,11 +169,11 @@ def stale_html(note: str, *, badge: bool = True) -> str:
     return f"{_badge('stale', _STALE_COLOR)}{text}" if badge else text
 
 
-def entry_html(entry: ToolEntry, *, stale: str | None = None) -> str:
+def entry_html(entry: ToolEntry, *, stale: str | None = None, version: str | None = None) -> str:
     """One entry: the tool card plus where its code lives and what it shadows; ``stale`` is
-    the note of a tool whose file failed to reload."""
+    the note of a tool whose file failed to reload, ``version`` the id to show."""
     esc = html.escape
-    out = tool_html(entry.tool, entry.status, entry.reason, stale=stale)
+    out = tool_html(entry.tool, entry.status, entry.reason, stale=stale, version=version)
     if stale:
         out += f"<p>{stale_html(stale, badge=False)}</p>"
     spec = entry.tool.spec
@@ -188,8 +195,10 @@ def entry_html(entry: ToolEntry, *, stale: str | None = None) -> str:
     return out
 
 
-def entry_text(entry: ToolEntry, *, stale: str | None = None) -> str:
+def entry_text(entry: ToolEntry, *, stale: str | None = None, version: str | None = None) -> str:
     lines = [tool_text(entry.tool, entry.status, entry.reason)]
+    if version:
+        lines.append(f"  version: {version}")
     if stale:
         lines.append(f"  ! {stale}")
     spec = entry.tool.spec

@@ -32,7 +32,15 @@ from typing import Any
 from ..core.errors import SourceError
 from .loader import content_hash
 
-__all__ = ["Version", "VersionStore", "resolve_tool_file", "rollback", "versions", "versions_dir"]
+__all__ = [
+    "Version",
+    "VersionStore",
+    "resolve_tool_file",
+    "rollback",
+    "shown_version",
+    "versions",
+    "versions_dir",
+]
 
 DEFAULT_KEEP = 100
 DEFAULT_MAX_AGE_DAYS = 90.0
@@ -293,6 +301,23 @@ def resolve_tool_file(
         tools_dir = default_tools_dir(registry)
 
     return target_path(tools_dir, text)
+
+
+def shown_version(spec: Any) -> str:
+    """The id a person sees for the version of a tool, one everywhere (``%tool info``, the
+    catalog, ``nexus-tools info``, the sidebar): for a tool file with a saved history, the
+    number and hash of its newest saved version, ``#3 97c1a6b626``, which is what ``%tool
+    versions`` lists and ``%tool rollback`` takes (only versions that loaded are saved, so
+    it is the one that runs, also while a broken save leaves the tool stale); else the
+    tool's own content hash, ``v6a94bc645d37``."""
+    if getattr(spec, "source_kind", "") == "directory" and getattr(spec, "origin", ""):
+        try:
+            kept = versions(spec.origin)
+        except (SourceError, OSError, ValueError):
+            kept = []
+        if kept:
+            return f"#{kept[-1].number} {kept[-1].short}"
+    return f"v{spec.version}"
 
 
 def versions(

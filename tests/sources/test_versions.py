@@ -139,3 +139,38 @@ def test_magic_versions_and_rollback(folder: Path, tmp_path: Path) -> None:
         assert "there is no version '99'" in str(bad.error_in_exec)
     finally:
         reset_session_registry(None)
+
+
+def test_one_id_per_version_shown_by_info_and_taken_by_rollback(
+    reg: Registry, folder: Path
+) -> None:
+    from nexus_jupyter.notebook import api
+    from nexus_jupyter.sources.versions import shown_version
+
+    path = folder / "add.py"
+    path.write_text(TOOL.format(expr="a + b"))
+    source = reg.watch(folder)
+    path.write_text(TOOL.format(expr="a - b"))
+    source.reload_file(path, registry=reg)
+    first, second = versions("add", registry=reg)
+    info = api.tool_info("add", registry=reg)
+    shown = f"#2 {second.short}"  # as %tool versions lists it
+    assert shown in info._repr_html_() and f"version: {shown}" in info._text()
+    assert reg.get("add").spec.version not in info._repr_html_()  # no second kind of id
+    path.write_text("def broken(:\n")  # stale: the last good version runs, and is shown
+    source.reload_file(path, registry=reg)
+    assert shown_version(reg.get("add").spec) == shown
+    assert rollback("add", second.short, registry=reg).number == 2  # the id shown is taken
+    assert rollback("add", first.short, registry=reg).number == 1
+    assert shown_version(reg.get("add").spec) == f"#3 {first.short}"
+    with Registry(search="keyword") as other:  # a tool without a file: its content hash
+        other.add(lambda_tool())
+        assert shown_version(other.get("hello").spec) == "v" + other.get("hello").spec.version
+
+
+def lambda_tool():
+    def hello(name: str) -> str:
+        """Say hello."""
+        return name
+
+    return hello

@@ -411,11 +411,13 @@ class Catalog(W.VBox):
             self.details.value = f"<i>{html.escape(name)} is gone from the registry.</i>"
             self.try_button.disabled = True
             return
+        from ...sources.versions import shown_version
+
         self.selected = name
         entry = self.registry.entry(name)
         schema = html.escape(json.dumps(dict(entry.spec.input_schema), indent=2, default=str))
         self.details.value = (
-            entry_html(entry, stale=self.stale.get(name))
+            entry_html(entry, stale=self.stale.get(name), version=shown_version(entry.spec))
             + self._tests_and_calls(name)
             + "<details><summary>JSON schema</summary>"
             f"<pre>{schema}</pre></details>"
