@@ -94,20 +94,25 @@ async def test_save_a_case_over_rest_and_see_it_beside_the_file(jp_fetch, tools_
     assert info.value.code == 404
 
 
+async def a_passing_case(jp_fetch, jp_ws_fetch, tools_dir):
+    """Save a case of ``add`` and wait for its row to say passed; returns the events socket."""
+    (tools_dir / "add.tests.yaml").write_text(
+        "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
+    )
+    ws = await jp_ws_fetch("nexus", "api", "events")
+    deadline = time.monotonic() + 20
+    while ((await row_of(jp_fetch, "add"))["tests"] or {}).get("state") != "passed":
+        await next_change(ws, lambda e: "add" in e.get("tests", []), deadline)
+    return ws
+
+
 @pytest.mark.timing  # a latency target: runs alone, after the parallel phase
 @on_server_loop
 async def test_a_breaking_save_turns_the_row_failed_within_a_second_and_a_fix_back(
     jp_fetch, jp_ws_fetch, tools_dir
 ):
-    (tools_dir / "add.tests.yaml").write_text(
-        "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
-    )
-    ws = await jp_ws_fetch("nexus", "api", "events")
+    ws = await a_passing_case(jp_fetch, jp_ws_fetch, tools_dir)
     try:
-        deadline = time.monotonic() + 20
-        while ((await row_of(jp_fetch, "add"))["tests"] or {}).get("state") != "passed":
-            await next_change(ws, lambda e: "add" in e.get("tests", []), deadline)
-
         saved = time.monotonic()
         (tools_dir / "add.py").write_text(ADD.format(op="-"))
         state = None
@@ -145,14 +150,9 @@ def not_a_kernel():
 async def test_a_broken_test_is_in_the_servers_log_with_its_prefix(
     jp_fetch, jp_ws_fetch, tools_dir, jp_serverapp, caplog, not_a_kernel
 ):
-    (tools_dir / "add.tests.yaml").write_text(
-        "- tool: add\n  arguments: {a: 1, b: 2}\n  expect: 3\n"
-    )
-    ws = await jp_ws_fetch("nexus", "api", "events")
+    ws = await a_passing_case(jp_fetch, jp_ws_fetch, tools_dir)
     try:
         deadline = time.monotonic() + 20
-        while ((await row_of(jp_fetch, "add"))["tests"] or {}).get("state") != "passed":
-            await next_change(ws, lambda e: "add" in e.get("tests", []), deadline)
         (tools_dir / "add.py").write_text(ADD.format(op="-"))
         while ((await row_of(jp_fetch, "add"))["tests"] or {}).get("state") != "failed":
             await next_change(ws, lambda e: "add" in e.get("tests", []), deadline)
