@@ -14,6 +14,9 @@ becomes the server with ``execvp``: same pid, same pipes, nothing left in betwee
   the sources stopped their servers), so it never fires early.
 - A parent that ended before the wrapper asked is noticed (its parent pid changed): the
   wrapper exits instead of starting an orphan.
+- Python ignores SIGPIPE and SIGXFSZ at startup, and an ignored signal stays ignored
+  across ``exec``: the wrapper sets both back to their default first, so the server starts
+  as it would have without it (a server that writes to a closed pipe ends, as it expects).
 
 Elsewhere (macOS, Windows) the command runs as given: a server outlives a parent killed
 outright (a normal stop, or SIGTERM to ``nexus-tools serve``, still stops it).
@@ -36,6 +39,8 @@ if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 
     sys.stderr.write("nexus-jupyter: cannot bind the MCP server to its parent; it runs anyway\n")
 if os.getppid() != parent:
     sys.exit(1)
+for ignored_by_python in (signal.SIGPIPE, signal.SIGXFSZ):
+    signal.signal(ignored_by_python, signal.SIG_DFL)
 try:
     os.execvp(command[0], command)
 except OSError as exc:
