@@ -231,3 +231,35 @@ class NotebookKernel:
     def close(self) -> None:
         self.client.stop_channels()
         self.server.request("DELETE", f"api/sessions/{self.session_id}")
+
+
+#: A cell defining ``half``, whose own validator (a pydantic ``AfterValidator``, which its JSON
+#: schema cannot say) refuses an odd number: "must be even".
+HALF_CELL = '''from typing import Annotated
+
+from pydantic import AfterValidator
+
+from nexus_jupyter import tool
+
+
+def _even(v: int) -> int:
+    if v % 2:
+        raise ValueError("must be even")
+    return v
+
+
+@tool
+def half(n: Annotated[int, AfterValidator(_even)]) -> int:
+    """Half of an even number."""
+    return n // 2
+'''
+
+#: A cell defining ``add`` with docstring ``{doc}``, returning ``(a + b) * {times}``.
+ADD_CELL = '''from nexus_jupyter import tool
+
+
+@tool
+def add(a: int, b: int = 0) -> int:
+    """{doc}"""
+    return (a + b) * {times}
+'''

@@ -26,6 +26,8 @@ export interface IToolEntry {
   shadowed: string[];
   /** Set on the row of a tool that lost a name clash: the winner's source. */
   shadowed_by?: string | null;
+  /** A conflict (sources of one rank define the name, e.g. two notebooks): the others. */
+  conflicts_with?: string[];
   version?: string | null;
   score?: number | null;
   /** Where its code lives: a file path, or `cell:<id>` for a notebook's tool. */
@@ -34,6 +36,8 @@ export interface IToolEntry {
   notebook?: string | null;
   /** A tool file written by `%tool export`: the notebook it came from. */
   exported_from?: string | null;
+  /** ... and the live kernel (`kernel:<notebook>`) that exported it, while that kernel lives. */
+  exported_by?: string | null;
   /** Its saved test cases' state (null: it has none). */
   tests?: ITestRow | null;
   /** Its file failed to reload and the last good version runs: what the file says. */
@@ -94,6 +98,8 @@ export interface IToolStats {
   calls: number;
   errors: number;
   refused: number;
+  /** Calls their caller cancelled (in `calls`, not in `errors`; absent from older servers). */
+  cancelled?: number;
   error_rate: number;
   p50_ms: number | null;
   p95_ms: number | null;
@@ -325,9 +331,13 @@ export function listTools(query: IListQuery = {}): Promise<IToolList> {
   return request('tools' + (qs ? `?${qs}` : ''));
 }
 
-/** The spec, status and versions of one tool. */
-export function getTool(name: string): Promise<IToolDetails> {
-  return request(`tools/${encodeURIComponent(name)}`);
+/**
+ * The spec, status and versions of one tool; `source`: the tool that source defines under
+ * the name (one of a conflict, or a shadowed one), not the name's winner.
+ */
+export function getTool(name: string, source?: string | null): Promise<IToolDetails> {
+  const query = source ? `?source=${encodeURIComponent(source)}` : '';
+  return request(`tools/${encodeURIComponent(name)}${query}`);
 }
 
 /** Sources and their errors. */
@@ -361,17 +371,24 @@ export async function runTests(name: string): Promise<{ tests: ITestStatus }> {
  * goes away: the tool really stops (an async tool at its next await, a sync tool when it
  * checks `ctx.cancelled`).
  *
- * `onProgress` gets the tool's progress reports while it runs.
+ * `onProgress` gets the tool's progress reports while it runs. `source`: call the tool
+ * that source defines under the name (one of a conflict, or a shadowed one).
  */
 export async function callTool(
   name: string,
   args: Record<string, unknown>,
   approved: boolean | 'always' = false,
   signal?: AbortSignal,
-  onProgress?: (progress: IProgress) => void
+  onProgress?: (progress: IProgress) => void,
+  source?: string | null
 ): Promise<CallOutcome> {
   try {
-    const body = { arguments: args, approved, ...(onProgress ? { progress: true } : {}) };
+    const body = {
+      arguments: args,
+      approved,
+      ...(onProgress ? { progress: true } : {}),
+      ...(source ? { source } : {})
+    };
     const init = { method: 'POST', body: JSON.stringify(body), signal };
     const path = `tools/${encodeURIComponent(name)}/call`;
     const result = await request(path, init, ServerConnection.makeSettings(), onProgress);

@@ -38,12 +38,23 @@ export function Badge(props: {
   );
 }
 
-/** Status badges of a tool: error / unavailable / shadowed. */
+/** A tool in error; a conflict (sources of one rank define its name) says so, on each row. */
+function ErrorBadge(props: { reason: string | null; conflictsWith?: string[] | null }): JSX.Element {
+  const others = (props.conflictsWith ?? []).join(', ');
+  if (!others) {
+    return <Badge kind="error" label="error" title={props.reason ?? 'error'} />;
+  }
+  return <Badge kind="error" label="conflict" title={`Also defined by ${others}: ${props.reason}`} />;
+}
+
+/** Status badges of a tool: error (or conflict) / unavailable / shadowed. */
 export function StatusBadges(props: {
   status: string;
   reason: string | null;
   shadowed: unknown[];
   shadowedBy?: string | null;
+  /** A conflict: the other sources that define the name (the same badge on every one). */
+  conflictsWith?: string[] | null;
   /** Why the live version is an old one (its file failed to reload), if it is. */
   stale?: string | null;
 }): JSX.Element {
@@ -51,7 +62,7 @@ export function StatusBadges(props: {
   return (
     <>
       {stale && <Badge kind="warn" label="stale" title={stale} />}
-      {status === 'error' && <Badge kind="error" label="error" title={reason ?? 'error'} />}
+      {status === 'error' && <ErrorBadge reason={reason} conflictsWith={props.conflictsWith} />}
       {status === 'unavailable' && (
         <Badge kind="warn" label="unavailable" title={reason ?? 'unavailable'} />
       )}

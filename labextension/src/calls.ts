@@ -24,7 +24,9 @@ function ms(value: number | null | undefined): string {
 function figures(stats: IToolStats): string {
   const rate = Math.round(stats.error_rate * 100);
   const refused = stats.refused ? `, ${stats.refused} refused` : '';
-  return `${stats.calls}, ${stats.errors} failed (${rate}%)${refused}, p50 ${ms(stats.p50_ms)}, p95 ${ms(stats.p95_ms)}`;
+  // a cancel is the caller's doing: counted in the calls, not as a failure
+  const cancelled = stats.cancelled ? `, ${stats.cancelled} cancelled` : '';
+  return `${stats.calls}, ${stats.errors} failed (${rate}%)${refused}${cancelled}, p50 ${ms(stats.p50_ms)}, p95 ${ms(stats.p95_ms)}`;
 }
 
 function called(stats: IToolStats | null | undefined): stats is IToolStats {

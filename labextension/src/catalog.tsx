@@ -53,7 +53,19 @@ function firstLine(text: string): string {
   return (text ?? '').split('\n')[0];
 }
 
-function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): JSX.Element {
+/** Which tool the details show: a name, and the source of one of several under it. */
+interface ISelected {
+  name: string;
+  source: string | null;
+}
+
+/** What a row opens: its own tool; by its source when the name is not simply its own. */
+function selectionOf(tool: IToolEntry): ISelected {
+  const several = !!tool.shadowed_by || (tool.conflicts_with ?? []).length > 0;
+  return { name: tool.name, source: several ? tool.source : null };
+}
+
+function ToolRow(props: { tool: IToolEntry; onOpen: (selected: ISelected) => void }): JSX.Element {
   const { tool, onOpen } = props;
   return (
     <li
@@ -66,11 +78,11 @@ function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): J
       tabIndex={0}
       role="button"
       aria-label={`Open tool ${tool.name}`}
-      onClick={() => onOpen(tool.name)}
+      onClick={() => onOpen(selectionOf(tool))}
       onKeyDown={event => {
         if (event.key === 'Enter' || event.key === ' ') {
           event.preventDefault();
-          onOpen(tool.name);
+          onOpen(selectionOf(tool));
         }
       }}
     >
@@ -82,6 +94,7 @@ function ToolRow(props: { tool: IToolEntry; onOpen: (name: string) => void }): J
           reason={tool.reason}
           shadowed={tool.shadowed}
           shadowedBy={tool.shadowed_by}
+          conflictsWith={tool.conflicts_with}
           stale={tool.stale}
         />
         <TestBadge tests={tool.tests} />
@@ -167,7 +180,7 @@ export function Catalog(props: {
   const [listedFor, setListedFor] = React.useState('');
   const [error, setError] = React.useState<string | null>(null);
   const [status, setStatus] = React.useState<IStatus | null>(null);
-  const [selected, setSelected] = React.useState<string | null>(null);
+  const [selected, setSelected] = React.useState<ISelected | null>(null);
   const [revision, setRevision] = React.useState(0);
   const [detailsRevision, setDetailsRevision] = React.useState(0);
   const [callsRevision, setCallsRevision] = React.useState(0);
@@ -175,7 +188,7 @@ export function Catalog(props: {
   const [groupBy, setGroupBy] = React.useState<GroupBy>('source');
   const [toolset, setToolset] = React.useState('');
   const selectedRef = React.useRef<string | null>(null);
-  selectedRef.current = selected;
+  selectedRef.current = selected?.name ?? null;
 
   // Server-side search, debounced as the user types, and re-run on every registry change.
   React.useEffect(() => {
@@ -299,7 +312,8 @@ export function Catalog(props: {
       {selected ? (
         <ToolDetails
           follower={follower}
-          name={selected}
+          name={selected.name}
+          source={selected.source}
           revision={detailsRevision}
           callsRevision={callsRevision}
           onBack={() => {
@@ -379,7 +393,7 @@ export function Catalog(props: {
               </h3>
               <ul className="jp-NexusTools-items">
                 {tools.map(tool => (
-                  <ToolRow key={tool.name} tool={tool} onOpen={setSelected} />
+                  <ToolRow key={`${tool.name} ${tool.source}`} tool={tool} onOpen={setSelected} />
                 ))}
               </ul>
             </section>

@@ -34,16 +34,36 @@ function parameters(schema: Record<string, any>): IParameterRow[] {
   }));
 }
 
-/** Loads and shows one tool; reloads when `revision` changes (a live update). */
+/** What Try runs when the details show one source's tool of several under one name. */
+function sourceNote(tool: IToolDetails): string {
+  const others = (tool.conflicts_with ?? []).join(', ');
+  if (others) {
+    return (
+      `A call by name alone runs neither ${tool.name} until one is renamed; ` +
+      `Try runs this one, of ${tool.source} (${others} has its own).`
+    );
+  }
+  return (
+    `Shadowed by the ${tool.shadowed_by} source: a call by name runs that one; ` +
+    `Try runs this one, of ${tool.source}.`
+  );
+}
+
+/**
+ * Loads and shows one tool; reloads when `revision` changes (a live update). `source`: the
+ * tool that source defines under the name (a row of a conflict, or a shadowed one), which
+ * Try then calls; otherwise the name's winner.
+ */
 export function ToolDetails(props: {
   name: string;
+  source?: string | null;
   revision: number;
   /** Bumped when the server saw calls of this tool (from anywhere): refresh the calls line. */
   callsRevision?: number;
   onBack: () => void;
   follower?: NotebookFollower | null;
 }): JSX.Element {
-  const { name, revision, callsRevision, onBack } = props;
+  const { name, source, revision, callsRevision, onBack } = props;
   const [tool, setTool] = React.useState<IToolDetails | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const backRef = React.useRef<HTMLButtonElement>(null);
@@ -58,14 +78,19 @@ export function ToolDetails(props: {
     setNotebookStats(tool?.notebook_stats);
   }, [tool]);
   const refreshStats = React.useCallback(() => {
-    getTool(name).then(
+    getTool(name, source).then(
       details => {
         setStats(details.stats);
         setNotebookStats(details.notebook_stats);
       },
-      err => console.warn('nexus-jupyter: could not refresh the call counts', err)
+      err => {
+        if (err.status !== 404) {
+          // (a tool that left: the details say why, once)
+          console.warn(`nexus-jupyter: could not refresh the call counts of ${name}:`, err.message);
+        }
+      }
     );
-  }, [name]);
+  }, [name, source]);
   React.useEffect(() => {
     if (callsRevision) {
       refreshStats();
@@ -74,23 +99,32 @@ export function ToolDetails(props: {
 
   React.useEffect(() => {
     let cancelled = false;
-    getTool(name).then(
+    getTool(name, source).then(
       details => {
         if (!cancelled) {
+          // Try calls the tool shown: one of a conflict (no call by name runs either), or
+          // the shadowed one opened from its own row
+          const conflict = (details.conflicts_with ?? []).length > 0;
+          details.call_source = source ?? (conflict ? details.source : null);
           setTool(details);
           setError(null);
         }
       },
       err => {
         if (!cancelled) {
-          setError(err.status === 404 ? `The tool ${name} is gone.` : String(err.message ?? err));
+          // the server says why it is gone (its kernel restarted) and how to bring it back
+          setError(
+            err.status === 404
+              ? String(err.message || `The tool ${name} is gone.`)
+              : String(err.message ?? err)
+          );
         }
       }
     );
     return () => {
       cancelled = true;
     };
-  }, [name, revision]);
+  }, [name, source, revision]);
 
   React.useEffect(() => backRef.current?.focus(), [name]);
 
@@ -99,7 +133,7 @@ export function ToolDetails(props: {
   let blocked: string | null = null;
   if (error) {
     blocked = error;
-  } else if (tool && tool.status !== 'ok') {
+  } else if (tool && tool.status !== 'ok' && !tool.call_source) {
     blocked = `Cannot run now: ${tool.reason ?? tool.status}`;
   } else if (tool?.call_policy?.action === 'deny') {
     blocked = tool.call_policy.reason;
@@ -138,7 +172,7 @@ export function ToolDetails(props: {
             <StatusBadges
               status={tool.status}
               reason={tool.reason}
-              shadowed={tool.shadowed}
+              shadowed={tool.shadowed} shadowedBy={tool.shadowed_by} conflictsWith={tool.conflicts_with}
               stale={tool.stale}
             />
             <TestBadge tests={tool.tests} />
@@ -149,6 +183,11 @@ export function ToolDetails(props: {
           </div>
           {tool.reason && tool.status !== 'ok' && (
             <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{tool.reason}</div>
+          )}
+          {tool.call_source && (
+            <div className="jp-NexusTools-notice jp-NexusTools-sourceNote" role="note">
+              {sourceNote(tool)}
+            </div>
           )}
           {tool.stale && (
             <div className="jp-NexusTools-notice jp-NexusTools-notice-warn" role="status">
@@ -242,7 +281,12 @@ export function ToolDetails(props: {
                 : null
             }
           />
-          <TryForm key={`${tool.name}`} tool={tool} blocked={blocked} onCalled={refreshStats} />
+          <TryForm
+            key={`${tool.name} ${tool.call_source ?? ''}`}
+            tool={tool}
+            blocked={blocked}
+            onCalled={refreshStats}
+          />
         </>
       )}
     </div>

@@ -42,10 +42,15 @@ function baseName(path: string): string {
   return path.split('/').pop() ?? path;
 }
 
-/** Whether `tool` belongs to the notebook at `path`: defined in its kernel, or a file
- * exported from it (the export header names the notebook file). */
+/** Whether `tool` belongs to the notebook at `path`: defined in its kernel, or a file its
+ * live kernel exported (`exported_by`: the server says so while that kernel lives; once it
+ * restarted or stopped, the file is one of its folder's like any other). */
 export function belongsTo(
-  tool: Pick<IToolEntry, 'source'> & { notebook?: string | null; exported_from?: string | null },
+  tool: Pick<IToolEntry, 'source'> & {
+    notebook?: string | null;
+    exported_from?: string | null;
+    exported_by?: string | null;
+  },
   path: string | null
 ): boolean {
   if (!path) {
@@ -54,7 +59,12 @@ export function belongsTo(
   if (notebookOf(tool) === path) {
     return true;
   }
-  return !!tool.exported_from && tool.exported_from === baseName(path);
+  return (
+    !!tool.exported_from &&
+    tool.exported_from === baseName(path) &&
+    !!tool.exported_by &&
+    notebookOf({ source: tool.exported_by }) === path
+  );
 }
 
 /** The group title of the current notebook. */

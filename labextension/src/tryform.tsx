@@ -389,12 +389,21 @@ export function TryForm(props: {
     setOutcome(null);
     setProgress(null);
     try {
-      let result = await callTool(tool.name, args, false, controller.signal, setProgress);
+      // `call_source`: the details of one source's tool (of a conflict, or a shadowed one)
+      const source = tool.call_source;
+      let result = await callTool(tool.name, args, false, controller.signal, setProgress, source);
       if (result.kind === 'approval') {
         const approval = await askApproval(tool, args);
         if (approval) {
           const approved = approval === 'always' ? 'always' : true;
-          result = await callTool(tool.name, args, approved, controller.signal, setProgress);
+          result = await callTool(
+            tool.name,
+            args,
+            approved,
+            controller.signal,
+            setProgress,
+            source
+          );
         } else {
           result = { kind: 'approval', message: DENIED };
         }

@@ -35,7 +35,12 @@ test('serverRelativePath keeps paths inside the root only', () => {
 test('the current notebook group comes first: kernel tools, then files exported from it', () => {
   const tools = [
     { name: 'read', source: 'builtin' },
-    { name: 'add', source: 'directory:tools', exported_from: 'demo.ipynb' },
+    {
+      name: 'add',
+      source: 'directory:tools',
+      exported_from: 'demo.ipynb',
+      exported_by: 'kernel:nb/demo.ipynb'
+    },
     { name: 'other', source: 'kernel:other.ipynb' },
     { name: 'area', source: 'kernel:nb/demo.ipynb' }
   ];
@@ -46,4 +51,13 @@ test('the current notebook group comes first: kernel tools, then files exported 
   assert.deepEqual(groups[1][1].map(t => t.name), ['read', 'other']);
   assert.deepEqual(withCurrentNotebookFirst(tools, null, rest), [['rest', tools]]);
   assert.equal(belongsTo(tools[2], 'nb/demo.ipynb'), false);
+});
+
+test("an exported file is the notebook's only while the kernel that exported it lives", () => {
+  const file = { name: 'hello', source: 'directory:tools', exported_from: 'demo.ipynb' };
+  // its kernel restarted (or this server never saw the export): a file of its folder
+  assert.equal(belongsTo({ ...file, exported_by: null }, 'nb/demo.ipynb'), false);
+  assert.equal(belongsTo({ ...file, exported_by: 'kernel:nb/demo.ipynb' }, 'nb/demo.ipynb'), true);
+  // a notebook of the same name in another folder did not export it
+  assert.equal(belongsTo({ ...file, exported_by: 'kernel:nb/demo.ipynb' }, 'x/demo.ipynb'), false);
 });

@@ -83,4 +83,7 @@ test("a kernel's tool has a second calls line: its notebook's calls, never mixed
     ['Calls on this server: 1, 0 failed (0%), p50 0.2 ms, p95 1.5 ms', false],
     ['No calls from demo.ipynb yet.', true]
   ]);
+  // a cancel is no failure: it counts among the calls, on its own
+  const cancelled = callsLines(null, { name: 'demo.ipynb', stats: stats(2, { cancelled: 1 }) });
+  assert.equal(cancelled[1].text, 'Calls from demo.ipynb: 2, 0 failed (0%), 1 cancelled, p50 0.2 ms, p95 1.5 ms');
 });

@@ -148,12 +148,18 @@ def _quoted(value: Any) -> str:
 class ToolValidationError(NexusError, ValueError):
     """Raised when call arguments do not match the tool's input schema.
 
-    ``errors`` has one :class:`FieldError` per offending field.
+    ``errors`` has one :class:`FieldError` per offending field. ``where_it_runs``: the
+    process or server that runs the tool refused them before running it (a live kernel's
+    pydantic validator, a nexus MCP server's check), though this registry's schema took
+    them; a tool handler raises it so, and the call counts as refused, not failed.
     """
 
-    def __init__(self, tool: str, errors: Sequence[FieldError]) -> None:
+    def __init__(
+        self, tool: str, errors: Sequence[FieldError], *, where_it_runs: bool = False
+    ) -> None:
         self.tool = tool
         self.errors = tuple(errors)
+        self.where_it_runs = where_it_runs
         parts = [e.line for e in self.errors]
         n = len(self.errors)
         super().__init__(
@@ -177,7 +183,7 @@ class ToolValidationError(NexusError, ValueError):
         ]
         if errors == list(self.errors):
             return self
-        return ToolValidationError(self.tool, errors)
+        return ToolValidationError(self.tool, errors, where_it_runs=self.where_it_runs)
 
 
 class ToolUnavailable(NexusError, RuntimeError):

@@ -169,6 +169,7 @@ def _stats_rows(stats: Mapping[str, ToolStats]) -> list[tuple[str, ...]]:
             str(s.errors),
             f"{s.error_rate:.0%}" if s.calls else "-",
             str(s.refused),
+            str(s.cancelled),
             _ms(s.p50),
             _ms(s.p95),
             _ms(s.max),
@@ -177,7 +178,17 @@ def _stats_rows(stats: Mapping[str, ToolStats]) -> list[tuple[str, ...]]:
     ]
 
 
-_STATS_HEAD = ("tool", "calls", "errors", "error rate", "refused", "p50", "p95", "max")
+_STATS_HEAD = (
+    "tool",
+    "calls",
+    "errors",
+    "error rate",
+    "refused",
+    "cancelled",
+    "p50",
+    "p95",
+    "max",
+)
 
 
 def stats_text(stats: Mapping[str, ToolStats], *, title: str = "") -> str:
@@ -211,4 +222,6 @@ def stats_line(stats: ToolStats | None) -> str:
     line = f"calls: {stats.calls}, {stats.errors} failed ({stats.error_rate:.0%})"
     if stats.refused:
         line += f", {stats.refused} refused"
+    if stats.cancelled:
+        line += f", {stats.cancelled} cancelled"
     return line + f", p50 {_ms(stats.p50)}, p95 {_ms(stats.p95)}"

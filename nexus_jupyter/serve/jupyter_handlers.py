@@ -44,6 +44,7 @@ from ..core.tools.result import ToolResult
 from ..core.toolsets.overview import toolset_rows
 from ..sources.tool_files import exported_from
 from .jupyter_caller import sidebar_request
+from .jupyter_clashes import mark_rows, not_found_message, source_details
 from .jupyter_events import AUTH_RESOURCE
 from .jupyter_progress import ProgressStream
 
@@ -112,6 +113,7 @@ def entry_rows(
         row = entry_row(ToolEntry(loser), score)
         row["shadowed_by"] = entry.spec.source
         rows.append(row)
+    mark_rows(entry, rows, registry)  # a conflict, a file a live kernel exported
     return rows
 
 
@@ -160,7 +162,12 @@ class NexusHandler(APIHandler):
         try:
             return self.registry.entry(name)
         except ToolNotFound as exc:
-            raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
+            raise self.not_found(exc) from exc
+
+    def not_found(self, exc: ToolNotFound) -> web.HTTPError:
+        """A 404 worded for the sidebar (a tool that left with its kernel says why)."""
+        message = not_found_message(exc, self.nexus.live)
+        return _error(404, "not_found", message, suggestions=list(exc.suggestions))
 
 
 class ToolsHandler(NexusHandler):
@@ -224,13 +231,19 @@ class ToolsHandler(NexusHandler):
 
 
 class ToolHandler(NexusHandler):
-    """``GET /nexus/api/tools/{name}``: spec, schema, status, shadowed versions, history."""
+    """``GET /nexus/api/tools/{name}``: spec, schema, status, shadowed versions, history;
+    ``?source=S``: of the tool source ``S`` defines under the name (see :mod:`.jupyter_clashes`)."""
 
     @web.authenticated
     @authorized
     def get(self, name: str) -> None:
         entry = self.lookup(name)
-        body = entry.to_dict()
+        # ?source=S: the tool S defines under this name (one of a conflict, or shadowed)
+        source = self.get_query_argument("source", None) or entry.spec.source
+        body = source_details(entry, source)
+        if body is None:
+            raise self.not_found(ToolNotFound(name, (), f"{source} does not define it (now)"))
+        entry = entry.of_source(source) or entry
         body["exported_from"] = entry_row(entry)["exported_from"]
         body["versions"] = self.file_versions(entry) or self.nexus.history.versions(
             name, entry.spec.version
@@ -287,7 +300,8 @@ class ToolHandler(NexusHandler):
 
 
 class CallHandler(NexusHandler):
-    """``POST /nexus/api/tools/{name}/call`` with ``{"arguments": {...}, "approved": bool}``.
+    """``POST /nexus/api/tools/{name}/call`` with ``{"arguments": {...}, "approved": bool}``
+    (and ``"source": S`` to call the tool source ``S`` defines under the name).
 
     The call runs on the registry's background loop, so a slow tool never blocks the
     server. ``approved`` means the user approved this call in the UI after a 409;
@@ -356,6 +370,9 @@ class CallHandler(NexusHandler):
             kind = type(arguments).__name__
             raise _error(400, "bad_request", f"arguments must be a JSON object, got {kind}.")
         approved = body.get("approved", False) in (True, "always")
+        source = body.get("source")  # the tool of that source (one of a conflict, shadowed)
+        if source is not None and not isinstance(source, str):
+            raise _error(400, "bad_request", f"source must be a string, got {source!r}.")
         if body.get("approved") == "always":
             self.approve_for_session(name)
         request = sidebar_request(self)
@@ -369,6 +386,7 @@ class CallHandler(NexusHandler):
             approved=approved,
             cancellation=token,
             progress=progress,
+            source=source,
         )
         self._pending = reg.loop.submit(call)
         self._pending.add_done_callback(lambda f: token.cancel() if f.cancelled() else None)
@@ -383,7 +401,7 @@ class CallHandler(NexusHandler):
             # The tool raised CancelledError itself: the client is still there, so answer.
             return ToolResult.failure(name, "the call was cancelled", "CancelledError")
         except ToolNotFound as exc:
-            raise _error(404, "not_found", str(exc), suggestions=list(exc.suggestions)) from exc
+            raise self.not_found(exc) from exc
         except ToolValidationError as exc:
             raise _error(
                 422, "validation", str(exc), errors=[e.to_dict() for e in exc.errors]

@@ -31,6 +31,8 @@ import contextlib
 import json
 import logging
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,8 @@ ANNOUNCE_PREFIX = "nexus-kernel-"
 NAMING_WAIT_S = 30.0
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 CONTENTS_ACTIONS = "https://events.jupyter.org/jupyter_server/contents_service/v1"
+#: How many departed tools :meth:`KernelSources.why_gone` remembers.
+_MAX_DEPARTED = 500
 
 
 class KernelSource(ExportHandOver, KernelToolTests, NexusUpstream):
@@ -58,6 +62,9 @@ class KernelSource(ExportHandOver, KernelToolTests, NexusUpstream):
     (:attr:`reported_calls`, from :mod:`nexus_jupyter.notebook.kernel_calls`)."""
 
     kind: SourceKind = "kernel"
+    #: When the kernel process started: a file its notebook exported since is this kernel's
+    #: export (see :mod:`.jupyter_clashes`)
+    since: float = float("inf")
 
     def __init__(self, notebook: str, kernel_id: str, url: str, secret: str, pid: int) -> None:
         super().__init__(
@@ -136,6 +143,21 @@ def _moved(notebook: str, old: str, new: str) -> str | None:
     return None
 
 
+def _started_at(pid: Any, announcement: Path) -> float:
+    """When the kernel process ``pid`` started (psutil, which ipykernel brings), else when it
+    wrote its ``announcement`` (its link starts a moment after ``%load_ext``), else now."""
+    try:
+        import psutil
+
+        return float(psutil.Process(pid).create_time())
+    except Exception:  # no psutil, or the process is gone: the announcement is close enough
+        pass
+    try:
+        return announcement.stat().st_mtime
+    except OSError:
+        return time.time()
+
+
 def _remove(path: Path) -> None:
     """Delete a dead kernel's announcement (a tiny file: no need to leave the loop)."""
     try:
@@ -185,12 +207,28 @@ class KernelSources:
         self._stop = asyncio.Event()
         # File events and kernel events both add and drop sources: one at a time.
         self._changing = asyncio.Lock()
+        #: tool -> (kernel id, notebook, pid) of the kernel it left with (see :meth:`why_gone`)
+        self.departed: dict[str, tuple[str, str, Any]] = {}
+        #: kernel id -> how Jupyter reported it ended ("restart", "shutdown"), until it relinks
+        self.endings: dict[str, str] = {}
+        #: told the tools that left with a kernel once Jupyter says how it ended (after they
+        #: left: the sidebar reads :meth:`why_gone` again)
+        self.on_told: Callable[[list[str]], Any] | None = None
+        self._unsubscribe: Callable[[], Any] | None = None
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
+        # a tool defined again (by any source) is no longer one that left with its kernel
+        self._unsubscribe = self.registry.subscribe(self._forget_returned)
+
+    def _forget_returned(self, change: Any) -> None:
+        for name in change.added:
+            self.departed.pop(name, None)
 
     async def stop(self) -> None:
         self._stop.set()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -256,8 +294,17 @@ class KernelSources:
 
     async def _link(self, kernel_id: str, body: dict[str, Any], notebook: str) -> None:
         """(Re)connect the announced kernel ``kernel_id`` as the source of ``notebook``."""
-        await self._drop(kernel_id)
+        current = self.sources.get(kernel_id)
+        restarted = current is not None and current.pid != body.get("pid")
+        if restarted:  # a new process announced itself before Jupyter's restart event
+            self.endings[kernel_id] = "restart"
+        else:
+            self.endings.pop(kernel_id, None)  # it runs again: what ended it is told by then
+        await self._drop(kernel_id, relink=not restarted)
         source = KernelSource(notebook, kernel_id, body["url"], body["secret"], body["pid"])
+        source.since = _started_at(
+            body["pid"], self.runtime_dir / f"{ANNOUNCE_PREFIX}{kernel_id}.json"
+        )
         # a tool the notebook exported comes from this server's tools folder before it goes
         source.take_over = lambda names: load_exported_files(self.registry, names)
         if any(s.name == source.name for s in self.sources.values()):
@@ -304,10 +351,48 @@ class KernelSources:
                 return str(session.get("path") or session.get("name") or "")
         return ""
 
-    async def _drop(self, kernel_id: str) -> None:
+    def why_gone(self, name: str) -> str | None:
+        """Why tool ``name`` is no longer here, when it left with a kernel that restarted or
+        stopped: what happened and what brings it back, worded for the sidebar.
+
+        Jupyter reports a restart once the new process runs, after the old one removed its
+        announcement; so without its event, what the old process and Jupyter say now tells."""
+        left = self.departed.get(name)
+        if left is None:
+            return None
+        kernel_id, notebook, pid = left
+        base = notebook.rsplit("/", 1)[-1]
+        ending = self.endings.get(kernel_id)
+        if ending == "restart" or (ending is None and not _alive(pid) and self._runs(kernel_id)):
+            what = "restarted, and its new kernel has not defined it"
+        elif ending == "shutdown":
+            what = "was shut down"
+        elif _alive(pid):
+            what = "stopped serving its tools (it is restarting, or unloaded nexus_jupyter)"
+        else:
+            what = "exited"
+        return (
+            f"the kernel of {base} {what}. Run the cell that defines {name} in {base} again "
+            "(after %load_ext nexus_jupyter) to bring it back."
+        )
+
+    def _note_departure(self, source: KernelSource) -> None:
+        """Remember that the tools of ``source`` left with its kernel (see :meth:`why_gone`)."""
+        left = (source.kernel_id, source.notebook or source.kernel_id, source.pid)
+        for tool in source._tools:
+            self.departed.pop(tool.spec.name, None)  # the latest departure goes last
+            self.departed[tool.spec.name] = left
+        while len(self.departed) > _MAX_DEPARTED:
+            del self.departed[next(iter(self.departed))]
+
+    async def _drop(self, kernel_id: str, *, relink: bool = False) -> None:
+        """Remove the source of ``kernel_id``; ``relink``: it comes back at once (renamed,
+        or named after its notebook), so its tools did not leave."""
         source = self.sources.pop(kernel_id, None)
         if source is None:
             return
+        if not relink:
+            self._note_departure(source)
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(None, self.registry.remove_source, source.name)
@@ -363,6 +448,14 @@ class KernelSources:
             self.started.add(kernel_id)  # ours, whether the kernel manager lists it yet or not
         elif ours and data.get("action") == "shutdown":
             self.started.discard(kernel_id)
+        if data.get("action") in ("restart", "shutdown"):  # how its tools left (why_gone)
+            self.endings.pop(kernel_id, None)
+            self.endings[kernel_id] = data["action"]
+            while len(self.endings) > _MAX_DEPARTED:
+                del self.endings[next(iter(self.endings))]
+            told = [name for name, left in self.departed.items() if left[0] == kernel_id]
+            if told and self.on_told is not None:
+                self.on_told(told)
         if data.get("action") == "start":  # it may have announced itself before it was ours
             if kernel_id not in self.sources and path.exists():
                 await self._follow(path)

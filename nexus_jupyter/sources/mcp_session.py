@@ -7,7 +7,8 @@
   for one that closed its stdout but kept running, that (the SDK then stops it: the signal
   it ends by is ours, not what went wrong).
 - :func:`tool_from_mcp` turns an MCP tool listing entry into a registry :class:`Tool`;
-  :func:`result_from_mcp` turns a ``CallToolResult`` into a :class:`ToolResult`.
+  :func:`result_from_mcp` turns a ``CallToolResult`` into a :class:`ToolResult` (a nexus
+  server's refusal of the arguments into the :class:`ToolValidationError` it was there).
 
 The ``mcp`` package is imported lazily by the callers: importing it costs over a second.
 """
@@ -24,6 +25,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..core.errors import FieldError, ToolValidationError
 from ..core.tools.result import ToolResult
 from ..core.tools.tool import Tool
 
@@ -335,10 +337,37 @@ def _said_error(result: Any) -> tuple[str, str] | None:
     return kind, message
 
 
+#: ``_meta`` key of a nexus server's refusal of a call's arguments: its field errors
+#: (``FieldError.to_dict()`` each; :mod:`nexus_jupyter.serve.mcp_bridge`), in both spellings.
+_FIELD_ERRORS_KEYS = ("nexus-jupyter/fieldErrors", "nexus_jupyter/fieldErrors")
+
+
+def _refused_arguments(tool_name: str, result: Any) -> ToolValidationError | None:
+    """A nexus server's refusal of the arguments (a live kernel's validator, which this
+    registry's schema cannot express) as the :class:`ToolValidationError` it was there."""
+    meta = getattr(result, "meta", None) or {}
+    found = next((meta[k] for k in _FIELD_ERRORS_KEYS if isinstance(meta.get(k), list)), None)
+    errors = []
+    for said in found or ():
+        if not isinstance(said, Mapping) or not isinstance(said.get("message"), str):
+            continue
+        loc = said.get("loc")
+        parts = tuple(p for p in loc if isinstance(p, str | int)) if isinstance(loc, list) else ()
+        errors.append(FieldError(parts, said["message"], said.get("value")))
+    if not errors:
+        return None
+    return ToolValidationError(tool_name, errors, where_it_runs=True)
+
+
 def result_from_mcp(tool_name: str, result: Any) -> ToolResult:
-    """A :class:`ToolResult` for an MCP ``CallToolResult``."""
+    """A :class:`ToolResult` for an MCP ``CallToolResult``. Raises the
+    :class:`ToolValidationError` a nexus server answered with (its field errors in
+    ``_meta``): the call was refused there, before the tool ran."""
     blocks = [b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content]
     if result.is_error:
+        refused = _refused_arguments(tool_name, result)
+        if refused is not None:
+            raise refused
         # A nexus server sends the tool's traceback in a block of its own (mcp_bridge).
         # (``nexus_jupyter/traceback``: a nexus server of an earlier release)
         traces = [b for b in blocks if _traceback_block(b.get("_meta") or {})]

@@ -103,22 +103,38 @@ def test_the_same_figures_from_audit_lines() -> None:
     assert stats["ls"].calls == 0 and stats["ls"].refused == 1 and stats["ls"].p50 is None
 
 
-async def test_a_call_its_caller_cancels_counts_as_a_failed_call() -> None:
+async def test_a_call_its_caller_cancels_counts_as_cancelled_not_failed() -> None:
     import asyncio
+
+    from nexus_jupyter.core.tools.context import CancellationToken
+
+    started = asyncio.Event()
 
     @tool
     async def nap() -> None:
         """Sleeps."""
+        started.set()
         await asyncio.sleep(30)
 
     reg = Registry()
-    reg.add(nap)
+    reg.add_many([nap, explode])
+    # the caller's task is cancelled (a client that went away)
     call = asyncio.ensure_future(reg.call("nap"))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(started.wait(), 10)
     call.cancel()
     await asyncio.gather(call, return_exceptions=True)
+    # the cancel signal (a Cancel button): the call answers, cancelled
+    started.clear()
+    token = CancellationToken()
+    answer = asyncio.ensure_future(reg.call("nap", cancellation=token))
+    await asyncio.wait_for(started.wait(), 10)
+    token.cancel()
+    assert (await answer).error_type == "CancelledError"
+    reg.call_sync("explode", {})
     figures = reg.stats()["nap"]
-    assert (figures.calls, figures.errors, figures.refused) == (1, 1, 0)
+    assert (figures.calls, figures.errors, figures.cancelled, figures.refused) == (2, 0, 2, 0)
+    assert figures.error_rate == 0.0 and figures.to_dict()["cancelled"] == 2
+    assert (reg.stats()["explode"].errors, reg.stats()["explode"].cancelled) == (1, 0)
 
 
 def test_a_test_runs_calls_and_refusals_count_in_no_statistics() -> None:

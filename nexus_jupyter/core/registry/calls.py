@@ -28,6 +28,7 @@ from ..errors import (
     ApprovalRequired,
     NexusError,
     PermissionDenied,
+    ToolNotFound,
     ToolUnavailable,
     ToolValidationError,
 )
@@ -89,12 +90,15 @@ class CallPipeline:
         approved: bool,
         progress: ProgressCallback | None,
         cancellation: CancellationToken | None,
+        source: str | None = None,
     ) -> ToolResult:
         """See :meth:`Registry.call <nexus_jupyter.core.registry.registry.Registry.call>`."""
         start = _perf()
         if request is None:
             request = RequestInfo(principal=principal) if principal else _LOCAL
         entry = self.registry._snapshot.entries.get(name)
+        if source is not None:
+            entry = self._of_source(name, entry, source)
         span = token = None
         if _tracing.TRACER is not None:  # the one check a call pays when tracing is off
             span, token = _tracing.start_call(name, entry, request)
@@ -115,16 +119,21 @@ class CallPipeline:
                 await self._ask(tool, self._to_approve(tool, kwargs, arguments, request), request)
                 start = _perf()  # the tool's own time: not the wait for a person's answer
             limit = timeout if timeout is not None else tool.spec.timeout
-            if cancellation is not None and cancellation.cancelled:
-                result = cancelled_result(tool, started=False)
-            elif tool.is_async:
-                result = await self.runner.awaited(tool, kwargs, ctx, limit)
-            elif (
-                limit is None and cancellation is None and self._inline_on_this_loop(tool, request)
-            ):
-                result = self.runner.inline(tool, kwargs, ctx)
-            else:
-                result = await self.runner.threaded(tool, kwargs, ctx, limit)
+            try:
+                if cancellation is not None and cancellation.cancelled:
+                    result = cancelled_result(tool, started=False)
+                elif tool.is_async:
+                    result = await self.runner.awaited(tool, kwargs, ctx, limit)
+                elif (
+                    limit is None
+                    and cancellation is None
+                    and self._inline_on_this_loop(tool, request)
+                ):
+                    result = self.runner.inline(tool, kwargs, ctx)
+                else:
+                    result = await self.runner.threaded(tool, kwargs, ctx, limit)
+            except ToolValidationError as refused:  # by what runs it (see ToolRunner)
+                raise self._invalid(tool, request, refused, arguments) from None
             result = self._finish(result, tool, arguments, request, start)
         except BaseException as exc:
             self._refused(name, exc, request, span, token, start)
@@ -143,6 +152,7 @@ class CallPipeline:
         approved: bool,
         progress: ProgressCallback | None,
         cancellation: CancellationToken | None,
+        source: str | None = None,
     ) -> ToolResult:
         """See :meth:`Registry.call_sync <nexus_jupyter.core.registry.registry.Registry.call_sync>`.
 
@@ -154,6 +164,8 @@ class CallPipeline:
         """
         registry = self.registry
         entry = registry._snapshot.entries.get(name)
+        if source is not None:
+            entry = self._of_source(name, entry, source)
         at_home = entry is not None and self.runner.at_home(entry.tool)
         if not at_home and (
             entry is None
@@ -165,7 +177,15 @@ class CallPipeline:
             or self.runner.away_from_home(entry.tool)
         ):
             coro = self.call(
-                name, arguments, request, principal, timeout, approved, progress, cancellation
+                name,
+                arguments,
+                request,
+                principal,
+                timeout,
+                approved,
+                progress,
+                cancellation,
+                source,
             )
             return registry.loop.run(coro)
         assert entry is not None  # a missing tool took the async path above
@@ -197,6 +217,16 @@ class CallPipeline:
         return result
 
     # -- steps, in the order they run -----------------------------------------------------
+
+    def _of_source(self, name: str, entry: ToolEntry | None, source: str) -> ToolEntry:
+        """The tool ``name`` of ``source`` (a call that names its source: see
+        :meth:`ToolEntry.of_source`); raises :class:`ToolNotFound` when it defines none."""
+        found = entry.of_source(source) if entry is not None else None
+        if found is None:
+            if entry is None:
+                raise self.registry.not_found(name)
+            raise ToolNotFound(name, (), f"the source {source!r} does not define it (now)")
+        return found
 
     def _admit(
         self,
@@ -402,8 +432,9 @@ class CallPipeline:
             counter = self.stats.counters.get(name := tool.spec.name) or self.stats.counter(name)
             counter.durations.append(result.duration)
             next(counter.calls)
-            if result.error is not None:
-                next(counter.errors)
+            if result.error is not None:  # a cancel is its caller's doing, not a failure
+                cancelled = result.error_type == "CancelledError"
+                next(counter.cancelled if cancelled else counter.errors)
             counter.last = start
         result.describer = partial(_describe, tool, arguments)
         credentials = registry.credentials
@@ -436,7 +467,7 @@ class CallPipeline:
         start: float,
     ) -> None:
         """A call that raised instead of answering: a refusal before the tool ran (counted
-        as refused), or one its caller cancelled (counted as a call that failed). A name that
+        as refused), or one its caller cancelled (counted as a cancelled call). A name that
         is no tool and never was one gets no row: a client guessing names would grow the
         table without bound, and its caller was told (``ToolNotFound``, with a suggestion)."""
         if request.client == TEST_CLIENT:
@@ -445,7 +476,7 @@ class CallPipeline:
             if name in self.registry._snapshot.entries or name in self.stats.counters:
                 self.stats.refuse(name)
         elif isinstance(exc, asyncio.CancelledError) and name in self.registry._snapshot.entries:
-            self.stats.record(name, _perf() - start, failed=True)
+            self.stats.record(name, _perf() - start, False, cancelled=True)
         if span is not None:
             _tracing.end_refused(span, token, exc)
 

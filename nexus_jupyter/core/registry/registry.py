@@ -129,6 +129,7 @@ class Registry(RegistryWriter):
         approved: bool = False,
         progress: ProgressCallback | None = None,
         cancellation: CancellationToken | None = None,
+        source: str | None = None,
     ) -> Coroutine[Any, Any, ToolResult]:
         """Call tool ``name`` with ``arguments`` (a dict); ``await`` it for its :class:`ToolResult`.
 
@@ -136,10 +137,12 @@ class Registry(RegistryWriter):
         :class:`ApprovalRequired`, :class:`MissingCredential` or :class:`ToolUnavailable`
         before the tool runs; a tool that fails, times out or is cancelled gives a result
         with ``error`` set. ``request`` says who calls (its :class:`Caller`); ``approved=True``
-        means a person approved this call in a UI.
+        means a person approved this call in a UI. ``source``: call the tool of that source
+        under this name, though another wins the name or two conflict over it (the sidebar
+        tries each notebook's ``add`` of two).
         """
         return self._calls.call(
-            name, arguments, request, principal, timeout, approved, progress, cancellation
+            name, arguments, request, principal, timeout, approved, progress, cancellation, source
         )
 
     def call_sync(
@@ -153,6 +156,7 @@ class Registry(RegistryWriter):
         approved: bool = False,
         progress: ProgressCallback | None = None,
         cancellation: CancellationToken | None = None,
+        source: str | None = None,
     ) -> ToolResult:
         """:meth:`call` for code without ``await``: scripts, the CLI, a notebook cell or a
         widget callback (even while an event loop runs in this thread). Same options.
@@ -161,7 +165,7 @@ class Registry(RegistryWriter):
         background loop while this thread waits, so no running loop is ever re-entered.
         """
         return self._calls.call_sync(
-            name, arguments, request, principal, timeout, approved, progress, cancellation
+            name, arguments, request, principal, timeout, approved, progress, cancellation, source
         )
 
     def set_home_thread(self, source: str, home: HomeThread | None) -> None:

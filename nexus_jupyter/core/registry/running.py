@@ -1,6 +1,9 @@
 """How an admitted call runs: inline, in a worker thread or as a task, under a deadline and
 the cancel signal. Failures of the tool become a :class:`ToolResult` with ``error`` set
-(masked with the registry's credentials), never an exception.
+(masked with the registry's credentials), never an exception; except the refusal of the
+arguments by whatever runs the tool (a :class:`ToolValidationError` raised ``where_it_runs``:
+a kernel's validator), which is raised on, so the call is refused as this registry's own
+check would refuse it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import ToolValidationError
 from ..tools.context import ToolContext
 from ..tools.result import ToolResult
 from ..tools.tool_traceback import format_tool_traceback
@@ -84,6 +88,8 @@ class ToolRunner:
         try:
             value = tool.invoke(kwargs, ctx)
         except (Exception, SystemExit) as exc:
+            if _refused_where_it_runs(exc):
+                raise
             return self.failure(tool, exc)
         finally:
             tool.record_duration(_perf() - start)
@@ -125,6 +131,8 @@ class ToolRunner:
         try:
             value = await tool.invoke(kwargs, ctx)
         except (Exception, SystemExit) as exc:
+            if _refused_where_it_runs(exc):
+                raise
             return self.failure(tool, exc)
         return value if isinstance(value, ToolResult) else ToolResult(tool.spec.name, value)
 
@@ -182,6 +190,12 @@ class ToolRunner:
         result.traceback = format_tool_traceback(exc)  # masked with the result (redacted)
         result.exception = exc
         return result
+
+
+def _refused_where_it_runs(exc: BaseException) -> bool:
+    """Whether ``exc`` is the refusal of the call's arguments by whatever runs the tool (see
+    :class:`ToolValidationError`), not a failure of the tool."""
+    return isinstance(exc, ToolValidationError) and exc.where_it_runs
 
 
 def cancelled_result(tool: Tool, *, started: bool = True) -> ToolResult:

@@ -52,6 +52,24 @@ class ToolEntry:
     def available(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def conflicting(self) -> tuple[Tool, ...]:
+        """The tools of sources as strong as the winner's that define this name too (a
+        conflict: the name is in error, no call by name alone runs either)."""
+        if self.status != "error":
+            return ()
+        kind = self.tool.spec.source_kind
+        return tuple(t for t in self.shadowed if t.spec.source_kind == kind)
+
+    def of_source(self, source: str) -> ToolEntry | None:
+        """The tool ``source`` defines under this name, as an entry of its own (the winner,
+        or one it shadows), or ``None``: what a call that names its source runs. A conflict
+        is no obstacle to it (the call says which tool it means)."""
+        if self.tool.spec.source == source:
+            return self if self.status != "error" else ToolEntry(self.tool)
+        found = next((t for t in self.shadowed if t.spec.source == source), None)
+        return ToolEntry(found) if found is not None else None
+
     def to_dict(self) -> dict[str, Any]:
         out = self.tool.spec.to_dict()
         out["status"] = self.status

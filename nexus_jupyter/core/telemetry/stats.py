@@ -1,6 +1,7 @@
 """Per-tool call statistics, kept by the call pipeline at a cost of well under a microsecond
-per call: how many calls, how many failed, how many were refused before running, and the
-latency percentiles of the recent ones.
+per call: how many calls, how many failed, how many were cancelled (by their caller: not
+failures), how many were refused before running, and the latency percentiles of the recent
+ones.
 
 >>> stats = CallStats()
 >>> stats.record("add", 0.002, False); stats.record("add", 0.004, True)
@@ -46,10 +47,12 @@ class ToolStats:
     p95: float | None
     max: float | None
     last_call: float | None  # UNIX time
+    cancelled: int = 0  # calls their caller cancelled (counted in calls, not in errors)
 
     @property
     def error_rate(self) -> float:
-        """Failed calls over calls that ran (refusals are not calls that ran)."""
+        """Failed calls over calls that ran (refusals are not calls that ran; a cancelled
+        call ran, but did not fail)."""
         return self.errors / self.calls if self.calls else 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -58,6 +61,7 @@ class ToolStats:
             "calls": self.calls,
             "errors": self.errors,
             "refused": self.refused,
+            "cancelled": self.cancelled,
             "error_rate": round(self.error_rate, 4),
             "p50_ms": _ms(self.p50),
             "p95_ms": _ms(self.p95),
@@ -75,11 +79,12 @@ class _Counter:
     ``itertools.count`` and ``append`` on a bounded ``deque`` are each one C call, atomic under
     the GIL (a lock cost four times as much per call)."""
 
-    __slots__ = ("calls", "durations", "errors", "last", "refused")
+    __slots__ = ("calls", "cancelled", "durations", "errors", "last", "refused")
 
     def __init__(self) -> None:
         self.calls = itertools.count(1)
         self.errors = itertools.count(1)
+        self.cancelled = itertools.count(1)
         self.refused = itertools.count(1)
         self.durations: deque[float] = deque(maxlen=WINDOW)
         self.last: float | None = None  # perf_counter() of the last call
@@ -110,13 +115,24 @@ class CallStats:
             counter = self.counters.setdefault(tool, _Counter())  # one winner if two race
         return counter
 
-    def record(self, tool: str, duration: float, failed: bool, at: float | None = None) -> None:
+    def record(
+        self,
+        tool: str,
+        duration: float,
+        failed: bool,
+        at: float | None = None,
+        *,
+        cancelled: bool = False,
+    ) -> None:
         """A call of ``tool`` that ran for ``duration`` seconds (``failed``: it answered with
-        an error, timed out or was cancelled); ``at`` is its ``time.perf_counter()``."""
+        an error or timed out; ``cancelled``: its caller cancelled it); ``at`` is its
+        ``time.perf_counter()``."""
         counter = self.counters.get(tool) or self.counter(tool)
         counter.durations.append(duration)
         next(counter.calls)
-        if failed:
+        if cancelled:
+            next(counter.cancelled)
+        elif failed:
             next(counter.errors)
         counter.last = at
 
@@ -139,6 +155,7 @@ class CallStats:
                 _count(c.refused),
                 sorted(_copy(c.durations)),
                 last,
+                _count(c.cancelled),
             )
         return out
 
@@ -190,13 +207,20 @@ def stats_from_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, ToolStats]
 
 
 def _figures(
-    tool: str, calls: int, errors: int, refused: int, ordered: list[float], last: float | None
+    tool: str,
+    calls: int,
+    errors: int,
+    refused: int,
+    ordered: list[float],
+    last: float | None,
+    cancelled: int = 0,
 ) -> ToolStats:
     return ToolStats(
         tool=tool,
         calls=calls,
         errors=errors,
         refused=refused,
+        cancelled=cancelled,
         p50=_percentile(ordered, 0.5) if ordered else None,
         p95=_percentile(ordered, 0.95) if ordered else None,
         max=ordered[-1] if ordered else None,
