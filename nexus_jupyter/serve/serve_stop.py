@@ -9,7 +9,9 @@ MCP clients send) or Ctrl-C: the same clean way as when the client goes away.
 - while cleaning up (closing the registry, stopping MCP servers): nothing is cut short.
 
 If the clean stop takes longer than :data:`FORCED_EXIT_S` after the signal, or a second
-signal comes, the child processes are ended and the process exits with code 1.
+signal comes, the child processes are ended and the process exits with code 1, saying which
+of the two it was. Once serve has returned (run inside another program, which goes on),
+that timer is cancelled.
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ class ServeStop:
         self._phase = "starting"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Future[Any] | None = None
-        self._signal_name = "SIGTERM"
+        #: ends the process if the clean stop takes too long (cancelled once serve returns)
+        self._timer: threading.Timer | None = None
         self._before: dict[int, Any] = {}
         self._signalled_at = 0.0
         self._owned = False  # the handlers are installed: serve is this process's program
@@ -90,6 +93,8 @@ class ServeStop:
 
     def uninstall(self) -> None:
         """Put back the handlers :meth:`install` replaced (serve run in process returns)."""
+        if self._timer is not None:  # serve stopped in time: the host program goes on
+            self._timer.cancel()
         if getattr(signal, "SIGALRM", None) in self._before:
             signal.setitimer(signal.ITIMER_REAL, 0)
         for signum, handler in self._before.items():
@@ -134,13 +139,14 @@ class ServeStop:
         os._exit(code)
 
     def _handle(self, signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
         if self.signalled.is_set():  # a second signal: stop now
-            self._force_exit()
+            self._force_exit(f"a second stop signal ({name}) came while it was stopping cleanly")
         self.signalled.set()
-        self._signal_name = signal.Signals(signum).name
-        timer = threading.Timer(FORCED_EXIT_S, self._force_exit)
-        timer.daemon = True
-        timer.start()
+        late = f"did not stop within {FORCED_EXIT_S:g} s of {name}"
+        self._timer = threading.Timer(FORCED_EXIT_S, self._force_exit, args=(late,))
+        self._timer.daemon = True
+        self._timer.start()
         if self._phase == "starting":
             self._signalled_at = time.monotonic()
             self._abandon(frame)
@@ -166,13 +172,10 @@ class ServeStop:
         self.abandoned = True
         raise StartAbandoned
 
-    def _force_exit(self) -> None:
-        print(
-            f"nexus-tools serve: did not stop within {FORCED_EXIT_S:g} s of "
-            f"{self._signal_name}; ending now",
-            file=sys.stderr,
-            flush=True,
-        )
+    def _force_exit(self, reason: str) -> None:
+        """End the child processes and the process (exit code 1), saying ``reason`` (a
+        second signal, or the clean stop's taking too long)."""
+        print(f"nexus-tools serve: {reason}; ending now", file=sys.stderr, flush=True)
         try:
             end_children(grace=0.2, spare=self.spare)
         finally:

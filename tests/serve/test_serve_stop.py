@@ -377,3 +377,55 @@ def test_serve_spares_the_children_its_process_had_before_it_began() -> None:
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert run.stdout.split() == ["True", "True", "True"], run.stdout + run.stderr
+
+
+def run_script(script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_a_program_that_ran_serve_goes_on_after_a_clean_stop() -> None:
+    """Finding: serve run in another program's main thread stopped cleanly on SIGTERM and
+    returned, and its forced-exit timer still ended the program (exit code 1) later. The
+    timer is made short here; the program outlives it by far."""
+    script = (
+        "import asyncio, os, signal, time\n"
+        "from nexus_jupyter.serve import serve_stop\n"
+        "serve_stop.FORCED_EXIT_S = 0.2\n"
+        "stop = serve_stop.ServeStop()\n"
+        "stop.install()\n"
+        "async def serve():\n"
+        "    asyncio.get_running_loop().call_later(0.1, os.kill, os.getpid(), signal.SIGTERM)\n"
+        "    return await stop.serving(asyncio.sleep(30))\n"
+        "print('served', asyncio.run(serve()), flush=True)\n"
+        "stop.cleaning()\n"
+        "stop.uninstall()  # serve returned: the program goes on\n"
+        "time.sleep(2)\n"
+        "print('went on', flush=True)\n"
+    )
+    run = run_script(script)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.split("\n")[:2] == ["served None", "went on"], run.stdout + run.stderr
+
+
+def test_a_second_signal_says_it_ended_serve_not_the_timer() -> None:
+    """Finding: a second Ctrl-C right after the first said "did not stop within 3.5 s of
+    SIGINT". Here the stop is cleaning up (nothing cuts that short) when both come."""
+    script = (
+        "import os, signal, time\n"
+        "from nexus_jupyter.serve.serve_stop import ServeStop\n"
+        "stop = ServeStop()\n"
+        "stop.install()\n"
+        "stop.cleaning()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(30)\n"
+    )
+    run = run_script(script)
+    assert run.returncode == 1, run.stderr
+    said = run.stderr.strip()
+    assert said == (
+        "nexus-tools serve: a second stop signal (SIGINT) came while it was stopping "
+        "cleanly; ending now"
+    )
