@@ -97,13 +97,13 @@ class StdinLines:
         self._fd = fd
         self._queue: asyncio.Queue[str | None] | None = None
         self._thread: threading.Thread | None = None
-        #: the lines handed on whose item the server has not read yet (when answering)
-        self._handed: deque[str] | None = None
+        #: the lines handed on whose item the server has not read yet: kept from the first
+        #: line, which the SDK's reader may take before :meth:`answering` is called
+        self._handed: deque[str] = deque()
 
     def answering(self, read_stream: Any, write_stream: Any) -> AnsweredReads:
         """``read_stream`` (the SDK transport's, fed from these lines) as the server is to
         read it: a malformed line is answered on ``write_stream`` instead of passed on."""
-        self._handed = deque()
         return AnsweredReads(read_stream, write_stream, self._handed)
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
@@ -140,8 +140,7 @@ class StdinLines:
                 raise StopAsyncIteration
             if not line.strip():
                 continue
-            if self._handed is not None:
-                self._handed.append(line)
+            self._handed.append(line)
             return line
 
 
