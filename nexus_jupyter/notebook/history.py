@@ -210,8 +210,12 @@ class _Subscriber:
         """Have the callback told of ``entry``: at once without a loop, else on the loop,
         once for every call recorded before it runs."""
         loop = self.loop
-        if loop is None or loop.is_closed():
-            self.callback(entry)  # no loop to leave it to: as before widgets had loops
+        if loop is None or loop.is_closed() or not loop.is_running():
+            # no loop to leave it to (stopped: it would wait there until it ran again)
+            with self._lock:
+                self._newest = None  # a redraw left on the stopped loop has nothing to add
+            if not self.stopped:
+                self.callback(entry)
             return
         with self._lock:
             waiting = self._newest is not None

@@ -35,9 +35,15 @@ CALLS_EVERY_S = 1.0
 class CallReporter:
     """Reports the session registry's call figures in the kernel's tool listing."""
 
-    def __init__(self, session: Any, relist: Callable[[], None]) -> None:
+    def __init__(
+        self, session: Any, relist: Callable[[], None], marks: Callable[[], Any] | None = None
+    ) -> None:
         self.session = session
         self._relist = relist
+        # what else the listing carries that changes without an event (the approval marks:
+        # an "Approve always" in the notebook), relisted too when it changed since a look
+        self._marks = marks
+        self._last_marks: Any = marks() if marks is not None else None
         self._counts: dict[str, tuple[int, int]] = {}
         self._figures: dict[str, dict[str, Any]] = {}
 
@@ -50,8 +56,10 @@ class CallReporter:
         """Take the notebook's figures if its counts changed since the last look, and relist;
         whether they changed."""
         counts = self.session.call_counts()
-        if counts == self._counts:
+        marks = self._marks() if self._marks is not None else None
+        if counts == self._counts and marks == self._last_marks:
             return False
+        self._last_marks = marks
         self._counts = counts
         self._figures = {name: s.to_dict() for name, s in self.session.stats().items()}
         self._relist()

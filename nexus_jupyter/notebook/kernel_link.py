@@ -130,7 +130,9 @@ class KernelLink:
         self.view.add_source(private)
         self._unsubscribe = self.session.subscribe(self._on_change)
         self.sync()
-        calls = self.calls = CallReporter(self.session, self._relist)
+        calls = self.calls = CallReporter(
+            self.session, self._relist, lambda: approval_marks(self.session)
+        )
 
         def tool_meta(name: str) -> dict[str, Any] | None:
             extra = {
@@ -198,6 +200,13 @@ class KernelLink:
         self.view.close()
 
 
+def approval_marks(session: Any) -> frozenset[str]:
+    """The tools the listing marks as needing approval (:func:`approval_meta`); the kernel
+    relists when they change (an "Approve always" in the notebook remembers a tool)."""
+    names = list(session.snapshot.entries)
+    return frozenset(n for n in names if approval_meta(session, n))
+
+
 def approval_meta(session: Any, name: str) -> dict[str, Any]:
     """The listing's mark for a tool the session asks about before each call (``%tool mode
     prompt``, an ``ask`` rule, a ``danger_full_access`` tool not approved for the session),
@@ -209,14 +218,14 @@ def approval_meta(session: Any, name: str) -> dict[str, Any]:
     if policy is None or entry is None:
         return {}
     from ..core.tools.context import NOTEBOOK_CALLER, RequestInfo
-    from ..serve.mcp_bridge import META_PREFIX
+    from ..core.tools.kernel_listing import APPROVAL_META_KEY
 
     try:
         decision = policy.check(entry.spec, {}, RequestInfo(caller=NOTEBOOK_CALLER))
     except Exception:  # a custom policy that cannot decide without arguments: no mark
         log.debug("no approval mark for %s", name, exc_info=True)
         return {}
-    return {META_PREFIX + "needs_approval": True} if decision.action == "ask" else {}
+    return {APPROVAL_META_KEY: True} if decision.action == "ask" else {}
 
 
 _link: KernelLink | None = None

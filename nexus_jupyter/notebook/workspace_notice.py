@@ -35,12 +35,16 @@ def warn_of_old_tools_folder(registry: Any) -> None:
 def old_tools_folder_notice(registry: Any, here: Path | None = None) -> str | None:
     """What to tell when ``<here>/tools/dynamic`` (``here``: the kernel's folder) holds tool
     files that ``registry`` (a session registry, built for its workspace) does not load;
-    ``None`` when there are none, or they load."""
+    ``None`` when there are none, or they load, or ``here`` is the workspace itself (its
+    ``nex.yaml`` chose another ``tools_dir:``; the old folder's workspace was the same)."""
     root = getattr(registry, "root", None)
     if root is None:
         return None  # not a workspace's registry: it never loaded a folder on its own
-    old = (here if here is not None else Path.cwd()) / "tools" / "dynamic"
+    folder = here if here is not None else Path.cwd()
+    old = folder / "tools" / "dynamic"
     try:
+        if folder.resolve() == Path(root).resolve():
+            return None  # its folder is its workspace: nothing moved, tools_dir: is a choice
         files = sorted(p.name for p in old.glob("*.py")) if old.is_dir() else []
         if not files or old.resolve() in _watched(registry):
             return None

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from jupyter_core.utils import ensure_async
+
 from ..core.tools.context import REST_CALLER, REST_OWNER_CALLER, RequestInfo
 
 __all__ = ["sidebar_request"]
 
 
-def sidebar_request(handler: Any) -> RequestInfo:
-    """The :class:`RequestInfo` of ``handler``'s authenticated Jupyter user."""
+async def sidebar_request(handler: Any) -> RequestInfo:
+    """The :class:`RequestInfo` of ``handler``'s authenticated Jupyter user (an authorizer
+    may answer with a coroutine, as jupyter_server allows: it is awaited)."""
     user = handler.current_user
     try:
-        owner = bool(handler.authorizer.is_authorized(handler, user, "write", "contents"))
+        answer = handler.authorizer.is_authorized(handler, user, "write", "contents")
+        owner = bool(await ensure_async(answer))
     except Exception:  # an authorizer that cannot tell: the safer reading
         owner = False
     caller = REST_OWNER_CALLER if owner else REST_CALLER

@@ -236,7 +236,7 @@ class ToolHandler(NexusHandler):
 
     @web.authenticated
     @authorized
-    def get(self, name: str) -> None:
+    async def get(self, name: str) -> None:
         entry = self.lookup(name)
         # ?source=S: the tool S defines under this name (one of a conflict, or shadowed)
         source = self.get_query_argument("source", None) or entry.spec.source
@@ -248,7 +248,7 @@ class ToolHandler(NexusHandler):
         body["versions"] = self.file_versions(entry) or self.nexus.history.versions(
             name, entry.spec.version
         )
-        body["call_policy"] = self.call_policy(entry)
+        body["call_policy"] = await self.call_policy(entry)
         body["tests"] = self.registry.test_status(name).to_dict()
         body["stale"] = stale_note(self.registry, name)
         stats = self.registry.stats().get(name)
@@ -267,14 +267,14 @@ class ToolHandler(NexusHandler):
         figures: dict[str, Any] | None = getattr(source, "reported_calls", {}).get(entry.spec.name)
         return figures
 
-    def call_policy(self, entry: ToolEntry) -> dict[str, str] | None:
+    async def call_policy(self, entry: ToolEntry) -> dict[str, str] | None:
         """What policy decides for a call of this tool from this user over REST (no
         arguments: rules on arguments may still ask or deny a particular call), so the
         sidebar can disable Run, with the reason, where the call can never run."""
         policy = self.registry.policy
         if policy is None:
             return None
-        decision = policy.check(entry.spec, {}, sidebar_request(self))
+        decision = policy.check(entry.spec, {}, await sidebar_request(self))
         return {"action": decision.action, "reason": decision.reason}
 
     def file_versions(self, entry: ToolEntry) -> list[dict[str, Any]]:
@@ -284,7 +284,7 @@ class ToolHandler(NexusHandler):
         if spec.source_kind != "directory" or not spec.origin:
             return []
         try:
-            from ..sources.versions import versions
+            from ..sources.versions import current_version, versions
         except ImportError:
             return []
         try:
@@ -292,10 +292,10 @@ class ToolHandler(NexusHandler):
         except (NexusError, OSError, ValueError) as exc:
             self.log.warning("nexus_jupyter: no version history for %s: %s", spec.name, exc)
             return []
-        newest = len(found) - 1
+        runs = current_version(spec.origin, found)  # not a newer save that failed to load
         return [
-            {**v.to_dict(), "version": v.short, "source": spec.source, "current": i == newest}
-            for i, v in reversed(list(enumerate(found)))
+            {**v.to_dict(), "version": v.short, "source": spec.source, "current": v is runs}
+            for v in reversed(found)
         ]
 
 
@@ -375,7 +375,7 @@ class CallHandler(NexusHandler):
             raise _error(400, "bad_request", f"source must be a string, got {source!r}.")
         if body.get("approved") == "always":
             self.approve_for_session(name)
-        request = sidebar_request(self)
+        request = await sidebar_request(self)
         reg = self.registry
         token = CancellationToken()
         progress = stream.report if stream is not None else None

@@ -45,6 +45,7 @@ from ..core.tools.tool import Tool
 from .folder_files import FolderFiles
 from .loader import content_hash, load_tool_text
 from .settle import mid_save_reason, top_level_functions
+from .versions import note_loaded
 
 __all__ = ["DEFAULT_DEBOUNCE_MS", "DEFAULT_STEP_MS", "DirectorySource", "is_tool_file"]
 
@@ -320,6 +321,7 @@ class DirectorySource:
             self._book.set_ok(path)
             self._book.set_offers(path, result.offers)
             state.loaded_functions = top_level_functions(raw)
+            note_loaded(path, text)  # the version that runs (versions.current_version)
         else:
             defines = tuple(_TOP_LEVEL_DEF.findall(text))
             self._book.set_error(path, result.error or "failed to load", result.line, defines)

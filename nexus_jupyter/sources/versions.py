@@ -35,6 +35,8 @@ from .loader import content_hash
 __all__ = [
     "Version",
     "VersionStore",
+    "current_version",
+    "note_loaded",
     "resolve_tool_file",
     "rollback",
     "shown_version",
@@ -48,6 +50,7 @@ DEFAULT_MAX_AGE_DAYS = 90.0
 _locks: dict[Path, threading.Lock] = {}
 _tails: dict[Path, tuple[int, str, int]] = {}  # log -> (its size, newest hash, count)
 _locks_guard = threading.Lock()
+_loaded: dict[Path, str] = {}  # tool file -> hash of the content this process last loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,20 +306,40 @@ def resolve_tool_file(
     return target_path(tools_dir, text)
 
 
+def note_loaded(path: str | Path, text: str) -> None:
+    """Say that this process now runs ``text`` of the tool file ``path`` (a directory source
+    calls it after a load succeeds): :func:`current_version` is the version with its hash."""
+    with _locks_guard:
+        _loaded[Path(path).resolve()] = content_hash(text)
+
+
+def current_version(path: str | Path, history: list[Version]) -> Version | None:
+    """The version of ``history`` (``path``'s, oldest first) that runs: the newest one with
+    the content this process last loaded from the file. Export and rollback save a version
+    before it loads, so the newest may be one that failed to load (the tool is stale); the
+    newest when this process has not loaded the file."""
+    with _locks_guard:
+        loaded = _loaded.get(Path(path).resolve())
+    for v in reversed(history):
+        if loaded is None or v.hash == loaded:
+            return v
+    return history[-1] if history else None
+
+
 def shown_version(spec: Any) -> str:
     """The id a person sees for the version of a tool, one everywhere (``%tool info``, the
     catalog, ``nexus-tools info``, the sidebar): for a tool file with a saved history, the
-    number and hash of its newest saved version, ``#3 97c1a6b626``, which is what ``%tool
-    versions`` lists and ``%tool rollback`` takes (only versions that loaded are saved, so
-    it is the one that runs, also while a broken save leaves the tool stale); else the
-    tool's own content hash, ``v6a94bc645d37``."""
+    number and hash of the saved version that runs (:func:`current_version`), ``#3
+    97c1a6b626``, which is what ``%tool versions`` lists and ``%tool rollback`` takes; else
+    the tool's own content hash, ``v6a94bc645d37``."""
     if getattr(spec, "source_kind", "") == "directory" and getattr(spec, "origin", ""):
         try:
             kept = versions(spec.origin)
         except (SourceError, OSError, ValueError):
             kept = []
-        if kept:
-            return f"#{kept[-1].number} {kept[-1].short}"
+        runs = current_version(spec.origin, kept)
+        if runs is not None:
+            return f"#{runs.number} {runs.short}"
     return f"v{spec.version}"
 
 

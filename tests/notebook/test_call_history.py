@@ -103,3 +103,20 @@ def test_without_a_running_loop_subscribers_are_told_at_once() -> None:
     stop()
     history.record("twice", {"x": 2}, value=4)
     assert seen == ["twice"]
+
+
+def test_a_subscriber_whose_loop_stopped_is_told_at_once_and_again() -> None:
+    history = CallHistory()
+    seen: list[str] = []
+    loop = asyncio.new_event_loop()
+    try:
+
+        async def subscribe() -> None:
+            history.subscribe(lambda record: seen.append(record.tool))
+
+        loop.run_until_complete(subscribe())  # made while the loop ran; stopped now, not closed
+        history.record("first", {}, value=1)
+        history.record("second", {}, value=2)
+        assert seen == ["first", "second"]  # not left waiting on a loop that does not run
+    finally:
+        loop.close()

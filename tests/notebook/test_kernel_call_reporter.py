@@ -45,3 +45,24 @@ def test_the_kernel_relists_only_when_its_notebook_called_a_tool(session: Regist
         session.call_sync("add", {"a": "one", "b": 2})  # a refusal is a change too
     assert reporter.look() is True and relists == [1, 1]
     assert reporter.meta("add")[CALLS_META_KEY]["refused"] == 1  # type: ignore[index]
+
+
+def test_an_approve_always_in_the_notebook_relists_without_the_approval_mark() -> None:
+    from nexus_jupyter.core.policy.policy import Policy
+    from nexus_jupyter.core.tools.kernel_listing import APPROVAL_META_KEY
+    from nexus_jupyter.notebook.kernel_link import approval_marks, approval_meta
+
+    @tool(permission="workspace_write")
+    def save(text: str) -> str:
+        """Save a text."""
+        return text
+
+    with Registry(search="keyword", policy=Policy(mode="prompt")) as session:
+        session.add(save)
+        relists: list[int] = []
+        reporter = CallReporter(session, lambda: relists.append(1), lambda: approval_marks(session))
+        assert approval_meta(session, "save") == {APPROVAL_META_KEY: True}
+        assert reporter.look() is False and relists == []
+        session.policy.remember(session.get("save").spec)  # "Approve always" in a form
+        assert reporter.look() is True and relists == [1]  # the sidebar stops asking
+        assert approval_meta(session, "save") == {}

@@ -88,3 +88,15 @@ def test_a_kernel_whose_folder_is_its_workspace_says_nothing(
     reg = _new_session_registry()
     assert "hello" in reg.names()
     assert capsys.readouterr().err == ""
+
+
+def test_a_kernel_at_the_workspace_root_whose_nex_yaml_moves_tools_dir_says_nothing(
+    kernel_in_notebooks: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = kernel_in_notebooks
+    (root / "tools" / "dynamic").mkdir(parents=True)
+    (root / "tools" / "dynamic" / "hello.py").write_text(HELLO)  # not the old default folder
+    (root / "nex.yaml").write_text("tools_dir: mytools\n")  # a choice, not an upgrade
+    monkeypatch.chdir(root)
+    _new_session_registry()
+    assert capsys.readouterr().err == ""

@@ -174,3 +174,20 @@ def lambda_tool():
         return name
 
     return hello
+
+
+def test_a_forced_save_that_fails_to_load_is_not_shown_as_the_version_that_runs(
+    reg: Registry, folder: Path
+) -> None:
+    from nexus_jupyter.sources.tool_files import write_tool_file
+    from nexus_jupyter.sources.versions import shown_version
+
+    path = folder / "add.py"
+    source = reg.watch(folder)
+    write_tool_file(folder, "add", TOOL.format(expr="a + b"))
+    source.reload_file(path, registry=reg)
+    write_tool_file(folder, "add", "def broken(:\n", force=True)
+    source.reload_file(path, registry=reg)
+    first, second = versions("add", registry=reg)  # the broken save is kept (to roll back)
+    assert second.event == "export" and reg.call_sync("add", {"a": 3, "b": 4}).structured == 7
+    assert shown_version(reg.get("add").spec) == f"#1 {first.short}"  # #1's code runs

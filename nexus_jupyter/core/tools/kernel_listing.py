@@ -8,10 +8,19 @@ live here so that neither face imports the other to agree on them.
 
 from __future__ import annotations
 
-__all__ = ["CALLS_META_KEY", "KERNEL_TESTS_TOOL", "OLD_TESTS_META_KEY", "TESTS_META_KEY"]
+__all__ = [
+    "APPROVAL_META_KEY",
+    "CALLS_META_KEY",
+    "KERNEL_TESTS_TOOL",
+    "OLD_TESTS_META_KEY",
+    "TESTS_META_KEY",
+]
 
 #: the figures of the calls the notebook made of the tool (a ``ToolStats`` dict)
 CALLS_META_KEY = "nexus-jupyter/calls"
+#: ``True``: the kernel's session asks before a call of the tool (read by the server as
+#: ``ToolSpec.needs_approval``, the key :mod:`nexus_jupyter.serve.mcp_bridge` writes too)
+APPROVAL_META_KEY = "nexus-jupyter/needs_approval"
 #: the tool's test status and cases, as the kernel runs them
 TESTS_META_KEY = "nexus-jupyter/tests"
 #: how a kernel of an earlier release spelt :data:`TESTS_META_KEY`
