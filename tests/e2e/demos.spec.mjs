@@ -99,6 +99,8 @@ try {
   assertRowsLaidOut(browse, '%tool browse temperature');
   const catalog = page.locator('.nexus-catalog').first();
   await catalog.scrollIntoViewIfNeeded();
+  // the catalog draws 60 rows at first; weather is further down the list
+  await catalog.locator('button:visible', { hasText: /^Show (all|\d+ more)/ }).first().click();
   await catalog.locator('.nexus-catalog-row button', { hasText: 'weather' }).first().click();
   await catalog.locator('.nexus-tool').first().waitFor({ timeout: 10000 });
   await catalog.screenshot({ path: shot('demo-catalog.png') });
