@@ -259,21 +259,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return _dispatch(args, parser)
-    except ToolNotFound as exc:
+    except (NexusError, UsageProblem, KeyboardInterrupt, BrokenPipeError) as exc:
+        code = reported_failure(exc, args)
+        assert code is not None
+        return code
+
+
+def reported_failure(exc: BaseException, args: argparse.Namespace) -> int | None:
+    """Say ``exc`` on stderr as the command line words it and give its exit code; ``None``
+    for an error it has no words for (Python's traceback shows it, exit code 1)."""
+    if isinstance(exc, ToolNotFound):
         text = exc.worded_for("See `nexus-tools list` or `nexus-tools search WORDS`.")
         return _fail(text, 2, args, exc)
-    except ToolValidationError as exc:
+    if isinstance(exc, ToolValidationError):
         from .call_args import validation_message
 
         return _fail(validation_message(exc), 2, args, exc)
-    except UsageProblem as exc:
+    if isinstance(exc, UsageProblem):
         return _fail(exc, 2, args, exc)
-    except NexusError as exc:
+    if isinstance(exc, NexusError):
         return _fail(exc, 1, args, exc)
-    except KeyboardInterrupt as exc:  # Ctrl-C: `call --json` answers in JSON all the same
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C: `call --json` answers in JSON too
         return _fail("interrupted", 130, args, exc)
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         return 1
+    return None
 
 
 def _fail(message: Any, code: int, args: argparse.Namespace | None = None, exc: Any = None) -> int:

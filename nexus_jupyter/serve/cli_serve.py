@@ -23,6 +23,7 @@ import logging
 import os
 import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -211,13 +212,15 @@ def run(args: argparse.Namespace) -> int:
     # sessions closed, MCP servers stopped, exit code 0 (serve_stop says how)
     stop = ServeStop()
     code = 0
+    failure: BaseException | None = None
     try:
         stop.install()
         code = _run(args, stop)
-    except BaseException:
+    except BaseException as exc:
         # A signal while starting: nothing is served yet, and whatever the interrupted code
         # made of StartAbandoned (a library that wraps errors in its own) is no failure.
         if not stop.abandoned:
+            failure = exc
             raise
     finally:
         stop.cleaning()
@@ -225,8 +228,21 @@ def run(args: argparse.Namespace) -> int:
         # command-line tools (the sources stop theirs first; this is for what is left)
         end_children(spare=stop.spare)
         stop.uninstall()
+        if failure is not None and stop.exits_now():  # said here: raising on would wait
+            stop.exit_if_warming(_said(failure, args))
     code = 0 if stop.abandoned else code
     stop.exit_if_warming(code)  # the search model is still being prepared: no waiting
+    return code
+
+
+def _said(failure: BaseException, args: argparse.Namespace) -> int:
+    """Say ``failure`` as ``nexus-tools`` says an error that ends it; its exit code."""
+    from ..cli.main import reported_failure
+
+    code = reported_failure(failure, args)
+    if code is None:  # no words for it: Python's own traceback, as an uncaught error
+        traceback.print_exception(failure)
+        code = 1
     return code
 
 

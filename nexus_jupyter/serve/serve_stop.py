@@ -125,12 +125,16 @@ class ServeStop:
         """From now on a signal cuts nothing short (only the timer or a second signal)."""
         self._phase = "cleaning"
 
+    def exits_now(self) -> bool:
+        """Whether :meth:`exit_if_warming` ends the process."""
+        return self._owned and self.warming is not None and self.warming.is_alive()
+
     def exit_if_warming(self, code: int) -> None:
         """End the process with ``code`` now (output flushed) if the search warm-up still
         runs and serve is the process's program: waiting for the model being prepared holds
         the stop up for seconds, and a normal exit while ONNX Runtime runs aborts the
         process. Serve run in another program's thread returns instead."""
-        if not self._owned or self.warming is None or not self.warming.is_alive():
+        if not self.exits_now():
             return
         logging.shutdown()
         for stream in (sys.stdout, sys.stderr):

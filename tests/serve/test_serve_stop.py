@@ -429,3 +429,47 @@ def test_a_second_signal_says_it_ended_serve_not_the_timer() -> None:
         "nexus-tools serve: a second stop signal (SIGINT) came while it was stopping "
         "cleanly; ending now"
     )
+
+
+#: ``nexus-tools serve`` (as its console script runs it) whose server fails with the error
+#: named in argv[2] once the search model is being built (``models/`` in argv[3]).
+FAILING_SERVE = """import asyncio, os, sys, time
+from nexus_jupyter.core.errors import NexusError
+from nexus_jupyter.serve import mcp_server
+async def broken(*args, **kwargs):
+    deadline = time.monotonic() + 60
+    while not os.path.isdir(sys.argv[3]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    raise {"nexus": NexusError, "bug": RuntimeError}[sys.argv[2]]("the server broke")
+mcp_server.serve_stdio = broken
+from nexus_jupyter.cli.main import main
+sys.exit(main(["serve", "--root", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("error", "said", "exit_code"),
+    [
+        ("nexus", "nexus-tools: error: the server broke", 1),
+        ("bug", "RuntimeError: the server broke", 1),
+    ],
+)
+def test_an_error_while_the_search_model_is_prepared_is_shown_with_its_exit_code(
+    tmp_path: Path, error: str, said: str, exit_code: int
+) -> None:
+    """Finding: an error out of serving (not a stop) while hybrid search prepared its model
+    was raised on without ending the process at once: Python's exit then waited for the
+    warm-up ("the search warm-up did not stop within 3 s"), which failed or aborted the
+    process as ONNX Runtime still ran. With a cache of its own, serve builds the model
+    (seconds)."""
+    (tmp_path / "tools" / "dynamic").mkdir(parents=True)
+    (tmp_path / "nex.yaml").write_text(json.dumps({"search": {"mode": "hybrid"}}))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "NEXUS_CACHE_DIR": str(cache)}
+    command = [sys.executable, "-c", FAILING_SERVE, str(tmp_path), error, str(cache / "models")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == exit_code, run.stderr
+    assert said in run.stderr.splitlines(), run.stderr
+    after = run.stderr.split(said, 1)[1]
+    assert "warm-up" not in after and "interpreter shutdown" not in after, run.stderr
+    assert not list((cache / "models").glob("*.onnx")), "the model was ready: nothing tested"
