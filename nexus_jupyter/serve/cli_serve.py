@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         # whatever ended serve, no process it started outlives it: MCP servers, workers,
         # command-line tools (the sources stop theirs first; this is for what is left)
         end_children(spare=stop.spare)
-        stop.uninstall()
+        stop.uninstall(keep_deadline=True)  # the process ends next: still bounded
         if failure is not None and stop.exits_now():  # said here: raising on would wait
             stop.exit_if_warming(_said(failure, args))
     code = 0 if stop.abandoned else code

@@ -91,9 +91,12 @@ class ServeStop:
         if hasattr(signal, "setitimer"):  # POSIX: a stop can wait for a safe moment
             self._before[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._retry)
 
-    def uninstall(self) -> None:
-        """Put back the handlers :meth:`install` replaced (serve run in process returns)."""
-        if self._timer is not None:  # serve stopped in time: the host program goes on
+    def uninstall(self, *, keep_deadline: bool = False) -> None:
+        """Put back the handlers :meth:`install` replaced (serve run in process returns).
+        The forced exit a stop signal armed is called off, so the host program goes on,
+        unless ``keep_deadline``: ``nexus-tools serve`` keeps it, so an exit that hangs after
+        serving (a thread that never ends) is still ended."""
+        if self._timer is not None and not keep_deadline:
             self._timer.cancel()
         if getattr(signal, "SIGALRM", None) in self._before:
             signal.setitimer(signal.ITIMER_REAL, 0)

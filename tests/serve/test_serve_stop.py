@@ -409,6 +409,28 @@ def test_a_program_that_ran_serve_goes_on_after_a_clean_stop() -> None:
     assert run.stdout.split("\n")[:2] == ["served None", "went on"], run.stdout + run.stderr
 
 
+def test_the_command_line_keeps_the_deadline_for_an_exit_that_hangs() -> None:
+    """``nexus-tools serve`` keeps the forced exit a signal armed past serving: a thread that
+    never ends would otherwise hold the process forever after a clean stop."""
+    script = (
+        "import asyncio, os, signal, threading, time\n"
+        "from nexus_jupyter.serve import serve_stop\n"
+        "serve_stop.FORCED_EXIT_S = 0.5\n"
+        "stop = serve_stop.ServeStop()\n"
+        "stop.install()\n"
+        "async def serve():\n"
+        "    asyncio.get_running_loop().call_later(0.1, os.kill, os.getpid(), signal.SIGTERM)\n"
+        "    return await stop.serving(asyncio.sleep(30))\n"
+        "asyncio.run(serve())\n"
+        "stop.cleaning()\n"
+        "stop.uninstall(keep_deadline=True)\n"
+        "threading.Thread(target=time.sleep, args=(60,)).start()  # never joins in time\n"
+    )
+    run = run_script(script)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "did not stop within 0.5 s of SIGTERM" in run.stderr, run.stderr
+
+
 def test_a_second_signal_says_it_ended_serve_not_the_timer() -> None:
     """Finding: a second Ctrl-C right after the first said "did not stop within 3.5 s of
     SIGINT". Here the stop is cleaning up (nothing cuts that short) when both come."""
