@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 import hmac
 import logging
+import threading
 from typing import Any
 
 __all__ = ["KernelEndpoint"]
@@ -65,25 +66,30 @@ class KernelEndpoint:
 
         bound: concurrent.futures.Future[tuple[str, int]] = concurrent.futures.Future()
         self.app: Any = None  # the RegistryServer, once it serves
+        # Set once serve() has shut down: its requests answered, its connections closed.
+        self._served = threading.Event()
 
         def started(address: tuple[str, int]) -> None:
             if not bound.done():
                 bound.set_result(address)
 
         async def serve() -> None:
-            app = RegistryServer(registry, name="nexus-kernel", **server_options)
-            self.app = app
-            app.attach()
             try:
-                await run_uvicorn(
-                    _GuardedServer(app.server, secret),
-                    "127.0.0.1",
-                    0,
-                    started=started,
-                    closing=app.listen_handler.close,
-                )
+                app = RegistryServer(registry, name="nexus-kernel", **server_options)
+                self.app = app
+                app.attach()
+                try:
+                    await run_uvicorn(
+                        _GuardedServer(app.server, secret),
+                        "127.0.0.1",
+                        0,
+                        started=started,
+                        closing=app.listen_handler.close,
+                    )
+                finally:
+                    app.detach()
             finally:
-                app.detach()
+                self._served.set()
 
         self._future = registry.loop.submit(serve())
 
@@ -102,11 +108,20 @@ class KernelEndpoint:
             self.app.relist()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving and wait (up to ``timeout``) until it has: open listen streams get
+        their final answer and uvicorn lets its connections go before the caller stops the
+        registry's loop. A cancelled future is done at once, before the coroutine has even
+        seen the cancellation; returning then left the shutdown to the loop's stop, which
+        cancels uvicorn's request tasks mid-request (each one an "Exception in ASGI
+        application" traceback on the kernel's stderr, which is the notebook's cell)."""
         if not self._future.done():
-            self._future.cancel()
+            self._future.cancel()  # run_uvicorn's way out: cancelled
+        if not self._served.wait(timeout):
+            log.debug("the kernel's MCP endpoint did not stop within %s s", timeout)
+            return  # a slow stop is not worth holding the kernel
         try:
-            self._future.result(timeout)
+            self._future.result(0)
         except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
-            pass  # cancelled is how it stops; a slow stop is not worth holding the kernel
+            pass  # cancelled is how it stops
         except Exception:
             log.exception("the kernel's MCP endpoint failed while stopping")

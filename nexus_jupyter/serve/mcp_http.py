@@ -113,7 +113,47 @@ class HostGuard:
             )
             await send({"type": "http.response.body", "body": text})
             return
-        await self.app(scope, receive, send)
+        await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Any, receive: Any, send: Any) -> None:
+        """The MCP app's answer; a request still running when the server stops is cut short
+        quietly. Stopping cancels what is left (uvicorn after its grace period, the loop as
+        it closes): uvicorn would log that as "Exception in ASGI application" with the
+        cancellation's traceback (in a kernel: printed into the notebook)."""
+        answered = {"started": False, "complete": False}
+
+        async def tracked(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                answered["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                answered["complete"] = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except asyncio.CancelledError:
+            if not self.closed:
+                raise
+            log.debug("a request to %s was cut short by the shutdown", scope.get("path"))
+            await _end_response(send, **answered)
+
+
+async def _end_response(send: Any, started: bool, complete: bool) -> None:
+    """Finish a response the shutdown interrupted: a 503 if none began, else its last
+    chunk (the client sees the stream end; uvicorn then has nothing to complain about)."""
+    text = b"This MCP server is shutting down"
+    messages: list[dict[str, Any]] = []
+    if not started:
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+        messages.append({"type": "http.response.start", "status": 503, "headers": headers})
+        messages.append({"type": "http.response.body", "body": text})
+    elif not complete:
+        messages.append({"type": "http.response.body", "body": b"", "more_body": False})
+    try:
+        for message in messages:
+            await send(message)
+    except Exception:  # the connection is already gone: nothing more to tell it
+        log.debug("could not end an interrupted response", exc_info=True)
 
 
 def check_address(host: str, port: int, *, authenticated: bool = False) -> None:
