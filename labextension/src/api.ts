@@ -276,6 +276,8 @@ export class ApiError extends Error {
 }
 
 const API = 'nexus/api';
+/** The header that names the sidebar as the caller's face. */
+export const FACE_HEADER = 'X-Nexus-Face';
 
 /**
  * A request to `nexus/api/PATH`; the JSON answer, or an `ApiError`. With `onProgress`, an
@@ -289,9 +291,13 @@ export async function request(
   onProgress?: (progress: IProgress) => void
 ): Promise<any> {
   const url = URLExt.join(settings.baseUrl, API, path);
+  // Says the call comes from this panel, whose user is shown how to allow a refused call
+  // (serve/jupyter_caller.py); a plain REST client is not.
+  const headers = new Headers(init.headers);
+  headers.set(FACE_HEADER, 'sidebar');
   let response: Response;
   try {
-    response = await ServerConnection.makeRequest(url, init, settings);
+    response = await ServerConnection.makeRequest(url, { ...init, headers }, settings);
   } catch (error) {
     throw new ServerConnection.NetworkError(error as TypeError);
   }

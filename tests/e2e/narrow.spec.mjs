@@ -113,7 +113,7 @@ try {
   await divide.locator('.nexus-copy-call').waitFor({ state: 'hidden', timeout: 15000 });
   await divide.locator('button:has-text("Run")').first().click();
   await divide.locator(':text("required argument is missing")').waitFor({ timeout: 10000 });
-  await divide.locator(":text(\"'x' is not a number\")").waitFor({ timeout: 10000 });
+  await divide.locator(':text(\'"x" is not a number\')').waitFor({ timeout: 10000 });
   step('one Run flags both fields: a is missing, b is not a number');
   await inputs.nth(0).fill('1');
   await inputs.nth(1).fill('');

@@ -45,7 +45,9 @@ def jp_server_config():
 async def test_a_user_an_async_authorizer_denies_contents_writes_is_not_the_owner(jp_fetch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # a coroutine never awaited
-        response = await jp_fetch("nexus", "api", "tools", "format_disk")
+        response = await jp_fetch(
+            "nexus", "api", "tools", "format_disk", headers={"X-Nexus-Face": "sidebar"}
+        )
     reason = json.loads(response.body)["call_policy"]["reason"]
     assert "grant: {rest:" not in reason
     assert "person running this server" in reason

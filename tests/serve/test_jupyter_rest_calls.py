@@ -165,7 +165,12 @@ async def test_details_say_what_policy_decides_for_a_call_from_the_panel(jp_fetc
     assert (await get_json(jp_fetch, "tools", "wipe"))["call_policy"]["action"] == "ask"
     blocked = (await get_json(jp_fetch, "tools", "nuke"))["call_policy"]
     assert blocked["action"] == "deny" and "blocked" in blocked["reason"]
-    above = (await get_json(jp_fetch, "tools", "format_disk"))["call_policy"]
+    plain = (await get_json(jp_fetch, "tools", "format_disk"))["call_policy"]
+    # a plain REST client (a script, an agent with the token) gets no grant hint
+    assert plain["action"] == "deny" and "nex.yaml" not in plain["reason"]
+    assert "person running this server" in plain["reason"]
+    sidebar = {"X-Nexus-Face": "sidebar"}
+    above = (await get_json(jp_fetch, "tools", "format_disk", headers=sidebar))["call_policy"]
     assert above["action"] == "deny" and "grant" in above["reason"]
     # worded for the person at the sidebar, who may edit the server's nex.yaml: the levels,
     # and the line that allows it (not "rest callers", not "only the person running ...")

@@ -297,6 +297,7 @@ def _mask_with(text: str, secrets: set[str]) -> str:
 _STORES: weakref.WeakSet[CredentialStore] = weakref.WeakSet()
 _install_lock = threading.Lock()
 _installed = False
+_masking = threading.local()  # this thread is masking a record (see the factory)
 
 
 def _all_secrets() -> set[str]:
@@ -321,11 +322,16 @@ def _install_log_masking() -> None:
 
         def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
             record = previous(*args, **kwargs)
-            if _STORES:
+            # A record made while masking (a store that logs as it reads its secrets: a
+            # keyring that fails) is not masked again: that looped without end.
+            if _STORES and not getattr(_masking, "active", False):
+                _masking.active = True
                 try:
                     _mask_record(record)
                 except Exception:  # masking must never break logging itself
                     record.msg, record.args = "<log message withheld: masking failed>", ()
+                finally:
+                    _masking.active = False
             return record
 
         logging.setLogRecordFactory(factory)
