@@ -181,7 +181,8 @@ export function ToolDetails(props: {
               <Badge key={c} kind="info" label={c} title={`Category: ${c}`} />
             ))}
           </div>
-          {tool.reason && tool.status !== 'ok' && (
+          {tool.reason && tool.status !== 'ok' && !error && (
+            // (a tool that left says why above; its last status would contradict it)
             <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{tool.reason}</div>
           )}
           {tool.call_source && (

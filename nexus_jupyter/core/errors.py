@@ -63,14 +63,21 @@ class ToolDefinitionError(NexusError, TypeError):
 
 class ToolNotFound(NexusError, LookupError):
     """Raised when a name is not in the registry. ``suggestions`` holds close names;
-    ``cause`` says why it is missing when that is known (its file failed to load)."""
+    ``cause`` says why it is missing when that is known (its file failed to load); ``gone``
+    says how a tool that was here left (its file was deleted)."""
 
     def __init__(
-        self, name: str, suggestions: Sequence[str] = (), cause: str | None = None
+        self,
+        name: str,
+        suggestions: Sequence[str] = (),
+        cause: str | None = None,
+        *,
+        gone: str | None = None,
     ) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
         self.cause = cause
+        self.gone = gone
         super().__init__(
             self.worded_for("List the available tools with `%tool list` or `Registry.list()`.")
         )
@@ -80,6 +87,8 @@ class ToolNotFound(NexusError, LookupError):
         when there are no close names to suggest."""
         if self.cause:
             return f"No tool named {self.name!r}: {self.cause}"
+        if self.gone:
+            return f"The tool {self.name!r} is gone: {self.gone}."
         if self.suggestions:
             close = " or ".join(repr(s) for s in self.suggestions[:3])
             return f"No tool named {self.name!r}. Did you mean {close}?"

@@ -426,7 +426,8 @@ class DirectorySource:
         rather than making ``Registry.status()`` wait for a slow import."""
         if not self._lock.acquire(blocking=False):
             last = self._last_details or self._shape()  # the same keys before the first map
-            return {**last, "reloading": True}
+            # (how tools left is current: a copy of one dict, which the reload set first)
+            return {**last, "reloading": True, "left": dict(self._book.left)}
         try:
             self._last_details = self._details(self._book.current()[1])
             return self._last_details
@@ -434,16 +435,20 @@ class DirectorySource:
             self._lock.release()
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
-        return self._shape(self._book.per_file(), conflicts)
+        return self._shape(self._book.per_file(), conflicts, dict(self._book.left))
 
     def _shape(
-        self, files: dict[str, Any] | None = None, conflicts: dict[str, str] | None = None
+        self,
+        files: dict[str, Any] | None = None,
+        conflicts: dict[str, str] | None = None,
+        left: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         watcher = self._watcher
         return {
             "path": str(self.root),
             "files": files or {},
             "conflicts": conflicts or {},
+            "left": left or {},
             "watching": bool(watcher and watcher.ready.is_set()),
             "exists": self.root.is_dir(),
         }
@@ -452,7 +457,8 @@ class DirectorySource:
 
     @property
     def status(self) -> dict[str, Any]:
-        """The folder's status: ``{"path", "files": {rel: {...}}, "conflicts", "watching"}``."""
+        """The folder's status: ``{"path", "files": {rel: {...}}, "conflicts", "left",
+        "watching"}`` (``left``: tool name -> how it left, see ``FolderFiles.left``)."""
         with self._lock:
             return self._details(self._book.current()[1])
 

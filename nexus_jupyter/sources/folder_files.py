@@ -18,6 +18,9 @@ from ..core.tools.tool import Tool
 
 __all__ = ["FileState", "FolderFiles"]
 
+#: How many departed tool names a folder remembers (see :attr:`FolderFiles.left`).
+_MAX_LEFT = 256
+
 
 @dataclass(slots=True)
 class FileState:
@@ -54,6 +57,9 @@ class FolderFiles:
         self._touched: set[str] = set()  # tool names changed since the last publish
         self._offers_changed = False  # a file's resources or prompts changed since then
         self._helper_users: dict[Path, set[Path]] = {}  # helper module -> tool files using it
+        #: tool name -> how it left this folder (its file was deleted, or no longer defines
+        #: it), newest last, until a file defines it again: "No tool named" says so
+        self.left: dict[str, str] = {}
 
     def state(self, path: Path) -> FileState:
         return self.files.setdefault(path, FileState(path))
@@ -70,9 +76,18 @@ class FolderFiles:
                 owners.discard(path)
                 if not owners:
                     del self._owners[name]
+            if name not in self._owners:
+                self._note_left(name, f"its file {self.rel(path)} no longer defines it")
         for name in after:
             self._owners.setdefault(name, set()).add(path)
+            self.left.pop(name, None)
         self._touched |= before | after
+
+    def _note_left(self, name: str, how: str) -> None:
+        self.left.pop(name, None)
+        self.left[name] = how
+        while len(self.left) > _MAX_LEFT:
+            del self.left[next(iter(self.left))]
 
     def set_offers(self, path: Path, offers: Iterable[Any]) -> None:
         state = self.state(path)
@@ -104,7 +119,11 @@ class FolderFiles:
         """Forget a deleted file (its tools go); returns whether it was known."""
         if path not in self.files:
             return False
+        served = [t.name for t in self.files[path].tools]
         self.set_tools(path, ())
+        for name in served:
+            if name not in self._owners:
+                self._note_left(name, f"its file {self.rel(path)} was deleted")
         self.set_offers(path, ())
         self._failing.discard(path)
         del self.files[path]

@@ -106,8 +106,16 @@ try {
   const kernelId = sessions.find(s => s.path === 'one.ipynb').kernel.id;
   const restart = await page.request.post(`${base}api/kernels/${kernelId}/restart`, { headers });
   assert.equal(restart.status(), 200);
-  const gone = page.locator('.jp-NexusTools-details > .jp-NexusTools-notice-error');
+  // (the first answer may come while Jupyter has not yet said it was a restart)
+  const gone = page.locator('.jp-NexusTools-details > .jp-NexusTools-notice-error', {
+    hasText: 'restarted'
+  });
   await gone.waitFor({ timeout: 30000 });
+  assert.equal(
+    await page.locator('.jp-NexusTools-details > .jp-NexusTools-notice-error').count(),
+    1,
+    'one notice: the tool that left does not also show its last status'
+  );
   const goneText = (await gone.innerText()).trim();
   assert.match(goneText, /the kernel of one\.ipynb restarted/);
   assert.match(goneText, /Run the cell that defines half in one\.ipynb again/);

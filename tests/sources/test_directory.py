@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from waiting import wait_until  # tests/ is on sys.path (rootdir conftest)
 
-from nexus_jupyter import Registry, ToolUnavailable
+from nexus_jupyter import Registry, ToolNotFound, ToolUnavailable
 from nexus_jupyter.sources.directory import DirectorySource, is_tool_file
 
 TOOL = """from nexus_jupyter import tool
@@ -183,6 +183,28 @@ def test_delete_removes_and_rename_moves(reg: Registry, folder: Path) -> None:
         reg, lambda: reg.find("beta") is not None and reg.get("beta").spec.origin.endswith("c.py")
     )
     assert reg.names() == ["beta"]
+
+
+def test_a_call_of_a_tool_whose_file_went_says_how_it_left(reg: Registry, folder: Path) -> None:
+    (folder / "a.py").write_text(tool_text("alpha") + tool_text("gamma"))
+    watched(reg, folder)
+    (folder / "a.py").write_text(tool_text("alpha"))
+    wait_until(reg, lambda: "gamma" not in reg)
+    with pytest.raises(ToolNotFound) as edited:
+        reg.call_sync("gamma", {"a": 1})
+    assert str(edited.value) == "The tool 'gamma' is gone: its file a.py no longer defines it."
+    (folder / "a.py").unlink()
+    wait_until(reg, lambda: "alpha" not in reg)
+    with pytest.raises(ToolNotFound) as deleted:
+        reg.get("alpha")
+    assert str(deleted.value) == "The tool 'alpha' is gone: its file a.py was deleted."
+    # defined again (in another file): a later miss is a plain one again
+    (folder / "b.py").write_text(tool_text("alpha"))
+    wait_until(reg, lambda: "alpha" in reg)
+    (folder / "b.py").write_text(tool_text("beta"))
+    wait_until(reg, lambda: "alpha" not in reg)
+    assert "b.py no longer defines it" in str(reg.not_found("alpha"))
+    assert "gone" not in str(reg.not_found("omega"))
 
 
 def test_hidden_temp_and_cache_files_are_ignored(reg: Registry, folder: Path) -> None:

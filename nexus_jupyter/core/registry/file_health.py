@@ -7,7 +7,9 @@ the person looking at a tool:
 - a tool whose file failed to *reload* is **stale**: its last good version is still live
   (:func:`stale_tools`), and every face should say so with the error and its line;
 - a name that is not in the registry at all may be defined by a file that failed to *load*
-  (:func:`why_missing`), and "No tool named ..." should say which file and why.
+  (:func:`why_missing`), and "No tool named ..." should say which file and why;
+- a tool whose file was deleted, or no longer defines it, is gone (:func:`how_it_left`,
+  from ``details["left"]``), and a call of it should say so rather than "No tool named".
 
 Only plain dicts are read here, so the core never imports a source.
 
@@ -23,7 +25,14 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-__all__ = ["BrokenFile", "broken_files", "stale_file", "stale_tools", "why_missing"]
+__all__ = [
+    "BrokenFile",
+    "broken_files",
+    "how_it_left",
+    "stale_file",
+    "stale_tools",
+    "why_missing",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,4 +159,15 @@ def why_missing(registry: Any, name: str) -> BrokenFile | None:
     for file in broken_files(registry):
         if name in file.defines or PurePath(file.path).stem == name:
             return file
+    return None
+
+
+def how_it_left(registry: Any, name: str) -> str | None:
+    """How tool ``name`` left a folder (``"its file a.py was deleted"``), or ``None``."""
+    for state in registry.sources():
+        if state.kind != "directory":
+            continue
+        left = state.details.get("left")
+        if isinstance(left, Mapping) and name in left:
+            return str(left[name])
     return None

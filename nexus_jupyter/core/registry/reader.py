@@ -125,13 +125,15 @@ class RegistryReader:
         return out
 
     def not_found(self, name: str) -> ToolNotFound:
-        """The error for a missing ``name``: close names, and the file that failed to load
-        when one would define it."""
-        from .file_health import why_missing
+        """The error for a missing ``name``: close names, the file that failed to load when
+        one would define it, or how it left (its file was deleted)."""
+        from .file_health import how_it_left, why_missing
 
-        broken = why_missing(self, name) if hasattr(self, "sources") else None
+        known = hasattr(self, "sources")
+        broken = why_missing(self, name) if known else None
         cause = broken.missing_cause() if broken is not None else None
-        return ToolNotFound(name, self.suggest(name), cause)
+        gone = how_it_left(self, name) if known and cause is None else None
+        return ToolNotFound(name, self.suggest(name), cause, gone=gone)
 
     # -- search ---------------------------------------------------------------------------
 
