@@ -26,7 +26,8 @@ texts, 2026-11-27):
   output and first feed-forward MatMuls are quantised dynamically (weights per channel,
   activations per tensor). The feed-forward's second MatMul, whose input (after GELU) stayed
   too uneven for one range, keeps its weights in int8 blocks (as ``"block8"``). Vectors within
-  cosine 0.998 of fp32 (mean 0.9995); cold embedding 1.6-2x fp32 (67-72 against 36-40
+  cosine 0.998 of fp32 (mean 0.9995; on an AVX2-only x86, with the 7-bit weights it gets
+  there, :func:`seven_bit_weights`, 0.9967 for a one-letter text); cold embedding 1.6-2x fp32 (67-72 against 36-40
   toolret tools/s, two threads); one query in 1.9 ms (fp32 4.4, block8 2.7). Dev retrieval
   in hybrid mode equal to fp32's on the toolret dev queries (recall@1 0.800, recall@5
   0.933), one query lower at rank 5 on the second dev set. A text runs alone, since its
@@ -53,6 +54,7 @@ import hashlib
 import json
 import logging
 import os
+import platform
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -79,6 +81,7 @@ __all__ = [
     "calibration_texts",
     "onnx_missing",
     "recipe",
+    "seven_bit_weights",
     "smoothing_scales",
 ]
 
@@ -210,11 +213,38 @@ def calibration_texts() -> list[str]:
 def recipe(precision: str) -> str:
     """What else than the weights and :data:`BUILDER_VERSION` decides ``precision``'s numbers,
     as a short hash (``""`` when nothing does): for ``"smooth8"`` the calibration texts,
-    :data:`SMOOTHING` and :data:`BLOCK`. Model files and cached vectors are keyed by it."""
+    :data:`SMOOTHING` and :data:`BLOCK`; for the dynamic precisions, whether the weights are
+    7-bit (:func:`seven_bit_weights`). Model files and cached vectors are keyed by it."""
+    seven = precision in _DYNAMIC and seven_bit_weights()
     if precision != "smooth8":
-        return ""
-    made_of = json.dumps([calibration_texts(), SMOOTHING, BLOCK])
+        return "w7" if seven else ""
+    made_of = json.dumps([calibration_texts(), SMOOTHING, BLOCK] + (["w7"] if seven else []))
     return hashlib.sha256(made_of.encode()).hexdigest()[:8]
+
+
+@functools.cache
+def seven_bit_weights() -> bool:
+    """Whether dynamic int8 weights are kept to 7 bits (ONNX Runtime's ``reduce_range``): on
+    x86 without VNNI, whose int8 kernel adds byte products in 16 bits and saturates with
+    8-bit weights. On this project's AVX2-only 2-core machine (AMD EPYC, 2026-11-28) 8-bit
+    weights moved ``"smooth8"``'s vectors to cosine 0.994 of fp32 on a long text (7-bit:
+    0.998) and cost hybrid dev recall@1 (toolret dev 0.789 -> 0.767, second dev set 0.680 ->
+    0.670, ``benchmarks/search_quality.py``); where VNNI or an ARM dot product runs, 8 bits
+    stay exact. ``NEXUS_INT8_WEIGHTS=7|8`` decides instead (the cache keys on the choice)."""
+    forced = os.environ.get("NEXUS_INT8_WEIGHTS", "").strip()
+    if forced in ("7", "8"):
+        return forced == "7"
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return False
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return not flags & {"avx512_vnni", "avx_vnni", "amx_int8"}
+    except OSError:
+        pass
+    return True  # an x86 whose flags cannot be read: 7 bits are close everywhere
 
 
 def smoothing_scales(
@@ -461,7 +491,12 @@ def _quantize(graph: Any, target: Path, precision: str) -> None:
         root.addFilter(_not_from_the_quantiser)
         try:
             quantize_dynamic(
-                str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True, **only
+                str(fp32),
+                str(target),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=seven_bit_weights(),
+                **only,
             )
         finally:
             root.removeFilter(_not_from_the_quantiser)
