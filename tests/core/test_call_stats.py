@@ -4,6 +4,7 @@ refusals apart, percentiles over a bounded window, and the same figures from an 
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 from pathlib import Path
 
@@ -116,7 +117,10 @@ async def test_a_call_its_caller_cancels_counts_as_cancelled_not_failed() -> Non
         started.set()
         await asyncio.sleep(30)
 
-    reg = Registry()
+    from nexus_jupyter.core.policy.audit import AuditLog
+
+    log = Path(tempfile.mkdtemp()) / "audit.jsonl"
+    reg = Registry(audit=AuditLog(log))
     reg.add_many([nap, explode])
     # the caller's task is cancelled (a client that went away)
     call = asyncio.ensure_future(reg.call("nap"))
@@ -135,6 +139,15 @@ async def test_a_call_its_caller_cancels_counts_as_cancelled_not_failed() -> Non
     assert (figures.calls, figures.errors, figures.cancelled, figures.refused) == (2, 0, 2, 0)
     assert figures.error_rate == 0.0 and figures.to_dict()["cancelled"] == 2
     assert (reg.stats()["explode"].errors, reg.stats()["explode"].cancelled) == (1, 0)
+    # the audit log says so too: `nexus-tools stats` reads the same figures from it
+    reg.close()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line.get("error_type") for line in lines if line["tool"] == "nap"][-1] == (
+        "CancelledError"
+    )
+    audited = stats_from_calls(lines)
+    assert (audited["nap"].errors, audited["nap"].cancelled) == (0, 1)  # the answered cancel
+    assert (audited["explode"].errors, audited["explode"].cancelled) == (1, 0)
 
 
 def test_a_test_runs_calls_and_refusals_count_in_no_statistics() -> None:

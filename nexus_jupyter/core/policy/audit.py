@@ -56,9 +56,12 @@ class AuditLog:
         duration: float,
         error: str | None,
         summary: str | None = None,
+        error_type: str | None = None,
     ) -> None:
-        """Append one line (``summary``: the call in one readable line, masked here too). Raises ``OSError`` when the file cannot be written (the
-        registry logs it and carries on)."""
+        """Append one line (``summary``: the call in one readable line, masked here too;
+        ``error_type``: the error's type, ``CancelledError`` for a call its caller cancelled).
+        Raises ``OSError`` when the file cannot be written (the registry logs it and carries
+        on)."""
         if error is not None:
             error = self._mask(error)[:_MAX_ERROR]
         entry = {
@@ -71,6 +74,8 @@ class AuditLog:
             "duration": round(float(duration), 6),
             "error": error,
         }
+        if error is not None and error_type:
+            entry["error_type"] = error_type
         if summary:
             entry["summary"] = self._mask(summary)
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode()

@@ -87,6 +87,7 @@ class AuditSink(Protocol):
         duration: float,
         error: str | None,
         summary: str | None = None,
+        error_type: str | None = None,
     ) -> None: ...
 
     def close(self) -> None: ...

@@ -443,7 +443,15 @@ class CallPipeline:
         if request is not _LOCAL:
             result.request_id = request.request_id
         if registry.audit is not None:
-            self._audit(tool, request, "allow", result.duration, result.error, result.summary)
+            self._audit(
+                tool,
+                request,
+                "allow",
+                result.duration,
+                result.error,
+                result.summary,
+                result.error_type,
+            )
         if self.observers and request.client != TEST_CLIENT:
             self._tell_observers(arguments, result)
         return result
@@ -490,6 +498,7 @@ class CallPipeline:
         duration: float,
         error: str | None,
         summary: str | None = None,
+        error_type: str | None = None,
     ) -> None:
         audit = self.registry.audit
         if audit is None:
@@ -504,6 +513,7 @@ class CallPipeline:
                 duration=duration,
                 error=error,
                 summary=summary,
+                error_type=error_type,
             )
         except Exception:
             log.exception("audit log write failed")

@@ -181,19 +181,22 @@ def _copy(values: deque[float]) -> list[float]:
 
 def stats_from_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, ToolStats]:
     """Figures from recorded calls (audit-log lines: ``tool``, ``decision``, ``duration``,
-    ``error``, ``time``), exact over all of them: a call is a line whose decision is
-    ``allow``; any other decision is a refusal. Lines of test runs (client ``test``) are left
-    out, as :class:`CallStats` leaves them out."""
-    # tool -> [calls, errors, refused, durations, last time]
+    ``error``, ``error_type``, ``time``), exact over all of them: a call is a line whose
+    decision is ``allow``; any other decision is a refusal; a call whose ``error_type`` is
+    ``CancelledError`` was cancelled by its caller, not failed (lines written before the log
+    had ``error_type`` count as failures). Lines of test runs (client ``test``) are left out,
+    as :class:`CallStats` leaves them out."""
+    # tool -> [calls, errors, refused, durations, last time, cancelled]
     found: dict[str, list[Any]] = {}
     for line in calls:
         tool = line.get("tool")
         if not isinstance(tool, str) or line.get("client") == TEST_CLIENT:
             continue  # a test run's calls are audited but are not use
-        row = found.setdefault(tool, [0, 0, 0, [], None])
+        row = found.setdefault(tool, [0, 0, 0, [], None, 0])
         if line.get("decision") == "allow":
             row[0] += 1
-            row[1] += line.get("error") is not None
+            if line.get("error") is not None:
+                row[5 if line.get("error_type") == "CancelledError" else 1] += 1
             duration = line.get("duration")
             if isinstance(duration, int | float):
                 row[3].append(float(duration))
@@ -201,8 +204,8 @@ def stats_from_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, ToolStats]
             row[2] += 1
         row[4] = parse_time(line.get("time")) or row[4]
     return {
-        name: _figures(name, calls_, errors, refused, sorted(durations), last)
-        for name, (calls_, errors, refused, durations, last) in sorted(found.items())
+        name: _figures(name, calls_, errors, refused, sorted(durations), last, cancelled)
+        for name, (calls_, errors, refused, durations, last, cancelled) in sorted(found.items())
     }
 
 
