@@ -66,6 +66,8 @@ export function ToolDetails(props: {
   const { name, source, revision, callsRevision, onBack } = props;
   const [tool, setTool] = React.useState<IToolDetails | null>(null);
   const [error, setError] = React.useState<string | null>(null);
+  // the tool left (a 404): its last status is not shown beside why
+  const [gone, setGone] = React.useState(false);
   const backRef = React.useRef<HTMLButtonElement>(null);
   // The calls lines: from the details, then fetched again after each call from the form
   // (and after each `calls` event, which covers the notebook's calls its kernel reported).
@@ -108,11 +110,13 @@ export function ToolDetails(props: {
           details.call_source = source ?? (conflict ? details.source : null);
           setTool(details);
           setError(null);
+          setGone(false);
         }
       },
       err => {
         if (!cancelled) {
           // the server says why it is gone (its kernel restarted) and how to bring it back
+          setGone(err.status === 404);
           setError(
             err.status === 404
               ? String(err.message || `The tool ${name} is gone.`)
@@ -181,7 +185,7 @@ export function ToolDetails(props: {
               <Badge key={c} kind="info" label={c} title={`Category: ${c}`} />
             ))}
           </div>
-          {tool.reason && tool.status !== 'ok' && !error && (
+          {tool.reason && tool.status !== 'ok' && !gone && (
             // (a tool that left says why above; its last status would contradict it)
             <div className="jp-NexusTools-notice jp-NexusTools-notice-error">{tool.reason}</div>
           )}

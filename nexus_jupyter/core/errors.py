@@ -88,11 +88,24 @@ class ToolNotFound(NexusError, LookupError):
         if self.cause:
             return f"No tool named {self.name!r}: {self.cause}"
         if self.gone:
-            return f"The tool {self.name!r} is gone: {self.gone}."
+            return f"The tool {self.name!r} is gone: {self.gone}. " + (
+                self._close() if self.suggestions else advice
+            )
         if self.suggestions:
-            close = " or ".join(repr(s) for s in self.suggestions[:3])
-            return f"No tool named {self.name!r}. Did you mean {close}?"
+            return f"No tool named {self.name!r}. {self._close()}"
         return f"No tool named {self.name!r}. {advice}"
+
+    def _close(self) -> str:
+        return f"Did you mean {' or '.join(repr(s) for s in self.suggestions[:3])}?"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # its args hold the message, not the name
+        return (_tool_not_found, (self.name, self.suggestions, self.cause, self.gone))
+
+
+def _tool_not_found(
+    name: str, suggestions: Sequence[str], cause: str | None, gone: str | None
+) -> ToolNotFound:
+    return ToolNotFound(name, suggestions, cause, gone=gone)
 
 
 @dataclass(frozen=True, slots=True)

@@ -317,7 +317,9 @@ class DirectorySource:
         result = load(text, path, source=self.name, timeout=self.load_timeout)
         self._book.set_helpers(path, result.helpers)
         if result.ok:
-            self._book.set_tools(path, result.tools)
+            self._book.set_tools(
+                path, result.tools, left=f"its file {self._book.rel(path)} no longer defines it"
+            )
             self._book.set_ok(path)
             self._book.set_offers(path, result.offers)
             state.loaded_functions = top_level_functions(raw)
@@ -338,7 +340,12 @@ class DirectorySource:
         )
         state = self._book.state(path)
         changed = bool(state.tools) or state.error != message
-        self._book.set_tools(path, ())
+        self._book.set_tools(
+            path,
+            (),
+            left=f"its file {self._book.rel(path)} is now a link to a file outside the folder, "
+            "which is not loaded",
+        )
         self._book.set_offers(path, ())
         self._book.set_error(path, message, None)
         state.hash = ""
@@ -426,8 +433,7 @@ class DirectorySource:
         rather than making ``Registry.status()`` wait for a slow import."""
         if not self._lock.acquire(blocking=False):
             last = self._last_details or self._shape()  # the same keys before the first map
-            # (how tools left is current: a copy of one dict, which the reload set first)
-            return {**last, "reloading": True, "left": dict(self._book.left)}
+            return {**last, "reloading": True}
         try:
             self._last_details = self._details(self._book.current()[1])
             return self._last_details
@@ -435,20 +441,16 @@ class DirectorySource:
             self._lock.release()
 
     def _details(self, conflicts: dict[str, str]) -> dict[str, Any]:
-        return self._shape(self._book.per_file(), conflicts, dict(self._book.left))
+        return self._shape(self._book.per_file(), conflicts)
 
     def _shape(
-        self,
-        files: dict[str, Any] | None = None,
-        conflicts: dict[str, str] | None = None,
-        left: dict[str, str] | None = None,
+        self, files: dict[str, Any] | None = None, conflicts: dict[str, str] | None = None
     ) -> dict[str, Any]:
         watcher = self._watcher
         return {
             "path": str(self.root),
             "files": files or {},
             "conflicts": conflicts or {},
-            "left": left or {},
             "watching": bool(watcher and watcher.ready.is_set()),
             "exists": self.root.is_dir(),
         }
@@ -457,10 +459,14 @@ class DirectorySource:
 
     @property
     def status(self) -> dict[str, Any]:
-        """The folder's status: ``{"path", "files": {rel: {...}}, "conflicts", "left",
-        "watching"}`` (``left``: tool name -> how it left, see ``FolderFiles.left``)."""
+        """The folder's status: ``{"path", "files": {rel: {...}}, "conflicts", "watching"}``."""
         with self._lock:
             return self._details(self._book.current()[1])
+
+    def how_left(self, name: str) -> str | None:
+        """How tool ``name`` left this folder (``"its file a.py was deleted"``), if it did and
+        no file defines it again (read without the lock: one dictionary lookup)."""
+        return self._book.how_left(name)
 
     @property
     def errors(self) -> dict[str, str]:

@@ -64,8 +64,9 @@ class FolderFiles:
     def state(self, path: Path) -> FileState:
         return self.files.setdefault(path, FileState(path))
 
-    def set_tools(self, path: Path, tools: Iterable[Tool]) -> None:
-        """Record ``path``'s tools, and which names that touches."""
+    def set_tools(self, path: Path, tools: Iterable[Tool], *, left: str | None = None) -> None:
+        """Record ``path``'s tools, and which names that touches; ``left`` says how a name it
+        no longer defines left (see :attr:`left`), when no other file defines it."""
         state = self.state(path)
         before = {t.name for t in state.tools}
         state.tools = tuple(tools)
@@ -76,12 +77,16 @@ class FolderFiles:
                 owners.discard(path)
                 if not owners:
                     del self._owners[name]
-            if name not in self._owners:
-                self._note_left(name, f"its file {self.rel(path)} no longer defines it")
+            if left is not None and name not in self._owners:
+                self._note_left(name, left)
         for name in after:
             self._owners.setdefault(name, set()).add(path)
             self.left.pop(name, None)
         self._touched |= before | after
+
+    def how_left(self, name: str) -> str | None:
+        """How tool ``name`` left this folder, if it did and no file defines it again."""
+        return self.left.get(name)
 
     def _note_left(self, name: str, how: str) -> None:
         self.left.pop(name, None)
@@ -119,11 +124,7 @@ class FolderFiles:
         """Forget a deleted file (its tools go); returns whether it was known."""
         if path not in self.files:
             return False
-        served = [t.name for t in self.files[path].tools]
-        self.set_tools(path, ())
-        for name in served:
-            if name not in self._owners:
-                self._note_left(name, f"its file {self.rel(path)} was deleted")
+        self.set_tools(path, (), left=f"its file {self.rel(path)} was deleted")
         self.set_offers(path, ())
         self._failing.discard(path)
         del self.files[path]

@@ -8,8 +8,8 @@ the person looking at a tool:
   (:func:`stale_tools`), and every face should say so with the error and its line;
 - a name that is not in the registry at all may be defined by a file that failed to *load*
   (:func:`why_missing`), and "No tool named ..." should say which file and why;
-- a tool whose file was deleted, or no longer defines it, is gone (:func:`how_it_left`,
-  from ``details["left"]``), and a call of it should say so rather than "No tool named".
+- a tool whose file was deleted, or no longer defines it, is gone (:func:`how_it_left`, asked
+  of the folder it left), and a call of it should say so rather than "No tool named".
 
 Only plain dicts are read here, so the core never imports a source.
 
@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import SourceError
 
 __all__ = [
     "BrokenFile",
+    "KnowsHowToolsLeft",
     "broken_files",
     "how_it_left",
     "stale_file",
@@ -162,12 +165,22 @@ def why_missing(registry: Any, name: str) -> BrokenFile | None:
     return None
 
 
+@runtime_checkable
+class KnowsHowToolsLeft(Protocol):
+    """A source that can say how a tool of its left (a folder: its file was deleted)."""
+
+    def how_left(self, name: str) -> str | None: ...
+
+
 def how_it_left(registry: Any, name: str) -> str | None:
-    """How tool ``name`` left a folder (``"its file a.py was deleted"``), or ``None``."""
-    for state in registry.sources():
-        if state.kind != "directory":
-            continue
-        left = state.details.get("left")
-        if isinstance(left, Mapping) and name in left:
-            return str(left[name])
-    return None
+    """How tool ``name`` left (``"its file a.py was deleted"``), asked of the source it
+    left, or ``None``: it never left, came back since, or its source cannot say."""
+    departures = getattr(registry, "_departures", None)
+    left = departures.source_of(name) if departures is not None else None
+    if left is None:
+        return None
+    try:
+        source = registry.source(left)
+    except SourceError:
+        return None  # the source itself went
+    return source.how_left(name) if isinstance(source, KnowsHowToolsLeft) else None

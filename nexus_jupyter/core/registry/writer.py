@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SourceError
 from ..tools.tool import Tool
 from .changes import details_changed, rebuild, stamp_all, unavailable_with, update_tools
+from .departures import Departures
 from .events import EventHub, Subscriber
 from .publisher import UNCHANGED, Details
 from .reader import RegistryReader
@@ -42,6 +43,8 @@ class RegistryWriter(RegistryReader):
         self._states: dict[str, SourceState] = {}
         self._events = EventHub()
         self._allow_overrides: tuple[str, ...] = ()
+        #: tools that left, and from which source (see :meth:`RegistryReader.not_found`)
+        self._departures = Departures()
 
     def sources(self) -> list[SourceState]:
         with self._lock:  # add_source/remove_source change the dict
@@ -181,10 +184,13 @@ class RegistryWriter(RegistryReader):
         subscribers' queues hold changes in the order the snapshots were swapped)."""
         state.updated_at = time.time()
         sources = (state.name,) if status_changed else ()
+        before = self._snapshot.entries
         snapshot, change = rebuild(
             self._snapshot, self._states, affected, sources, self._allow_overrides
         )
         self._snapshot = snapshot
+        if change.added or change.removed:
+            self._departures.note(change, before)
         self._index_changes(change)
         self._events.publish(change)
         return change
