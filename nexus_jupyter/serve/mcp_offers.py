@@ -48,6 +48,11 @@ class OfferHandlers:
     def _shown(self, text: str) -> str:
         return self.paths.text(text) if self.paths is not None else text
 
+    def _described(self, text: str | None) -> str | None:
+        """A description as this client is shown it (paths in the workspace short over HTTP,
+        as tools' descriptions are)."""
+        return self._shown(text) if text else text
+
     def _failed(self, what: str, exc: Exception, advice: str) -> str:
         """An exception a resource or prompt raised, worded for the agent."""
         return failed_text(what, self._shown(str(exc)), type(exc).__name__, advice)
@@ -61,7 +66,7 @@ class OfferHandlers:
                     uri=r.uri,
                     name=r.name,
                     title=r.title,
-                    description=r.description,
+                    description=self._described(r.description),
                     mime_type=r.mime_type,
                 )
                 for r in self.catalog.resources()
@@ -77,7 +82,7 @@ class OfferHandlers:
                     uri_template=t.uri,
                     name=t.name,
                     title=t.title,
-                    description=t.description,
+                    description=self._described(t.description),
                     mime_type=t.mime_type,
                 )
                 for t in self.catalog.templates()
@@ -122,10 +127,12 @@ class OfferHandlers:
                 types.Prompt(
                     name=p.name,
                     title=p.title,
-                    description=p.description,
+                    description=self._described(p.description),
                     arguments=[
                         types.PromptArgument(
-                            name=a.name, description=a.description, required=a.required
+                            name=a.name,
+                            description=self._described(a.description),
+                            required=a.required,
                         )
                         for a in p.arguments
                     ],
@@ -174,7 +181,7 @@ class OfferHandlers:
             )
             raise MCPError(types.INTERNAL_ERROR, text) from None
         return types.GetPromptResult(
-            description=found.description,
+            description=self._described(found.description),
             messages=[types.PromptMessage.model_validate(m) for m in messages],
         )
 

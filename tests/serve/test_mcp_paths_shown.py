@@ -2,7 +2,8 @@
 processes and the real ``mcp`` client: a declared script's command line (in ``tools/list``
 and in ``tool_search``'s answers) shows neither the interpreter's place nor the workspace's;
 the workspace itself is not named in an error; a tool folder outside the working folder is
-named by its own name; a failing resource or prompt is worded for the agent. Over stdio the
+named by its own name; a failing resource or prompt is worded for the agent, and resources'
+and prompts' descriptions name the workspace's folders short. Over stdio the
 client is shown the full paths."""
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ def echo(text: str) -> str:
     return text
 
 
-@resource("notes://missing")
+@resource("notes://missing", description=f"Notes kept in {Path(__file__).parent / 'notes'}.")
 def missing() -> str:
     """Notes that are not there."""
     return Path(__file__).with_name("missing.md").read_text()
 
 
-@prompt
+@prompt(description=f"A prompt from {Path(__file__).parent} that fails.")
 def broken(topic: str) -> str:
     """A prompt that fails."""
     raise ValueError(f"no template for {topic!r} in {Path(__file__).parent}")
@@ -145,6 +146,11 @@ async def test_a_failing_resource_or_prompt_is_worded_for_the_agent_over_http(
     project = make_project(tmp_path)
     with serve_http(project, "--dir", "tools") as server:
         async with mcp.Client(server.url, mode="legacy") as client:
+            # descriptions name the workspace's folders as tools' descriptions do
+            resources = (await client.list_resources()).resources
+            prompts = (await client.list_prompts()).prompts
+            assert [r.description for r in resources] == ["Notes kept in tools/notes."]
+            assert [p.description for p in prompts] == ["A prompt from tools that fails."]
             with pytest.raises(mcp.MCPError) as unread:
                 await client.read_resource("notes://missing")
             with pytest.raises(mcp.MCPError) as unrendered:
@@ -164,6 +170,8 @@ async def test_a_failing_resource_or_prompt_is_worded_for_the_agent_over_http(
     async with mcp.Client(stdio_params(project, "--dir", "tools"), mode="legacy") as client:
         with pytest.raises(mcp.MCPError) as local:
             await client.read_resource("notes://missing")
+        full = (await client.list_resources()).resources[0].description or ""
+    assert any(full == f"Notes kept in {p}/tools/notes." for p in places(project)), full
     assert any(
         f"'{p}/tools/missing.md' (FileNotFoundError)" in str(local.value) for p in places(project)
     )
