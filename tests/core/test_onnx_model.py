@@ -501,6 +501,6 @@ def test_seven_bit_weights_follow_the_cpu_or_the_environment_and_key_the_cache(
         else ""
     )
     vnni = any(f in flags.split() for f in ("avx512_vnni", "avx_vnni", "amx_int8"))
-    x86 = platform.machine().lower() in ("x86_64", "amd64")
+    x86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
     assert onnx_model.seven_bit_weights() is (x86 and not vnni)
     fresh()

@@ -27,8 +27,8 @@ texts, 2026-11-27):
   activations per tensor). The feed-forward's second MatMul, whose input (after GELU) stayed
   too uneven for one range, keeps its weights in int8 blocks (as ``"block8"``). Vectors within
   cosine 0.998 of fp32 (mean 0.9995; on an AVX2-only x86, with the 7-bit weights it gets
-  there, :func:`seven_bit_weights`, 0.9967 for a one-letter text); cold embedding 1.6-2x fp32 (67-72 against 36-40
-  toolret tools/s, two threads); one query in 1.9 ms (fp32 4.4, block8 2.7). Dev retrieval
+  there, :func:`seven_bit_weights`, 0.9967 for a one-letter text); cold embedding 1.6-2x
+  fp32 (67-72 against 36-40 toolret tools/s, two threads); one query in 1.9 ms (fp32 4.4, block8 2.7). Dev retrieval
   in hybrid mode equal to fp32's on the toolret dev queries (recall@1 0.800, recall@5
   0.933), one query lower at rank 5 on the second dev set. A text runs alone, since its
   activations' range would depend on its batch-mates.
