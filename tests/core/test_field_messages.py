@@ -376,3 +376,27 @@ def test_a_tools_own_validator_is_quoted_in_its_own_words() -> None:
     assert [(e.path, e.message) for e in refused.value.errors] == [
         ("$.spot.x", "x must be below 5")
     ]
+
+
+def test_a_value_that_fits_several_branches_of_a_one_of_is_told_so() -> None:
+    check = JsonSchemaValidator(
+        {
+            "type": "object",
+            "properties": {
+                "spot": {
+                    "oneOf": [
+                        {"type": "object", "properties": {"x": {"type": "number"}}},
+                        {"type": "object", "properties": {"y": {"type": "number"}}},
+                    ]
+                }
+            },
+        }
+    )
+    with pytest.raises(ToolValidationError) as both:
+        check.validate("t", {"spot": {"x": 1, "y": 2}})  # fits both forms
+    assert [(e.path, e.message) for e in both.value.errors] == [
+        ("$.spot", "fits more than one of the forms this takes, and must fit exactly one")
+    ]
+    with pytest.raises(ToolValidationError) as neither:
+        check.validate("t", {"spot": 3})  # fits neither: what the forms take
+    assert [(e.path, e.message) for e in neither.value.errors] == [("$.spot", "expected an object")]

@@ -464,6 +464,15 @@ def from_jsonschema(err: Any, schema: Mapping[str, Any]) -> list[FieldError]:
         return [FieldError(loc, f"must match the pattern {err.validator_value}", err.instance)]
     if kind == "format" and err.validator_value in FORMATS:
         return [FieldError(loc, FORMATS[err.validator_value], err.instance)]
+    if kind == "oneOf" and isinstance(err.validator_value, list) and not err.context:
+        # (no branch failed: the value fits several, and oneOf wants exactly one)
+        return [
+            FieldError(
+                loc,
+                "fits more than one of the forms this takes, and must fit exactly one",
+                err.instance,
+            )
+        ]
     if kind in ("anyOf", "oneOf") and isinstance(err.validator_value, list):
         options = [i for i, o in enumerate(err.validator_value) if _not_null(schema, o)]
         by_option = [
