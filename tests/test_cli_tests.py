@@ -286,6 +286,8 @@ def test_eval_of_the_toolret_catalog_reproduces_the_benchmark(
     expected = _benchmark_figures(mode)
     for key, value in expected.items():
         assert report["metrics"][key] == pytest.approx(round(value, 4), abs=1e-4), key
+    if mode == "hybrid":
+        return  # the text report is the keyword run's (its layout does not depend on the mode)
     text = run(
         env,
         ws,
