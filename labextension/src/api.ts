@@ -206,7 +206,7 @@ export interface IToolResult {
 export type CallOutcome =
   | { kind: 'result'; result: IToolResult }
   | { kind: 'validation'; message: string; errors: IFieldError[] }
-  | { kind: 'approval'; message: string }
+  | { kind: 'approval'; message: string; why?: string }
   | { kind: 'denied'; message: string }
   | { kind: 'cancelled'; message: string }
   | { kind: 'error'; status: number; message: string };
@@ -411,7 +411,9 @@ export async function callTool(
       return { kind: 'validation', message: error.message, errors: body.errors };
     }
     if (error.status === 409 && body.error === 'approval_required') {
-      return { kind: 'approval', message: error.message };
+      // `why`: the policy's reason for asking (a rule in nex.yaml, the tool's own flag)
+      const why = typeof body.why === 'string' ? body.why : undefined;
+      return { kind: 'approval', message: error.message, why };
     }
     if (error.status === 403) {
       return { kind: 'denied', message: error.message };

@@ -43,19 +43,34 @@ function WithCode(props: { text: string }): JSX.Element {
   );
 }
 
-/** Ask the user whether a tool that needs approval may run, showing what would run. */
+/** The policy's reason for asking, without the sentence's start the dialog already says
+ * ("Tool 'greet' (read_only) needs approval: approvals.greet says ask." -> the rule). */
+function askReason(why: string | undefined): string | null {
+  return why ? why.replace(/^Tool '[^']*' \([^)]*\) needs approval: /, '') : null;
+}
+
+/** Ask the user whether a tool that needs approval may run, showing what would run and
+ * why it asks. */
 async function askApproval(
   tool: IToolDetails,
-  args: Record<string, unknown>
+  args: Record<string, unknown>,
+  why?: string
 ): Promise<Approval> {
   const entries = Object.entries(args).filter(([, v]) => v !== undefined);
+  const reason = askReason(why);
   const body = (
     <div className="jp-NexusTools-approval">
       <p>
         <code>{tool.name}</code> needs permission{' '}
         <code className="jp-NexusTools-approvalPermission">{tool.permission}</code> and asks
-        before it runs. It will run with:
+        before it runs.
       </p>
+      {reason && (
+        <p className="jp-NexusTools-approvalWhy">
+          Why it asks: <WithCode text={reason} />
+        </p>
+      )}
+      <p>It will run with:</p>
       {entries.length === 0 ? (
         <p className="jp-NexusTools-muted">no arguments</p>
       ) : (
@@ -393,7 +408,7 @@ export function TryForm(props: {
       const source = tool.call_source;
       let result = await callTool(tool.name, args, false, controller.signal, setProgress, source);
       if (result.kind === 'approval') {
-        const approval = await askApproval(tool, args);
+        const approval = await askApproval(tool, args, result.why);
         if (approval) {
           const approved = approval === 'always' ? 'always' : true;
           result = await callTool(

@@ -221,11 +221,16 @@ class PermissionDenied(PolicyError):
 
 
 class ApprovalRequired(PolicyError):
-    """Raised when a call needs an approval and nobody can (or did) give it."""
+    """Raised when a call needs an approval and nobody can (or did) give it. ``why`` is the
+    policy's reason for asking (the rule in nex.yaml, the session's mode, the tool's own
+    flag), for a face that asks itself to show."""
 
-    def __init__(self, message: str, tool: str = "", arguments: Any = None) -> None:
+    def __init__(
+        self, message: str, tool: str = "", arguments: Any = None, why: str | None = None
+    ) -> None:
         self.tool = tool
         self.arguments = arguments
+        self.why = why
         super().__init__(message)
 
 

@@ -6,7 +6,7 @@ core's errors into HTTP answers::
     ToolNotFound        404 {"error": "not_found", "message", "suggestions"}
     ToolValidationError 422 {"error": "validation", "message", "errors": [FieldError...]}
     PermissionDenied    403 {"error": "permission_denied", "message"}
-    ApprovalRequired    409 {"error": "approval_required", "message"}
+    ApprovalRequired    409 {"error": "approval_required", "message", "why"}
     MissingCredential   412 {"error": "missing_credential", "message", "service"}
     ToolUnavailable     503 {"error": "unavailable", "message"}
     other NexusError    400 {"error": "bad_request", "message"}
@@ -407,7 +407,7 @@ class CallHandler(NexusHandler):
                 422, "validation", str(exc), errors=[e.to_dict() for e in exc.errors]
             ) from exc
         except ApprovalRequired as exc:
-            raise _error(409, "approval_required", str(exc)) from exc
+            raise _error(409, "approval_required", str(exc), why=exc.why) from exc
         except PermissionDenied as exc:
             raise _error(403, "permission_denied", str(exc)) from exc
         except MissingCredential as exc:

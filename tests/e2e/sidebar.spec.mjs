@@ -192,6 +192,8 @@ try {
   assert.match(asked, /Run greet\?/);
   assert.match(asked, /workspace_write/);
   assert.match(asked, /name\s+nexus/, 'the dialog shows the arguments it asks about');
+  // why it asks: the nex.yaml rule (approvals: {greet: ask}), not the policy's whole sentence
+  assert.match(asked, /Why it asks: approvals\.greet says ask\./);
   await page
     .locator('.jp-Dialog-content')
     .screenshot({ path: screenshot.replace(/\.png$/, '-approval.png') });

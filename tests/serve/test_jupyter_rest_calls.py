@@ -132,6 +132,10 @@ async def test_ask_tool_needs_approval_then_runs_when_approved(jp_fetch):
     body = await expect_error(409, call(jp_fetch, "wipe", {"path": "/tmp/x"}))
     assert body["error"] == "approval_required"
     assert "approv" in body["message"]
+    # why it asks, for the sidebar's dialog: the rule that says so
+    assert (
+        body["why"] == "Tool 'wipe' (workspace_write) needs approval: approvals.wipe says ask."
+    ), body
     data = json.loads((await call(jp_fetch, "wipe", {"path": "/tmp/x"}, approved=True)).body)
     assert data["structured"] == "wiped /tmp/x"
 

@@ -116,7 +116,8 @@ class CallPipeline:
                 checked = await self._check_elsewhere(tool, arguments, request)
             kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress, checked)
             if ask:  # asked only now: a call that cannot run is refused without a question
-                await self._ask(tool, self._to_approve(tool, kwargs, arguments, request), request)
+                shown = self._to_approve(tool, kwargs, arguments, request, ask)
+                await self._ask(tool, shown, request)
                 start = _perf()  # the tool's own time: not the wait for a person's answer
             limit = timeout if timeout is not None else tool.spec.timeout
             try:
@@ -204,7 +205,7 @@ class CallPipeline:
             tool, ask = self._admit(name, entry, arguments, request, approved)
             kwargs, ctx = self._bind(tool, arguments, request, cancellation, progress)
             if ask:
-                shown = self._to_approve(tool, kwargs, arguments, request)
+                shown = self._to_approve(tool, kwargs, arguments, request, ask)
                 registry.loop.run(self._ask(tool, shown, request))
                 start = _perf()
             result = self.runner.inline(tool, kwargs, ctx)
@@ -235,9 +236,9 @@ class CallPipeline:
         arguments: Any,
         request: RequestInfo,
         approved: bool,
-    ) -> tuple[Tool, bool]:
+    ) -> tuple[Tool, str | None]:
         """Check the tool ``name`` (its current ``entry``) can run now and ask the policy;
-        returns the tool and whether someone must approve the call first. Raises when it
+        returns the tool and, when someone must approve the call first, why. Raises when it
         may not run (nothing ran)."""
         registry = self.registry
         if entry is None:
@@ -253,7 +254,7 @@ class CallPipeline:
                 why = reason_for(live.reason, request.caller)  # an agent: who can fix it, not how
                 raise ToolUnavailable(f"Tool {name!r} cannot run now: {why}.")
         if registry.policy is None:
-            return entry.tool, False
+            return entry.tool, None
         return entry.tool, self._needs_approval(entry.tool, arguments, request, approved)
 
     def _refresh_due(self, entry: ToolEntry) -> bool:
@@ -279,9 +280,9 @@ class CallPipeline:
 
     def _needs_approval(
         self, tool: Tool, arguments: Any, request: RequestInfo, approved: bool
-    ) -> bool:
-        """The policy's decision: ``False`` to run, ``True`` to ask first (once the
-        arguments are valid: :meth:`_to_approve`). Raises :class:`PermissionDenied`: a
+    ) -> str | None:
+        """The policy's decision: ``None`` to run, or why to ask first (once the arguments
+        are valid: :meth:`_to_approve`). Raises :class:`PermissionDenied`: a
         denial comes before validation, so a blocked tool's schema is not told through
         its errors."""
         registry = self.registry
@@ -290,10 +291,19 @@ class CallPipeline:
         if decision.action == "deny":
             self._audit_refusal(tool, request, "deny", decision.reason, arguments)
             raise PermissionDenied(decision.reason)
-        return decision.action == "ask" and not approved
+        return (
+            decision.reason or "the policy asks"
+            if decision.action == "ask" and not approved
+            else None
+        )
 
     def _to_approve(
-        self, tool: Tool, kwargs: dict[str, Any], arguments: Any, request: RequestInfo
+        self,
+        tool: Tool,
+        kwargs: dict[str, Any],
+        arguments: Any,
+        request: RequestInfo,
+        why: str | None = None,
     ) -> dict[str, Any]:
         """The validated arguments of a call the policy asks about, as JSON values (what
         the approver is shown: the values the tool will get, defaults included). Raises
@@ -308,6 +318,7 @@ class CallPipeline:
                 + how_to_approve(request.caller.face, tool.spec.name),
                 tool=tool.spec.name,
                 arguments=shown,
+                why=why,
             )
         return shown
 
