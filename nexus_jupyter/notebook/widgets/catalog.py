@@ -65,13 +65,19 @@ def _heading(title: str, count: int) -> W.HTML:
 #: A row is the name and its badges, with the summary on a line of its own under them: beside
 #: them it had what the badges left of the column (often a few words).
 #: The details pane wraps its text (a long word or JSON line breaks, or scrolls sideways in
-#: the schema), and goes under the list when the two do not fit side by side.
+#: the schema), and goes under the list when the two do not fit side by side. Its parameter
+#: table is as wide as the pane: its description column may break anywhere rather than go
+#: past the pane's edge (it was cut there at ~850 px beside the list); headings and the other
+#: cells break between words only.
 _ROW_STYLE = (
     "<style>.nexus-catalog-row .widget-html-content{min-width:0;overflow:hidden;"
     "flex:1 1 auto}.nexus-catalog-row .nexus-catalog-summary-line{flex:1 0 100%;"
     "margin:-4px 0 2px 6px}.nexus-catalog-details .widget-html-content{min-width:0;"
     "overflow-wrap:break-word}.nexus-catalog-details pre{white-space:pre-wrap;"
-    "overflow-x:auto}.nexus-catalog-details table{max-width:100%}</style>"
+    "overflow-x:auto}.nexus-catalog-details table{width:100%;max-width:100%;"
+    "table-layout:auto}.nexus-catalog-details th{white-space:nowrap;padding:4px 6px}"
+    ".nexus-catalog-details td{white-space:normal;overflow-wrap:break-word;padding:4px 6px}"
+    ".nexus-catalog-details td:last-child{overflow-wrap:anywhere}</style>"
 )
 
 
@@ -166,7 +172,9 @@ class Catalog(W.VBox):
         )
         right = W.VBox(
             [self.details, self.try_button],
-            layout=W.Layout(flex="42 1 300px", min_width="0", padding="0 0 0 8px"),
+            # 420 px: a parameter table of four columns fits beside the list (at 300 it was
+            # cut at ~850 px); narrower, the details go under the list
+            layout=W.Layout(flex="42 1 420px", min_width="0", padding="0 0 0 8px"),
         )
         right.add_class("nexus-catalog-details")
         super().__init__(
