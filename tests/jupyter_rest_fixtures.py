@@ -122,9 +122,11 @@ async def get_json(jp_fetch, *parts, **kwargs):
     return json.loads(response.body)
 
 
-async def call(jp_fetch, name, arguments=None, approved=False):
+async def call(jp_fetch, name, arguments=None, approved=False, headers=None):
     body = json.dumps({"arguments": arguments or {}, "approved": approved})
-    return await jp_fetch("nexus", "api", "tools", name, "call", method="POST", body=body)
+    return await jp_fetch(
+        "nexus", "api", "tools", name, "call", method="POST", body=body, headers=headers or {}
+    )
 
 
 async def expect_error(status, awaitable):

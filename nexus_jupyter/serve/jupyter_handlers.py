@@ -6,7 +6,7 @@ core's errors into HTTP answers::
     ToolNotFound        404 {"error": "not_found", "message", "suggestions"}
     ToolValidationError 422 {"error": "validation", "message", "errors": [FieldError...]}
     PermissionDenied    403 {"error": "permission_denied", "message"}
-    ApprovalRequired    409 {"error": "approval_required", "message", "why"}
+    ApprovalRequired    409 {"error": "approval_required", "message", "why" (the sidebar's owner)}
     MissingCredential   412 {"error": "missing_credential", "message", "service"}
     ToolUnavailable     503 {"error": "unavailable", "message"}
     other NexusError    400 {"error": "bad_request", "message"}
@@ -407,7 +407,10 @@ class CallHandler(NexusHandler):
                 422, "validation", str(exc), errors=[e.to_dict() for e in exc.errors]
             ) from exc
         except ApprovalRequired as exc:
-            raise _error(409, "approval_required", str(exc), why=exc.why) from exc
+            # why it asks names the rule, and what it matched: for the sidebar of a user who
+            # may edit nex.yaml only (a token holder could reword its arguments around a rule)
+            why = exc.why if request.caller.configures else None
+            raise _error(409, "approval_required", str(exc), why=why) from exc
         except PermissionDenied as exc:
             raise _error(403, "permission_denied", str(exc)) from exc
         except MissingCredential as exc:

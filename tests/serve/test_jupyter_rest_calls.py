@@ -132,10 +132,11 @@ async def test_ask_tool_needs_approval_then_runs_when_approved(jp_fetch):
     body = await expect_error(409, call(jp_fetch, "wipe", {"path": "/tmp/x"}))
     assert body["error"] == "approval_required"
     assert "approv" in body["message"]
-    # why it asks, for the sidebar's dialog: the rule that says so
-    assert (
-        body["why"] == "Tool 'wipe' (workspace_write) needs approval: approvals.wipe says ask."
-    ), body
+    assert body["why"] is None  # a plain REST client (a token holder) is not told the rule
+    # the sidebar of a user who may edit nex.yaml is told why it asks, for its dialog
+    sidebar = {"X-Nexus-Face": "sidebar"}
+    asked = await expect_error(409, call(jp_fetch, "wipe", {"path": "/tmp/x"}, headers=sidebar))
+    assert asked["why"] == "Tool 'wipe' (workspace_write) needs approval: approvals.wipe says ask."
     data = json.loads((await call(jp_fetch, "wipe", {"path": "/tmp/x"}, approved=True)).body)
     assert data["structured"] == "wiped /tmp/x"
 

@@ -495,7 +495,12 @@ class CallPipeline:
             if name in self.registry._snapshot.entries or name in self.stats.counters:
                 self.stats.refuse(name)
         elif isinstance(exc, asyncio.CancelledError) and name in self.registry._snapshot.entries:
-            self.stats.record(name, _perf() - start, False, cancelled=True)
+            took = _perf() - start
+            self.stats.record(name, took, False, cancelled=True)
+            if self.registry.audit is not None:  # audited as the answered cancels are
+                tool = self.registry._snapshot.entries[name].tool
+                said = "the call was cancelled (its caller went away)"
+                self._audit(tool, request, "allow", took, said, None, "CancelledError")
         if span is not None:
             _tracing.end_refused(span, token, exc)
 
@@ -514,18 +519,26 @@ class CallPipeline:
         audit = self.registry.audit
         if audit is None:
             return
+        entry: dict[str, Any] = {
+            "tool": tool.spec.name,
+            "principal": request.principal,
+            "request_id": request.request_id,
+            "client": request.client,
+            "decision": decision,
+            "duration": duration,
+            "error": error,
+            "summary": summary,
+        }
+        if error_type is not None:  # (a sink written before error_type existed takes the rest)
+            entry["error_type"] = error_type
         try:
-            audit.record(
-                tool=tool.spec.name,
-                principal=request.principal,
-                request_id=request.request_id,
-                client=request.client,
-                decision=decision,
-                duration=duration,
-                error=error,
-                summary=summary,
-                error_type=error_type,
-            )
+            try:
+                audit.record(**entry)
+            except TypeError as exc:
+                if "error_type" not in entry or "error_type" not in str(exc):
+                    raise
+                del entry["error_type"]
+                audit.record(**entry)
         except Exception:
             log.exception("audit log write failed")
 
