@@ -135,9 +135,11 @@ class ResultPane(W.VBox):
                 self._finished(f, name, arguments, history, on_invalid)
             finally:
                 self._set_running(False)
-                done.set()
-                if on_done is not None:
-                    on_done()
+                try:
+                    if on_done is not None:
+                        on_done()  # (the form offers the call to "Save as test")
+                finally:
+                    done.set()  # wait() returns once all of the call's aftermath is shown
 
         future.add_done_callback(finished)
         return future
