@@ -50,7 +50,8 @@ def test_a_rows_summary_has_a_line_of_its_own(reg: Registry) -> None:
     assert catalog.rows.layout.flex == "58 1 380px"
     (pair,) = [c for c in catalog.children if catalog.rows in getattr(c, "children", ())]
     details = pair.children[1]
-    assert pair.layout.flex_flow == "row wrap" and details.layout.flex == "42 1 300px"
+    # (420 px: a four-column parameter table fits beside the list; at 300 it was cut)
+    assert pair.layout.flex_flow == "row wrap" and details.layout.flex == "42 1 420px"
     assert "nexus-catalog-details" in details._dom_classes and details.layout.min_width == "0"
     assert ".nexus-catalog-details pre{white-space:pre-wrap" in catalog.children[0].value
     catalog.close()
