@@ -14,6 +14,7 @@ so (400). The work runs off the server's loop (files, and the calls of a run).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -24,6 +25,10 @@ from ..core.errors import NexusError, TestCaseError, ToolNotFound
 from ..core.tools.context import REST_CALLER
 from ..core.tooltests.cases import TestCase
 from .jupyter_handlers import NexusHandler, _error
+
+#: How long ``tests/run`` waits for a background run of the same tool (a save started it) to
+#: end before it answers with the status as it stands.
+_SETTLE_S = 10.0
 
 __all__ = ["RunTestsHandler", "StatsHandler", "TestsHandler", "test_row"]
 
@@ -114,7 +119,15 @@ class RunTestsHandler(NexusHandler):
 
         def run() -> dict[str, Any]:
             report = reg.tests.run([name], caller=REST_CALLER, principal=principal)
-            return {"report": report.to_dict(), "tests": reg.test_status(name).to_dict()}
+            # A save starts a run in the background too: the answer's status waits (bounded)
+            # for that one to end, so it agrees with the report (it said "running" beside a
+            # report that passed).
+            status = reg.test_status(name)
+            deadline = time.monotonic() + _SETTLE_S
+            while status.state in ("pending", "running") and time.monotonic() < deadline:
+                time.sleep(0.05)
+                status = reg.test_status(name)
+            return {"report": report.to_dict(), "tests": status.to_dict()}
 
         body = await IOLoop.current().run_in_executor(None, run)
         self.finish(json.dumps(body, default=str))
