@@ -14,7 +14,6 @@ so (400). The work runs off the server's loop (files, and the calls of a run).
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -122,12 +121,8 @@ class RunTestsHandler(NexusHandler):
             # A save starts a run in the background too: the answer's status waits (bounded)
             # for that one to end, so it agrees with the report (it said "running" beside a
             # report that passed).
-            status = reg.test_status(name)
-            deadline = time.monotonic() + _SETTLE_S
-            while status.state in ("pending", "running") and time.monotonic() < deadline:
-                time.sleep(0.05)
-                status = reg.test_status(name)
-            return {"report": report.to_dict(), "tests": status.to_dict()}
+            reg.tests.wait_idle(_SETTLE_S, name)
+            return {"report": report.to_dict(), "tests": reg.test_status(name).to_dict()}
 
         body = await IOLoop.current().run_in_executor(None, run)
         self.finish(json.dumps(body, default=str))

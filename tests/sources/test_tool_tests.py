@@ -190,3 +190,38 @@ def test_status_changes_reach_subscribers_as_tests_events(folder: Path) -> None:
         assert reg.wait_for_events()
         assert ("add",) in seen
         assert reg.test_status("add").state == "passed"
+
+
+NAP = '''import time
+from pathlib import Path
+
+from nexus_jupyter import tool
+
+
+@tool
+def nap(seconds: float) -> str:
+    """Wait until the test writes let_go beside this file (at most ``seconds``)."""
+    end = time.monotonic() + seconds
+    while not Path(__file__).with_name("let_go").exists() and time.monotonic() < end:
+        time.sleep(0.02)
+    return "rested"
+'''
+
+
+def test_waiting_for_one_tool_does_not_wait_for_another(folder: Path) -> None:
+    (folder / "nap.py").write_text(NAP)
+    (folder / "nap.tests.yaml").write_text(
+        "- tool: nap\n  arguments: {seconds: 30}\n  expect: rested\n"
+    )
+    with Registry(search="keyword") as reg:
+        source = reg.watch(folder)
+        assert source.wait_ready(10)
+        reg.tests.watch()
+        wait_for_test_state(reg, "nap", {"running"}, time.monotonic() + 15)
+        assert reg.tests.wait_idle(15, "add")  # add's run ends while nap's goes on
+        assert reg.test_status("add").state == "passed"
+        assert not reg.tests.wait_idle(0.2, "nap")
+        assert reg.test_status("nap").state == "running"
+        (folder / "let_go").write_text("")
+        assert reg.tests.wait_idle(15, "nap")
+        assert reg.test_status("nap").state == "passed"

@@ -459,12 +459,13 @@ class ToolTests:
         outcomes = await run_cases(self.registry, cases)
         self._finished(name, cases, outcomes)
 
-    def wait_idle(self, timeout: float = 30.0) -> bool:
-        """Block until no live run is pending (``False`` after ``timeout`` s): scripts and
-        tests use it; the faces never need to."""
+    def wait_idle(self, timeout: float = 30.0, name: str | None = None) -> bool:
+        """Block until no live run is pending (``False`` after ``timeout`` s), or, with
+        ``name``, no live run of that tool: scripts and tests use it, and so does a face whose
+        answer must agree with a run it did not start (REST ``tests/run`` after a save)."""
         deadline = time.monotonic() + timeout
         with self._idle:
-            while self._busy:
+            while self._busy if name is None else name in self._busy:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
