@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from nexus_jupyter import Registry, tool
-from nexus_jupyter.core.errors import ToolValidationError
-from nexus_jupyter.core.telemetry.stats import WINDOW, CallStats, stats_from_calls
+from nexus_jupyter.core.errors import ToolUnavailable, ToolValidationError
+from nexus_jupyter.core.registry.source import MutableSource
+from nexus_jupyter.core.telemetry.stats import WINDOW, CallStats, stats_from_calls, stats_key
+from nexus_jupyter.core.tools.tool import Tool
 
 
 @tool(threadsafe=True)
@@ -199,3 +201,36 @@ async def test_names_that_are_no_tool_get_no_row(
     reg.close()
     assert main(["stats", "--audit", str(log), "--json"]) == 0
     assert set(json.loads(capsys.readouterr().out)) == {"add"}
+
+
+def test_two_sources_of_one_name_are_counted_apart_and_summed_by_name() -> None:
+    reg = Registry(search="keyword")
+    try:
+        for source, times in (("kernel:first.ipynb", 1), ("kernel:second.ipynb", 10)):
+            defs = MutableSource(source, "kernel")
+
+            def scale(a: int, times: int = times) -> int:
+                """Scale a number."""
+                return a * times
+
+            defs.put(Tool.from_function(scale, source=source, source_kind="kernel"))
+            reg.add_source(defs)
+        assert reg.snapshot.entries["scale"].status == "error"  # a conflict
+        assert reg.call_sync("scale", {"a": 2}, source="kernel:first.ipynb").structured == 2
+        for _ in range(2):
+            result = reg.call_sync("scale", {"a": 2}, source="kernel:second.ipynb")
+            assert result.structured == 20
+        with pytest.raises(ToolUnavailable):  # by name alone: which one is not known
+            reg.call_sync("scale", {"a": 2})
+        by_source = {s: (row.calls, row.refused) for s, row in reg.stats_by_source("scale").items()}
+        assert by_source == {
+            "": (0, 1),
+            "kernel:first.ipynb": (1, 0),
+            "kernel:second.ipynb": (2, 0),
+        }
+        row = reg.stats()["scale"]
+        assert (row.calls, row.refused, reg.call_counts()["scale"]) == (3, 1, (3, 1))
+        tool = reg.snapshot.entries["scale"].tool
+        assert tool.stats_key == stats_key("scale", tool.spec.source)
+    finally:
+        reg.close()

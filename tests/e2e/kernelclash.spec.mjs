@@ -81,7 +81,11 @@ try {
   await page.locator('.jp-NexusTools-run').click();
   await result.waitFor({ timeout: 15000 });
   assert.equal((await result.innerText()).trim(), '3');
-  step("one.ipynb's add ran its own: 3");
+  // its calls line counts its own call, not two.ipynb's add's as well
+  const ownCalls = page.locator('.jp-NexusTools-calls', { hasText: 'Calls on this server' });
+  await ownCalls.filter({ hasText: 'Calls on this server: 1,' }).waitFor({ timeout: 15000 });
+  await panel.screenshot({ path: path.join(shots, 'kernelclash-one-add.png') });
+  step(`one.ipynb's add ran its own: 3; ${(await ownCalls.innerText()).trim()}`);
   await page.locator('.jp-NexusTools-back').click();
 
   // the kernel tool's own validator: a refusal, like a tool file's

@@ -33,7 +33,9 @@ def test_two_notebooks_one_name_a_kernel_validator_and_a_restart_in_the_sidebar(
     root = Path(lab["tools_dir"]).parents[1]
     _notebook(root / "one.ipynb", ADD.format(doc="Add two integers.", times=1), HALF)
     _notebook(root / "two.ipynb", ADD.format(doc="Add, the second way (times ten).", times=10))
-    shots = [f"kernelclash-{s}.png" for s in ("conflict", "two-add", "refusal", "restarted")]
+    shots = [
+        f"kernelclash-{s}.png" for s in ("conflict", "two-add", "one-add", "refusal", "restarted")
+    ]
     stdout, report = _run_spec(
         lab, "kernelclash.spec.mjs", ARTIFACTS / "kernelclash-end.png", shots=shots
     )

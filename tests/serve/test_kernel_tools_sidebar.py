@@ -86,13 +86,24 @@ def test_two_notebooks_one_name_a_conflict_each_opened_and_tried_by_its_source(
             assert (details["source"], details["description"]) == (source, doc)
             assert details["status"] == "error" and details["conflicts_with"] != []
         # ... and Try calls that source's tool, as %tool call add does in each kernel
-        for source, expected in (("kernel:first.ipynb", 3), ("kernel:second.ipynb", 30)):
+        tries = (
+            ("kernel:first.ipynb", 3),
+            ("kernel:second.ipynb", 30),
+            ("kernel:second.ipynb", 30),
+        )
+        for source, expected in tries:
             body = {"arguments": {"a": 1, "b": 2}, "source": source}
             status, result = server.request("POST", "nexus/api/tools/add/call", body)
             assert status == 200 and result["structured"] == expected, result
         # by name alone the call is ambiguous: refused, with the conflict as the reason
         status, result = server.call("add", {"a": 1})
         assert status == 503 and "conflict" in result["message"], result
+        # each row's calls line counts the calls of its own tool, not of the name
+        for source, calls in (("kernel:first.ipynb", 1), ("kernel:second.ipynb", 2)):
+            status, details = server.request("GET", f"nexus/api/tools/add?source={quote(source)}")
+            assert (details["stats"]["calls"], details["stats"]["refused"]) == (calls, 0), details
+        status, stats = server.request("GET", "nexus/api/stats")
+        assert (stats["tools"]["add"]["calls"], stats["tools"]["add"]["refused"]) == (3, 1), stats
         status, result = server.request(
             "GET", f"nexus/api/tools/add?source={quote('kernel:third.ipynb')}"
         )

@@ -137,7 +137,7 @@ class CallPipeline:
                 raise self._invalid(tool, request, refused, arguments) from None
             result = self._finish(result, tool, arguments, request, start)
         except BaseException as exc:
-            self._refused(name, exc, request, span, token, start)
+            self._refused(name, entry, exc, request, span, token, start)
             raise
         if span is not None:
             _tracing.end_call(span, token, result)
@@ -211,7 +211,7 @@ class CallPipeline:
             result = self.runner.inline(tool, kwargs, ctx)
             result = self._finish(result, tool, arguments, request, start)
         except BaseException as exc:
-            self._refused(name, exc, request, span, token, start)
+            self._refused(name, entry, exc, request, span, token, start)
             raise
         if span is not None:
             _tracing.end_call(span, token, result)
@@ -440,7 +440,9 @@ class CallPipeline:
         result.duration = _perf() - start
         if request.client != TEST_CLIENT:  # a test run is not use (see TEST_CLIENT)
             # CallStats.record, written out: this is the per-call path
-            counter = self.stats.counters.get(name := tool.spec.name) or self.stats.counter(name)
+            counter = self.stats.counters.get(tool.stats_key) or self.stats.counter(
+                tool.stats_key, tool.spec.name, tool.spec.source
+            )
             counter.durations.append(result.duration)
             next(counter.calls)
             if result.error is not None:  # a cancel is its caller's doing, not a failure
@@ -479,6 +481,7 @@ class CallPipeline:
     def _refused(
         self,
         name: str,
+        entry: ToolEntry | None,
         exc: BaseException,
         request: RequestInfo,
         span: Any,
@@ -486,17 +489,20 @@ class CallPipeline:
         start: float,
     ) -> None:
         """A call that raised instead of answering: a refusal before the tool ran (counted
-        as refused), or one its caller cancelled (counted as a cancelled call). A name that
-        is no tool and never was one gets no row: a client guessing names would grow the
-        table without bound, and its caller was told (``ToolNotFound``, with a suggestion)."""
+        as refused), or one its caller cancelled (counted as a cancelled call), under the
+        definition it was for (``entry``; none for a call by name over a conflict). A name
+        that is no tool and never was one gets no row: a client guessing names would grow
+        the table without bound, and its caller was told (``ToolNotFound``, with a
+        suggestion)."""
+        source = entry.tool.spec.source if entry is not None and entry.status == "ok" else ""
         if request.client == TEST_CLIENT:
             pass  # a test run is not use (see TEST_CLIENT)
         elif isinstance(exc, NexusError):
-            if name in self.registry._snapshot.entries or name in self.stats.counters:
-                self.stats.refuse(name)
+            if name in self.registry._snapshot.entries or self.stats.has(name):
+                self.stats.refuse(name, source)
         elif isinstance(exc, asyncio.CancelledError) and name in self.registry._snapshot.entries:
             took = _perf() - start
-            self.stats.record(name, took, False, cancelled=True)
+            self.stats.record(name, took, False, cancelled=True, source=source)
             if self.registry.audit is not None:  # audited as the answered cancels are
                 tool = self.registry._snapshot.entries[name].tool
                 said = "the call was cancelled (its caller went away)"

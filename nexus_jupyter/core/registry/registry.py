@@ -214,6 +214,12 @@ class Registry(RegistryWriter):
         :mod:`~nexus_jupyter.core.telemetry.stats`."""
         return self._calls.stats.snapshot()
 
+    def stats_by_source(self, name: str) -> dict[str, ToolStats]:
+        """:meth:`stats` of tool ``name``, one row per source whose definition of it was
+        called (two notebooks' ``add`` apart; ``""``: calls refused before a definition was
+        chosen, as a call by name alone over a conflict is)."""
+        return self._calls.stats.by_source(name)
+
     def call_counts(self) -> dict[str, tuple[int, int]]:
         """``(calls, refusals)`` per called tool: :meth:`stats` without the percentiles,
         cheap enough to poll for which tools were called since the last look."""

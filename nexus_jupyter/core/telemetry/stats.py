@@ -11,7 +11,11 @@ ones.
 >>> stats.counts()
 {'add': (2, 0)}
 
-Percentiles are over each tool's last :data:`WINDOW` calls (a ring buffer: memory stays bounded
+Figures are kept per tool *definition*, a name and the source that defines it, and summed by
+name when read (:meth:`CallStats.snapshot`): two notebooks that both define ``add`` are two
+rows of :meth:`CallStats.by_source`, one row of the snapshot.
+
+Percentiles are over each definition's last :data:`WINDOW` calls (a ring buffer: memory stays bounded
 however long the process runs); counts are over the whole life of the registry. Durations are
 the pipeline's, from admission to result (what a caller waits, the tool's own time included).
 """
@@ -29,7 +33,7 @@ from typing import Any
 
 from ..tools.context import TEST_CLIENT
 
-__all__ = ["WINDOW", "CallStats", "ToolStats", "parse_time", "stats_from_calls"]
+__all__ = ["WINDOW", "CallStats", "ToolStats", "parse_time", "stats_from_calls", "stats_key"]
 
 #: Calls per tool whose durations the percentiles are computed over.
 WINDOW = 1000
@@ -70,6 +74,13 @@ class ToolStats:
         }
 
 
+def stats_key(name: str, source: str) -> str:
+    """The key of one definition's figures in :attr:`CallStats.counters`: what
+    :attr:`Tool.stats_key <nexus_jupyter.core.tools.tool.Tool.stats_key>` holds (``source``
+    empty: a call whose definition is not known, such as one refused over a conflict)."""
+    return f"{name}\x1f{source}"
+
+
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
@@ -79,9 +90,11 @@ class _Counter:
     ``itertools.count`` and ``append`` on a bounded ``deque`` are each one C call, atomic under
     the GIL (a lock cost four times as much per call)."""
 
-    __slots__ = ("calls", "cancelled", "durations", "errors", "last", "refused")
+    __slots__ = ("calls", "cancelled", "durations", "errors", "last", "refused", "source", "tool")
 
-    def __init__(self) -> None:
+    def __init__(self, tool: str, source: str) -> None:
+        self.tool = tool
+        self.source = source
         self.calls = itertools.count(1)
         self.errors = itertools.count(1)
         self.cancelled = itertools.count(1)
@@ -104,16 +117,24 @@ class CallStats:
     """The figures of every tool a registry has called (see the module docstring)."""
 
     def __init__(self) -> None:
-        #: tool -> its running figures; the call pipeline updates them in place (see
-        #: :meth:`record` for what a call does, written out there to save a call frame)
+        #: :func:`stats_key` -> one definition's running figures; the call pipeline updates
+        #: them in place (see :meth:`record` for what a call does, written out there to save
+        #: a call frame)
         self.counters: dict[str, _Counter] = {}
+        self._names: set[str] = set()
 
-    def counter(self, tool: str) -> _Counter:
-        """The running figures of ``tool``, made on its first call."""
-        counter = self.counters.get(tool)
+    def counter(self, key: str, tool: str, source: str) -> _Counter:
+        """The running figures under ``key`` (``stats_key(tool, source)``), made on its
+        first call."""
+        counter = self.counters.get(key)
         if counter is None:
-            counter = self.counters.setdefault(tool, _Counter())  # one winner if two race
+            counter = self.counters.setdefault(key, _Counter(tool, source))  # one if two race
+            self._names.add(tool)
         return counter
+
+    def has(self, tool: str) -> bool:
+        """Whether any call of a tool named ``tool`` was counted."""
+        return tool in self._names
 
     def record(
         self,
@@ -123,11 +144,13 @@ class CallStats:
         at: float | None = None,
         *,
         cancelled: bool = False,
+        source: str = "",
     ) -> None:
-        """A call of ``tool`` that ran for ``duration`` seconds (``failed``: it answered with
-        an error or timed out; ``cancelled``: its caller cancelled it); ``at`` is its
-        ``time.perf_counter()``."""
-        counter = self.counters.get(tool) or self.counter(tool)
+        """A call of ``tool`` (as ``source`` defines it) that ran for ``duration`` seconds
+        (``failed``: it answered with an error or timed out; ``cancelled``: its caller
+        cancelled it); ``at`` is its ``time.perf_counter()``."""
+        key = stats_key(tool, source)
+        counter = self.counters.get(key) or self.counter(key, tool, source)
         counter.durations.append(duration)
         next(counter.calls)
         if cancelled:
@@ -136,38 +159,60 @@ class CallStats:
             next(counter.errors)
         counter.last = at
 
-    def refuse(self, tool: str) -> None:
+    def refuse(self, tool: str, source: str = "") -> None:
         """A call of ``tool`` that was refused before it ran (policy, validation, ...)."""
-        counter = self.counter(tool)
+        counter = self.counter(stats_key(tool, source), tool, source)
         next(counter.refused)
         counter.last = time.perf_counter()
 
     def snapshot(self) -> dict[str, ToolStats]:
-        """Every called tool's figures now, by name (sorted)."""
-        now_wall, now_perf = time.time(), time.perf_counter()
-        out = {}
-        for name, c in sorted(self.counters.copy().items()):
-            last = None if c.last is None else now_wall - (now_perf - c.last)
-            out[name] = _figures(
-                name,
-                _count(c.calls),
-                _count(c.errors),
-                _count(c.refused),
-                sorted(_copy(c.durations)),
-                last,
-                _count(c.cancelled),
-            )
-        return out
+        """Every called tool's figures now, by name (sorted; the definitions of one name
+        summed)."""
+        grouped: dict[str, list[_Counter]] = {}
+        for c in self.counters.copy().values():
+            grouped.setdefault(c.tool, []).append(c)
+        return {name: _merged(name, grouped[name]) for name in sorted(grouped)}
+
+    def by_source(self, tool: str) -> dict[str, ToolStats]:
+        """The figures of each definition of ``tool`` that was called, by source (``""``:
+        calls refused before a definition was chosen, such as one over a conflict)."""
+        return {
+            c.source: _merged(tool, [c])
+            for c in sorted(self.counters.copy().values(), key=lambda c: c.source)
+            if c.tool == tool
+        }
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """``(calls, refusals)`` of every called tool, read without the percentiles (cheap
         enough to poll: a face that shows counts can tell which tools were called since)."""
-        return {
-            name: (_count(c.calls), _count(c.refused)) for name, c in self.counters.copy().items()
-        }
+        out: dict[str, tuple[int, int]] = {}
+        for c in self.counters.copy().values():
+            calls, refused = out.get(c.tool, (0, 0))
+            out[c.tool] = (calls + _count(c.calls), refused + _count(c.refused))
+        return out
 
     def reset(self) -> None:
         self.counters = {}
+        self._names = set()
+
+
+def _merged(name: str, counters: list[_Counter]) -> ToolStats:
+    """The figures of ``counters`` (definitions of one name) as one row, read now."""
+    now_wall, now_perf = time.time(), time.perf_counter()
+    lasts = [c.last for c in counters if c.last is not None]
+    last = None if not lasts else now_wall - (now_perf - max(lasts))
+    durations: list[float] = []
+    for c in counters:
+        durations.extend(_copy(c.durations))
+    return _figures(
+        name,
+        sum(_count(c.calls) for c in counters),
+        sum(_count(c.errors) for c in counters),
+        sum(_count(c.refused) for c in counters),
+        sorted(durations),
+        last,
+        sum(_count(c.cancelled) for c in counters),
+    )
 
 
 def _copy(values: deque[float]) -> list[float]:

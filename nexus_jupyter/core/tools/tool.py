@@ -80,6 +80,7 @@ class Tool:
         "is_async",
         "meta",
         "spec",
+        "stats_key",
     )
 
     def __init__(
@@ -97,6 +98,10 @@ class Tool:
         from_python: bool = False,
     ) -> None:
         self.spec = spec
+        #: Where the call pipeline counts this tool's calls: its name and source, so two
+        #: sources' tools of one name are counted apart (see
+        #: :func:`~nexus_jupyter.core.telemetry.stats.stats_key`, which makes the same key).
+        self.stats_key = f"{spec.name}\x1f{spec.source}"
         self.fn = fn
         self.meta = meta
         self._source_code = source_code
