@@ -210,22 +210,34 @@ def approval_marks(session: Any) -> frozenset[str]:
 def approval_meta(session: Any, name: str) -> dict[str, Any]:
     """The listing's mark for a tool the session asks about before each call (``%tool mode
     prompt``, an ``ask`` rule, a ``danger_full_access`` tool not approved for the session),
-    as the notebook's form would: the server then asks whoever calls it there (the sidebar's
-    approval dialog, an MCP client's prompt) instead of running it unasked. ``{}`` when the
-    session would run it, or has no policy."""
+    as the notebook's form would, with why: the server then asks whoever calls it there (the
+    sidebar's approval dialog, an MCP client's prompt) instead of running it unasked, and says
+    why. A tool an ``ask`` rule asks about for some arguments is marked too (the server cannot
+    see the rule, so it asks for every call). ``{}`` when the session would run it, or has no
+    policy."""
     policy = getattr(session, "policy", None)
     entry = session.snapshot.entries.get(name)
     if policy is None or entry is None:
         return {}
     from ..core.tools.context import NOTEBOOK_CALLER, RequestInfo
-    from ..core.tools.kernel_listing import APPROVAL_META_KEY
+    from ..core.tools.kernel_listing import APPROVAL_META_KEY, APPROVAL_WHY_META_KEY
 
     try:
         decision = policy.check(entry.spec, {}, RequestInfo(caller=NOTEBOOK_CALLER))
     except Exception:  # a custom policy that cannot decide without arguments: no mark
         log.debug("no approval mark for %s", name, exc_info=True)
         return {}
-    return {APPROVAL_META_KEY: True} if decision.action == "ask" else {}
+    if decision.action == "ask":
+        why = decision.why or decision.reason
+    elif decision.action != "allow":
+        return {}
+    else:
+        by_arguments = getattr(policy, "asks_for_some_arguments", None)
+        label = by_arguments(entry.spec) if by_arguments is not None else None
+        if label is None:
+            return {}
+        why = f"{label} says ask for some of its arguments"
+    return {APPROVAL_META_KEY: True, APPROVAL_WHY_META_KEY: f"its notebook asks first ({why})"}
 
 
 _link: KernelLink | None = None

@@ -136,6 +136,8 @@ def mcp_tool(spec: ToolSpec, paths: ShownPaths | None = None) -> Any:
     }
     if spec.needs_approval:  # the tool itself asks for a person's yes on every call
         meta[META_PREFIX + "needs_approval"] = True
+        if spec.approval_why:  # (or the registry it comes from does, and says why)
+            meta[META_PREFIX + "approval_why"] = spec.approval_why
     if spec.categories:
         meta[META_PREFIX + "categories"] = list(spec.categories)
     data["_meta"] = meta

@@ -47,6 +47,10 @@ class NexusUpstream(McpSource):
             changes["permission_declared"] = "readOnlyHint" in tool.spec.annotations
             changes["approval"] = None
             changes["needs_approval"] = read_meta(remote.meta, "needs_approval") is True
+            why = read_meta(remote.meta, "approval_why")
+            changes["approval_why"] = (
+                why if isinstance(why, str) and changes["needs_approval"] else ""
+            )
         schema = tool.spec.output_schema
         if schema and schema.get(WRAP_MARK):
             changes["output_schema"] = schema["properties"]["result"]

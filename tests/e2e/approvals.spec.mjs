@@ -88,9 +88,13 @@ try {
   await page.locator('.jp-NexusTools-run').click();
   const dialog = page.locator('.jp-Dialog');
   await dialog.waitFor({ timeout: 15000 });
-  assert.match(await dialog.innerText(), /save_note/);
+  const asked = await dialog.innerText();
+  assert.match(asked, /save_note/);
+  // why: the notebook's mode, not a flag of the tool's own
+  assert.match(asked, /Why it asks: its notebook asks first \(mode: prompt says ask\)/);
+  assert.doesNotMatch(asked, /requires approval for every call/);
   await shot(page, 'approvals-sidebar-dialog.png');
-  step('save_note under %tool mode prompt: the sidebar asks first');
+  step(`save_note under %tool mode prompt: the sidebar asks first: ${asked.replace(/\s+/g, ' ')}`);
   await dialog.locator('button', { hasText: 'Approve once' }).click();
   await panel.locator('.jp-NexusTools-result', { hasText: 'saved from the sidebar' }).waitFor({
     timeout: 15000

@@ -11,6 +11,7 @@ import pytest
 
 from nexus_jupyter import Registry, tool
 from nexus_jupyter.core.errors import ToolValidationError
+from nexus_jupyter.core.tools.context import NOTEBOOK_CALLER, RequestInfo
 from nexus_jupyter.core.tools.kernel_listing import CALLS_META_KEY
 from nexus_jupyter.notebook.kernel_calls import CallReporter
 
@@ -49,7 +50,7 @@ def test_the_kernel_relists_only_when_its_notebook_called_a_tool(session: Regist
 
 def test_an_approve_always_in_the_notebook_relists_without_the_approval_mark() -> None:
     from nexus_jupyter.core.policy.policy import Policy
-    from nexus_jupyter.core.tools.kernel_listing import APPROVAL_META_KEY
+    from nexus_jupyter.core.tools.kernel_listing import APPROVAL_META_KEY, APPROVAL_WHY_META_KEY
     from nexus_jupyter.notebook.kernel_link import approval_marks, approval_meta
 
     @tool(permission="workspace_write")
@@ -61,8 +62,40 @@ def test_an_approve_always_in_the_notebook_relists_without_the_approval_mark() -
         session.add(save)
         relists: list[int] = []
         reporter = CallReporter(session, lambda: relists.append(1), lambda: approval_marks(session))
-        assert approval_meta(session, "save") == {APPROVAL_META_KEY: True}
+        assert approval_meta(session, "save") == {
+            APPROVAL_META_KEY: True,
+            APPROVAL_WHY_META_KEY: "its notebook asks first (mode: prompt says ask)",
+        }
         assert reporter.look() is False and relists == []
         session.policy.remember(session.get("save").spec)  # "Approve always" in a form
         assert reporter.look() is True and relists == [1]  # the sidebar stops asking
         assert approval_meta(session, "save") == {}
+
+
+def test_an_ask_rule_on_some_arguments_marks_the_tool_for_every_call() -> None:
+    """The server cannot see the notebook's rule, so it asks for every call of the tool (more
+    often than the notebook would, never less), and says which rule."""
+    from nexus_jupyter.core.policy.policy import Policy
+    from nexus_jupyter.core.tools.kernel_listing import APPROVAL_META_KEY, APPROVAL_WHY_META_KEY
+    from nexus_jupyter.notebook.kernel_link import approval_meta
+
+    @tool(permission="workspace_write")
+    def remove(path: str) -> str:
+        """Remove a file."""
+        return path
+
+    rule = {"tool": "remove", "action": "ask", "arguments": {"path": "/etc/*"}, "name": "etc"}
+    with Registry(search="keyword", policy=Policy(rules=[rule])) as session:
+        session.add(remove)
+        session.add(add)
+        spec = session.get("remove").spec
+        request = RequestInfo(caller=NOTEBOOK_CALLER)
+        assert session.policy.check(spec, {"path": "/tmp/x"}, request).action == "allow"
+        assert session.policy.check(spec, {"path": "/etc/x"}, request).action == "ask"
+        assert approval_meta(session, "remove") == {
+            APPROVAL_META_KEY: True,
+            APPROVAL_WHY_META_KEY: "its notebook asks first (etc says ask for some of its arguments)",
+        }
+        assert approval_meta(session, "add") == {}  # no rule names it
+        session.policy.mode = "allow"  # the notebook runs everything granted unasked
+        assert approval_meta(session, "remove") == {}

@@ -63,6 +63,10 @@ def test_mode_prompt_in_the_notebook_makes_the_sidebar_ask(
     server.wait_for(
         lambda: _policy(server, "save_note")["action"] == "ask", 10, "the sidebar to ask"
     )
+    # why it asks is the notebook's mode, not a flag of the tool's own
+    assert _policy(server, "save_note")["reason"].endswith(
+        "needs approval: its notebook asks first (mode: prompt says ask)."
+    )
     status, body = _call(server, "save_note")
     assert status == 409 and body["error"] == "approval_required", body
     status, body = _call(server, "save_note", approved=True)

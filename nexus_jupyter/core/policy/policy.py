@@ -150,7 +150,8 @@ class Policy:
         """The decision once a rule (or none) was picked: the tool's own "needs approval"
         flag is a floor no setting lowers; the session mode turns the other asks."""
         if spec.needs_approval:
-            return self._ask(spec, "the tool itself requires approval for every call", label)
+            why = spec.approval_why or "the tool itself requires approval for every call"
+            return self._ask(spec, why, label)
         if action == "pre_approved":
             return Decision("allow", f"pre-approved by {label}", label)
         if action is None and self.mode == "prompt" and spec.permission != "read_only":
@@ -251,8 +252,24 @@ class Policy:
         if self.is_remembered(spec):
             return Decision("allow", "approved for this session", rule)
         return Decision(
-            "ask", f"Tool {spec.name!r} ({spec.permission}) needs approval: {why}.", rule
+            "ask", f"Tool {spec.name!r} ({spec.permission}) needs approval: {why}.", rule, why
         )
+
+    def asks_for_some_arguments(self, spec: ToolSpec) -> str | None:
+        """The label of an ``ask`` rule that names ``spec``'s tool and decides by its
+        arguments (``approvals: {delete: {action: ask, arguments: ...}}``), when this session
+        would ask for such a call; ``None`` otherwise. A registry that serves the tool to
+        another one, which cannot see the rule, has it ask for every call instead."""
+        if self.mode == "allow" or self.is_remembered(spec):
+            return None
+        for rule in self.rules:
+            if (
+                rule.action == "ask"
+                and rule.arguments
+                and fnmatch.fnmatchcase(spec.name, rule.tool)
+            ):
+                return rule.label
+        return None
 
     # -- session approvals ----------------------------------------------------------------
 

@@ -39,6 +39,8 @@ class Decision:
     action: Literal["allow", "ask", "deny"]
     reason: str
     rule: str | None = None
+    #: For an ``ask``: why, without the tool's name ("approvals.greet says ask").
+    why: str | None = None
 
 
 class CallPolicy(Protocol):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "APPROVAL_META_KEY",
+    "APPROVAL_WHY_META_KEY",
     "CALLS_META_KEY",
     "KERNEL_TESTS_TOOL",
     "OLD_TESTS_META_KEY",
@@ -21,6 +22,8 @@ CALLS_META_KEY = "nexus-jupyter/calls"
 #: ``True``: the kernel's session asks before a call of the tool (read by the server as
 #: ``ToolSpec.needs_approval``, the key :mod:`nexus_jupyter.serve.mcp_bridge` writes too)
 APPROVAL_META_KEY = "nexus-jupyter/needs_approval"
+#: why the session asks (read by the server as ``ToolSpec.approval_why``)
+APPROVAL_WHY_META_KEY = "nexus-jupyter/approval_why"
 #: the tool's test status and cases, as the kernel runs them
 TESTS_META_KEY = "nexus-jupyter/tests"
 #: how a kernel of an earlier release spelt :data:`TESTS_META_KEY`

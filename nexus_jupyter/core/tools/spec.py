@@ -134,6 +134,10 @@ class ToolSpec:
     #: The tool itself says a person must approve each call (a library's ``needs_approval``
     #: or ``requires_approval``): nothing configured makes it laxer.
     needs_approval: bool = False
+    #: Why each call needs approval when another registry decided it and this one only
+    #: follows (a notebook's session that asks: ``%tool mode prompt``, an ``ask`` rule);
+    #: empty when the tool's own flag says so. Policy words its question with it.
+    approval_why: str = ""
     task_support: TaskSupport = "forbidden"
 
     def __post_init__(self) -> None:
