@@ -31,6 +31,12 @@ A query-side server-name match (the query names a tool's server) added nothing (
 slots; the embedding already weighs the name). Scaling the cosine z-scores down when the best
 cosine is low (a weak embedding race against a clear keyword winner; 2026-11-27, both dev
 sets) moved recall@1 up on one set and down on the other, pooled 0.716-0.721 against 0.726.
+Tried 2026-11-28 on both dev sets and dropped, recall@1 dev / dev2 against 0.789 / 0.680: the
+query vector blended with the vectors of its clauses (split at punctuation and "then", "so",
+"because"; the first clause, the mean or a decaying mean, weight 0.3-1.0): 0.756-0.778 /
+0.660-0.700, one set up where the other went down; re-ranking the fused top 20 by adding the
+keyword coverage of the query (weight 0.5-4): 0.756-0.800 / 0.660-0.680, within a query of
+the shipped ranking at its best.
 """
 
 from __future__ import annotations
