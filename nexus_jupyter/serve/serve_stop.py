@@ -12,6 +12,14 @@ If the clean stop takes longer than :data:`FORCED_EXIT_S` after the signal, or a
 signal comes, the child processes are ended and the process exits with code 1, saying which
 of the two it was. Once serve has returned (run inside another program, which goes on),
 that timer is cancelled.
+
+A signal sent to the process may reach any of its threads. Python runs the handler in the
+main thread at its next step, and a main thread blocked in a call (a tool file's import
+that sleeps, the event loop's ``select``) takes no step until that call returns, which
+may be never. So every caught signal is also written to a pipe
+(:func:`signal.set_wakeup_fd`) that a thread of ours reads: when the main thread has not
+handled a stop signal within :data:`NUDGE_AFTER_S`, that thread sends the main thread a
+SIGALRM of its own, which interrupts the call and lets the handler run.
 """
 
 from __future__ import annotations
@@ -44,6 +52,10 @@ FORCED_EXIT_S = 3.5
 #: (a thread blocked in a wait there) the start is abandoned wherever it is.
 DEFER_LIMIT_S = 0.3
 RETRY_S = 0.01
+
+#: How long a stop signal may wait for the main thread to handle it before that thread is
+#: interrupted (see the module docstring).
+NUDGE_AFTER_S = 0.05
 
 _PATHS = sysconfig.get_paths()
 _STDLIB = (os.path.join(_PATHS["stdlib"], ""), "<frozen ")
@@ -81,6 +93,9 @@ class ServeStop:
         self.warming: threading.Thread | None = None
         #: The child processes that were there before serve began (never ended by it).
         self.spare: frozenset[int] = frozenset(child_pids())
+        self._handled = 0  # stop signals the main thread handled
+        self._wakeup: tuple[int, int] | None = None  # the pipe every caught signal is written to
+        self._wakeup_before = -1
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -90,6 +105,42 @@ class ServeStop:
         self._owned = True
         if hasattr(signal, "setitimer"):  # POSIX: a stop can wait for a safe moment
             self._before[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._retry)
+            self._watch_signals()
+
+    def _watch_signals(self) -> None:
+        """Read every caught signal from a wakeup pipe on a thread of ours, and interrupt the
+        main thread when it has not handled a stop signal in time (module docstring)."""
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        try:
+            self._wakeup_before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        except ValueError:  # (not the main thread: install() returned before this)
+            os.close(read)
+            os.close(write)
+            return
+        self._wakeup = (read, write)
+        main = threading.main_thread().ident
+        stops = {int(signal.SIGTERM), int(signal.SIGINT)}
+
+        def watch() -> None:
+            received = 0
+            while True:
+                try:
+                    data = os.read(read, 64)
+                except OSError:
+                    data = b""
+                if not data:  # uninstall() closed the pipe's other end
+                    os.close(read)
+                    return
+                received += sum(1 for b in data if b in stops)
+                deadline = time.monotonic() + 1.0
+                while self._handled < received and time.monotonic() < deadline:
+                    time.sleep(NUDGE_AFTER_S)
+                    if self._handled < received and main is not None:
+                        with contextlib.suppress(OSError, ValueError):
+                            signal.pthread_kill(main, signal.SIGALRM)
+
+        threading.Thread(target=watch, name="nexus-serve-signals", daemon=True).start()
 
     def uninstall(self, *, keep_deadline: bool = False) -> None:
         """Put back the handlers :meth:`install` replaced (serve run in process returns).
@@ -103,6 +154,12 @@ class ServeStop:
         for signum, handler in self._before.items():
             signal.signal(signum, handler)
         self._before.clear()
+        if self._wakeup is not None:
+            with contextlib.suppress(ValueError):  # (not on the main thread)
+                signal.set_wakeup_fd(self._wakeup_before)
+            write = self._wakeup[1]
+            self._wakeup = None
+            os.close(write)  # the watching thread reads the end of the pipe, closes it, returns
 
     async def serving(self, coro: Coroutine[Any, Any, T]) -> T | None:
         """Run ``coro`` (the server) as the task a signal cancels; ``None`` if cancelled so."""
@@ -146,6 +203,7 @@ class ServeStop:
         os._exit(code)
 
     def _handle(self, signum: int, frame: Any) -> None:
+        self._handled += 1
         name = signal.Signals(signum).name
         if self.signalled.is_set():  # a second signal: stop now
             self._force_exit(f"a second stop signal ({name}) came while it was stopping cleanly")

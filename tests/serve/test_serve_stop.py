@@ -273,6 +273,36 @@ def test_sigterm_while_serve_starts_exits_0(tmp_path: Path, where: str) -> None:
         assert importer == proc.pid or gone_within(importer, 5.0), "its worker outlived serve"
 
 
+#: A toolset module whose import hands SIGTERM to a thread other than the main one (a signal
+#: sent to the process may reach any thread), then sleeps in the main thread.
+SIGNAL_TO_ANOTHER_THREAD = """import os, signal, threading, time
+other = threading.Thread(target=time.sleep, args=(30,), daemon=True)
+other.start()
+open(%r, "w").write(str(os.getpid()))
+signal.pthread_kill(other.ident, signal.SIGTERM)
+time.sleep(60)
+"""
+
+
+def test_a_stop_signal_that_reaches_another_thread_still_stops_serve(tmp_path: Path) -> None:
+    """Finding: 1 run in 8 to 30 of the test above hung until killed: the SIGTERM reached a
+    thread of the registry's while the main thread slept in the import, and Python runs a
+    handler only in the main thread, at its next step. Serve now interrupts the main thread
+    when a stop signal waits."""
+    marker = tmp_path / "importing"
+    (tmp_path / "tools" / "dynamic").mkdir(parents=True)
+    (tmp_path / "elsewhere_toolset.py").write_text(SIGNAL_TO_ANOTHER_THREAD % str(marker))
+    config = {**KEYWORD_SEARCH, "toolsets": {"slow": {"module": "elsewhere_toolset"}}}
+    (tmp_path / "nex.yaml").write_text(json.dumps(config))
+    with serve_stdio(tmp_path) as proc:
+        code = proc.wait(10)  # no signal from here: the module sent it
+        assert proc.stderr is not None
+        said = proc.stderr.read().decode()
+        assert marker.exists(), said
+        assert code == 0, said
+        assert "did not stop" not in said and "interrupted" not in said, said
+
+
 def test_a_stop_landing_in_the_import_system_waits_until_it_is_out() -> None:
     """A signal handled while the main thread runs the import system's own code (between
     its taking the global import lock and the ``try`` that gives it back) must not raise
