@@ -18,8 +18,10 @@ main thread at its next step, and a main thread blocked in a call (a tool file's
 that sleeps, the event loop's ``select``) takes no step until that call returns, which
 may be never. So every caught signal is also written to a pipe
 (:func:`signal.set_wakeup_fd`) that a thread of ours reads: when the main thread has not
-handled a stop signal within :data:`NUDGE_AFTER_S`, that thread sends the main thread a
-SIGALRM of its own, which interrupts the call and lets the handler run.
+handled a stop signal within :data:`NUDGE_AFTER_S`, that thread sends it a SIGALRM of its
+own, which interrupts a sleep or a ``select`` and lets the handler run; if that does not
+help within a second (a call that retries through signals), the process is ended
+:data:`FORCED_EXIT_S` after the signal as above.
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ class ServeStop:
         self._handled = 0  # stop signals the main thread handled
         self._wakeup: tuple[int, int] | None = None  # the pipe every caught signal is written to
         self._wakeup_before = -1
+        self._watcher: threading.Thread | None = None
+        self._closing = threading.Event()  # uninstall() began: the watcher sends nothing more
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -108,45 +112,77 @@ class ServeStop:
             self._watch_signals()
 
     def _watch_signals(self) -> None:
-        """Read every caught signal from a wakeup pipe on a thread of ours, and interrupt the
-        main thread when it has not handled a stop signal in time (module docstring)."""
+        """Have every caught signal written to a pipe that a thread of ours reads
+        (:meth:`_watch`; see the module docstring). Main thread only, as :meth:`install`."""
         read, write = os.pipe()
         os.set_blocking(write, False)
-        try:
-            self._wakeup_before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-        except ValueError:  # (not the main thread: install() returned before this)
-            os.close(read)
-            os.close(write)
-            return
+        self._wakeup_before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         self._wakeup = (read, write)
+        self._watcher = threading.Thread(
+            target=self._watch, args=(read,), name="nexus-serve-signals", daemon=True
+        )
+        self._watcher.start()
+
+    def _watch(self, read: int) -> None:
+        """Read the signals caught from the wakeup pipe until :meth:`uninstall` closes it.
+        After a stop signal the main thread has not handled within :data:`NUDGE_AFTER_S`, send
+        it SIGALRM (which interrupts a sleep or a ``select``) until it has, for up to a
+        second; a main thread still not handling ours then (a call that takes no signal) is
+        ended :data:`FORCED_EXIT_S` after the signal all the same."""
         main = threading.main_thread().ident
         stops = {int(signal.SIGTERM), int(signal.SIGINT)}
-
-        def watch() -> None:
-            received = 0
+        try:
             while True:
                 try:
                     data = os.read(read, 64)
                 except OSError:
-                    data = b""
-                if not data:  # uninstall() closed the pipe's other end
-                    os.close(read)
                     return
-                received += sum(1 for b in data if b in stops)
-                deadline = time.monotonic() + 1.0
-                while self._handled < received and time.monotonic() < deadline:
+                if not data:  # uninstall() closed the other end
+                    return
+                count = sum(1 for b in data if b in stops)
+                if not count:
+                    continue  # a nudge of ours, or a retry's alarm
+                expected = self._handled + count
+                began = time.monotonic()
+                while self._handled < expected and time.monotonic() - began < 1.0:
                     time.sleep(NUDGE_AFTER_S)
-                    if self._handled < received and main is not None:
+                    if self._closing.is_set() or self.signalled.is_set():
+                        break
+                    if self._handled < expected and main is not None:
                         with contextlib.suppress(OSError, ValueError):
                             signal.pthread_kill(main, signal.SIGALRM)
-
-        threading.Thread(target=watch, name="nexus-serve-signals", daemon=True).start()
+                ours = signal.getsignal(signal.SIGTERM) == self._handle
+                if (
+                    ours
+                    and self._handled < expected
+                    and not self.signalled.is_set()
+                    and not self._closing.is_set()
+                ):
+                    late = f"did not stop within {FORCED_EXIT_S:g} s of a stop signal"
+                    left = max(0.0, FORCED_EXIT_S - (time.monotonic() - began))
+                    timer = threading.Timer(left, self._force_exit, args=(late,))
+                    timer.daemon = True
+                    timer.start()
+                    self._timer = timer
+        finally:
+            os.close(read)
 
     def uninstall(self, *, keep_deadline: bool = False) -> None:
         """Put back the handlers :meth:`install` replaced (serve run in process returns).
         The forced exit a stop signal armed is called off, so the host program goes on,
         unless ``keep_deadline``: ``nexus-tools serve`` keeps it, so an exit that hangs after
         serving (a thread that never ends) is still ended."""
+        self._closing.set()  # no nudge from here on: the host's SIGALRM may end the process
+        if self._wakeup is not None:
+            try:
+                signal.set_wakeup_fd(self._wakeup_before)
+            except ValueError:  # (not the main thread) the pipe stays: signals still write to it
+                pass
+            else:
+                os.close(self._wakeup[1])  # the watcher reads the end of the pipe and returns
+                self._wakeup = None
+                if self._watcher is not None:
+                    self._watcher.join(2.0)
         if self._timer is not None and not keep_deadline:
             self._timer.cancel()
         if getattr(signal, "SIGALRM", None) in self._before:
@@ -154,12 +190,6 @@ class ServeStop:
         for signum, handler in self._before.items():
             signal.signal(signum, handler)
         self._before.clear()
-        if self._wakeup is not None:
-            with contextlib.suppress(ValueError):  # (not on the main thread)
-                signal.set_wakeup_fd(self._wakeup_before)
-            write = self._wakeup[1]
-            self._wakeup = None
-            os.close(write)  # the watching thread reads the end of the pipe, closes it, returns
 
     async def serving(self, coro: Coroutine[Any, Any, T]) -> T | None:
         """Run ``coro`` (the server) as the task a signal cancels; ``None`` if cancelled so."""

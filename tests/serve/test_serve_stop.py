@@ -303,6 +303,31 @@ def test_a_stop_signal_that_reaches_another_thread_still_stops_serve(tmp_path: P
         assert "did not stop" not in said and "interrupted" not in said, said
 
 
+def test_a_stop_signal_another_handler_took_leaves_no_alarm_behind() -> None:
+    """Review finding: a SIGTERM taken by a handler other than serve's (uvicorn's, while it
+    serves over HTTP) is never counted as handled; the watcher then sent SIGALRM on and on,
+    and once serve run in a program had put that program's handlers back, the next one ended
+    it ("Alarm clock", exit 142)."""
+    script = (
+        "import signal, time\n"
+        "from nexus_jupyter.serve.serve_stop import ServeStop\n"
+        "stop = ServeStop()\n"
+        "stop.install()\n"
+        "mine = signal.signal(signal.SIGTERM, lambda *_: None)  # as uvicorn does\n"
+        "signal.raise_signal(signal.SIGTERM)\n"
+        "signal.signal(signal.SIGTERM, mine)\n"
+        "time.sleep(0.2)  # the watcher nudges meanwhile\n"
+        "stop.uninstall()\n"
+        "assert not stop.signalled.is_set()\n"
+        "time.sleep(1.5)  # the program goes on, with the default SIGALRM\n"
+        "print('still here')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "still here"), done.stderr
+
+
 def test_a_stop_landing_in_the_import_system_waits_until_it_is_out() -> None:
     """A signal handled while the main thread runs the import system's own code (between
     its taking the global import lock and the ``try`` that gives it back) must not raise
