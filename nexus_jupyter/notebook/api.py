@@ -146,7 +146,7 @@ def tool_info(name: str, *, registry: Any = None) -> ToolInfo:
         entry,
         stale=stale_notes(reg).get(name),
         tests=reg.test_status(name),
-        stats=reg.stats().get(name),
+        stats=reg.stats_of(name, entry.spec.source),
         version=shown_version(entry.spec),
     )
 

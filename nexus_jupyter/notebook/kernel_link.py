@@ -200,11 +200,14 @@ class KernelLink:
         self.view.close()
 
 
-def approval_marks(session: Any) -> frozenset[str]:
-    """The tools the listing marks as needing approval (:func:`approval_meta`); the kernel
-    relists when they change (an "Approve always" in the notebook remembers a tool)."""
-    names = list(session.snapshot.entries)
-    return frozenset(n for n in names if approval_meta(session, n))
+def approval_marks(session: Any) -> frozenset[tuple[str, str]]:
+    """The tools the listing marks as needing approval, with why (:func:`approval_meta`); the
+    kernel relists when they change (an "Approve always" in the notebook remembers a tool, an
+    ``ask`` rule takes over from ``%tool mode prompt``)."""
+    from ..core.tools.kernel_listing import APPROVAL_WHY_META_KEY
+
+    marks = ((n, approval_meta(session, n)) for n in list(session.snapshot.entries))
+    return frozenset((n, str(meta.get(APPROVAL_WHY_META_KEY, ""))) for n, meta in marks if meta)
 
 
 def approval_meta(session: Any, name: str) -> dict[str, Any]:
@@ -227,6 +230,8 @@ def approval_meta(session: Any, name: str) -> dict[str, Any]:
     except Exception:  # a custom policy that cannot decide without arguments: no mark
         log.debug("no approval mark for %s", name, exc_info=True)
         return {}
+    if decision.action == "ask" and entry.spec.needs_approval:
+        return {APPROVAL_META_KEY: True}  # the tool's own flag, which the server reads itself
     if decision.action == "ask":
         why = decision.why or decision.reason
     elif decision.action != "allow":

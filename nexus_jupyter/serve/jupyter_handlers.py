@@ -50,7 +50,6 @@ from .jupyter_progress import ProgressStream
 
 if TYPE_CHECKING:
     from ..core.registry.registry import Registry
-    from ..core.telemetry.stats import ToolStats
     from .jupyter import NexusServerState
 
 __all__ = ["CallHandler", "StatusHandler", "ToolHandler", "ToolsHandler", "entry_row", "entry_rows"]
@@ -252,20 +251,11 @@ class ToolHandler(NexusHandler):
         body["call_policy"] = await self.call_policy(entry)
         body["tests"] = self.registry.test_status(name).to_dict()
         body["stale"] = stale_note(self.registry, name)
-        stats = self.call_stats(name, entry)
+        stats = self.registry.stats_of(name, entry.spec.source)
         body["stats"] = stats.to_dict() if stats is not None else None
         if entry.spec.source_kind == "kernel":
             body["notebook_stats"] = self.notebook_stats(entry)
         self.finish(json.dumps(body, default=str))
-
-    def call_stats(self, name: str, entry: ToolEntry) -> ToolStats | None:
-        """The figures of the calls of the tool these details show: of its own source's
-        definition when another source defines the name too (a conflict, or one shadowing
-        the other), else of the name."""
-        top = self.registry.snapshot.entries.get(name)
-        if top is not None and top.shadowed:
-            return self.registry.stats_by_source(name).get(entry.spec.source)
-        return self.registry.stats().get(name)
 
     def notebook_stats(self, entry: ToolEntry) -> dict[str, Any] | None:
         """A kernel's tool: the figures of the calls its notebook made in the kernel, as the

@@ -121,8 +121,8 @@ class RunTestsHandler(NexusHandler):
             # A save starts a run in the background too: the answer's status waits (bounded)
             # for that one to end, so it agrees with the report (it said "running" beside a
             # report that passed).
-            reg.tests.wait_idle(_SETTLE_S, name)
-            return {"report": report.to_dict(), "tests": reg.test_status(name).to_dict()}
+            status = reg.tests.wait_settled(name, _SETTLE_S)
+            return {"report": report.to_dict(), "tests": status.to_dict()}
 
         body = await IOLoop.current().run_in_executor(None, run)
         self.finish(json.dumps(body, default=str))

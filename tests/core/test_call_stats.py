@@ -222,14 +222,19 @@ def test_two_sources_of_one_name_are_counted_apart_and_summed_by_name() -> None:
             assert result.structured == 20
         with pytest.raises(ToolUnavailable):  # by name alone: which one is not known
             reg.call_sync("scale", {"a": 2})
+        with pytest.raises(ToolValidationError):  # refused, on its own definition's line
+            reg.call_sync("scale", {"a": "two"}, source="kernel:first.ipynb")
         by_source = {s: (row.calls, row.refused) for s, row in reg.stats_by_source("scale").items()}
         assert by_source == {
             "": (0, 1),
-            "kernel:first.ipynb": (1, 0),
+            "kernel:first.ipynb": (1, 1),
             "kernel:second.ipynb": (2, 0),
         }
         row = reg.stats()["scale"]
-        assert (row.calls, row.refused, reg.call_counts()["scale"]) == (3, 1, (3, 1))
+        assert (row.calls, row.refused, reg.call_counts()["scale"]) == (3, 2, (3, 2))
+        # what a view of one definition shows: its own line (another defines the name)
+        first = reg.stats_of("scale", "kernel:first.ipynb")
+        assert first is not None and (first.calls, first.refused) == (1, 1)
         tool = reg.snapshot.entries["scale"].tool
         assert tool.stats_key == stats_key("scale", tool.spec.source)
     finally:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from nexus_jupyter import Registry, tool
+from nexus_jupyter import Registry, Tool, tool
 from nexus_jupyter.core.errors import ToolValidationError
 from nexus_jupyter.core.tools.context import NOTEBOOK_CALLER, RequestInfo
 from nexus_jupyter.core.tools.kernel_listing import CALLS_META_KEY
@@ -77,14 +77,14 @@ def test_an_ask_rule_on_some_arguments_marks_the_tool_for_every_call() -> None:
     often than the notebook would, never less), and says which rule."""
     from nexus_jupyter.core.policy.policy import Policy
     from nexus_jupyter.core.tools.kernel_listing import APPROVAL_META_KEY, APPROVAL_WHY_META_KEY
-    from nexus_jupyter.notebook.kernel_link import approval_meta
+    from nexus_jupyter.notebook.kernel_link import approval_marks, approval_meta
 
     @tool(permission="workspace_write")
     def remove(path: str) -> str:
         """Remove a file."""
         return path
 
-    rule = {"tool": "remove", "action": "ask", "arguments": {"path": "/etc/*"}, "name": "etc"}
+    rule = {"tool": "*", "action": "ask", "arguments": {"path": "/etc/*"}, "name": "etc"}
     with Registry(search="keyword", policy=Policy(rules=[rule])) as session:
         session.add(remove)
         session.add(add)
@@ -96,6 +96,27 @@ def test_an_ask_rule_on_some_arguments_marks_the_tool_for_every_call() -> None:
             APPROVAL_META_KEY: True,
             APPROVAL_WHY_META_KEY: "its notebook asks first (etc says ask for some of its arguments)",
         }
-        assert approval_meta(session, "add") == {}  # no rule names it
+        assert approval_meta(session, "add") == {}  # it takes no path: the rule never matches
+        marks = approval_marks(session)
+        assert marks == {
+            ("remove", "its notebook asks first (etc says ask for some of its arguments)")
+        }
+        session.policy.mode = "prompt"  # the same tool, another reason: a relist is due
+        assert approval_marks(session) != marks
         session.policy.mode = "allow"  # the notebook runs everything granted unasked
         assert approval_meta(session, "remove") == {}
+
+
+def test_a_tool_that_asks_by_its_own_flag_is_marked_without_the_notebooks_reason() -> None:
+    from nexus_jupyter.core.policy.policy import Policy
+    from nexus_jupyter.core.tools.kernel_listing import APPROVAL_META_KEY
+    from nexus_jupyter.notebook.kernel_link import approval_meta
+
+    @tool(permission="workspace_write")
+    def wire(amount: int) -> int:
+        """Send money (an adapter's tool may say a person approves every call)."""
+        return amount
+
+    with Registry(search="keyword", policy=Policy()) as session:
+        session.add(Tool.from_function(wire).with_spec(needs_approval=True))
+        assert approval_meta(session, "wire") == {APPROVAL_META_KEY: True}

@@ -221,7 +221,7 @@ def test_waiting_for_one_tool_does_not_wait_for_another(folder: Path) -> None:
         assert reg.tests.wait_idle(15, "add")  # add's run ends while nap's goes on
         assert reg.test_status("add").state == "passed"
         assert not reg.tests.wait_idle(0.2, "nap")
-        assert reg.test_status("nap").state == "running"
+        assert reg.tests.wait_settled("nap", 0.2).state == "running"  # as it stands then
         (folder / "let_go").write_text("")
-        assert reg.tests.wait_idle(15, "nap")
-        assert reg.test_status("nap").state == "passed"
+        assert reg.tests.wait_settled("nap", 15).state == "passed"
+        assert reg.tests.wait_idle(0, "nap")

@@ -262,10 +262,12 @@ class Policy:
         another one, which cannot see the rule, has it ask for every call instead."""
         if self.mode == "allow" or self.is_remembered(spec):
             return None
+        takes = (spec.input_schema or {}).get("properties") or {}
         for rule in self.rules:
             if (
                 rule.action == "ask"
                 and rule.arguments
+                and all(name in takes for name in rule.arguments)  # it can match a call
                 and fnmatch.fnmatchcase(spec.name, rule.tool)
             ):
                 return rule.label

@@ -494,7 +494,8 @@ class CallPipeline:
         that is no tool and never was one gets no row: a client guessing names would grow
         the table without bound, and its caller was told (``ToolNotFound``, with a
         suggestion)."""
-        source = entry.tool.spec.source if entry is not None and entry.status == "ok" else ""
+        # ("error" is a conflict: no definition was chosen; an unavailable one was)
+        source = entry.tool.spec.source if entry is not None and entry.status != "error" else ""
         if request.client == TEST_CLIENT:
             pass  # a test run is not use (see TEST_CLIENT)
         elif isinstance(exc, NexusError):

@@ -214,6 +214,15 @@ class Registry(RegistryWriter):
         :mod:`~nexus_jupyter.core.telemetry.stats`."""
         return self._calls.stats.snapshot()
 
+    def stats_of(self, name: str, source: str | None = None) -> ToolStats | None:
+        """The call figures a view of tool ``name`` shows (``None`` before its first call):
+        those of ``source``'s definition when another source defines the name too (a
+        conflict, or one shadowing the other), else the name's (:meth:`stats`)."""
+        entry = self._snapshot.entries.get(name)
+        if source is not None and entry is not None and entry.shadowed:
+            return self._calls.stats.by_source(name).get(source)
+        return self._calls.stats.snapshot().get(name)
+
     def stats_by_source(self, name: str) -> dict[str, ToolStats]:
         """:meth:`stats` of tool ``name``, one row per source whose definition of it was
         called (two notebooks' ``add`` apart; ``""``: calls refused before a definition was

@@ -15,9 +15,12 @@ Figures are kept per tool *definition*, a name and the source that defines it, a
 name when read (:meth:`CallStats.snapshot`): two notebooks that both define ``add`` are two
 rows of :meth:`CallStats.by_source`, one row of the snapshot.
 
-Percentiles are over each definition's last :data:`WINDOW` calls (a ring buffer: memory stays bounded
-however long the process runs); counts are over the whole life of the registry. Durations are
-the pipeline's, from admission to result (what a caller waits, the tool's own time included).
+Percentiles are over each definition's last :data:`WINDOW` calls (a ring buffer: however many
+calls, a definition holds at most that many durations; the rows grow only with the
+definitions ever called, and a name's row merges the windows of all its definitions, those
+of sources since gone included); counts are over the whole life of the registry. Durations
+are the pipeline's, from admission to result (what a caller waits, the tool's own time
+included).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from ..tools.context import TEST_CLIENT
 
 __all__ = ["WINDOW", "CallStats", "ToolStats", "parse_time", "stats_from_calls", "stats_key"]
 
-#: Calls per tool whose durations the percentiles are computed over.
+#: Calls per definition (a tool name and its source) whose durations the percentiles are
+#: computed over.
 WINDOW = 1000
 
 
@@ -86,7 +90,8 @@ def _ms(seconds: float | None) -> float | None:
 
 
 class _Counter:
-    """One tool's running figures, updated without a lock: ``next()`` on an
+    """One definition's running figures (a tool name and the source that defines it), updated
+    without a lock: ``next()`` on an
     ``itertools.count`` and ``append`` on a bounded ``deque`` are each one C call, atomic under
     the GIL (a lock cost four times as much per call)."""
 
@@ -160,7 +165,8 @@ class CallStats:
         counter.last = at
 
     def refuse(self, tool: str, source: str = "") -> None:
-        """A call of ``tool`` that was refused before it ran (policy, validation, ...)."""
+        """A call of ``tool`` (as ``source`` defines it; ``""``: before a definition was
+        chosen) that was refused before it ran (policy, validation, ...)."""
         counter = self.counter(stats_key(tool, source), tool, source)
         next(counter.refused)
         counter.last = time.perf_counter()

@@ -472,6 +472,26 @@ class ToolTests:
                 self._idle.wait(left)
         return True
 
+    def wait_settled(self, name: str, timeout: float) -> TestStatus:
+        """Tool ``name``'s test status once no run of its cases is pending or running, here
+        (:meth:`wait_idle`) or where it is tested (a kernel's tool, whose status its kernel
+        reports), waiting on the registry's events at most ``timeout`` s; the status as it
+        stands then. Raises :class:`ToolNotFound`."""
+        deadline = time.monotonic() + timeout
+        self.wait_idle(timeout, name)
+        changed = threading.Event()
+        unsubscribe = self.registry.subscribe(lambda _change: changed.set())
+        try:
+            while True:
+                status = self.status(name)
+                left = deadline - time.monotonic()
+                if status.state not in ("pending", "running") or left <= 0:
+                    return status
+                changed.wait(left)
+                changed.clear()
+        finally:
+            unsubscribe()
+
     def close(self) -> None:
         """Stop live runs and the watchers of the stores."""
         with self._lock:
