@@ -498,8 +498,9 @@ async def serve_stdio(registry: Any, *, defer: bool = False, first_list_wait: fl
         # stdin read on a daemon thread: a stop (SIGTERM) does not wait for the next line
         with claimed_stdin() as stdin:
             async with stdio_server(stdin=stdin) as (read, write):
-                answered = stdin.answering(read, write)  # a malformed line gets its error
-                await app.server.run(answered, write, app.server.create_initialization_options())
+                # a malformed line gets its error; the end of input waits for the answers
+                answered, written = stdin.answering(read, write)
+                await app.server.run(answered, written, app.server.create_initialization_options())
     finally:
         app.detach()
 

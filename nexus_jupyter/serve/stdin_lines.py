@@ -15,6 +15,11 @@ wrong; serving goes on. Blank lines are skipped. A line is parsed once, by the S
 which hands the server one item per line, in order: a message, or the exception a line that
 failed raised. :meth:`StdinLines.answering` wraps what the server reads, and only for such
 an exception looks at its line again (:func:`malformed`) to word the answer.
+
+The end of input is passed on only once every request read before it was answered (or
+:data:`EOF_ANSWER_WAIT_S` went by): ``printf '...' | nexus-tools serve`` gets an answer to each
+of its requests, not "Connection closed", and a client that closes stdin right after its last
+request still reads the answer on stdout.
 """
 
 from __future__ import annotations
@@ -27,7 +32,17 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["AnsweredReads", "StdinLines", "claimed_stdin", "malformed"]
+__all__ = [
+    "EOF_ANSWER_WAIT_S",
+    "AnsweredReads",
+    "StdinLines",
+    "TrackedWrites",
+    "claimed_stdin",
+    "malformed",
+]
+
+#: How long the end of input waits for the answers to the requests read before it.
+EOF_ANSWER_WAIT_S = 3.0
 
 #: How a client's line is to be sent, said when one is not JSON.
 _HOW = "Send each JSON-RPC 2.0 message as one line of JSON (UTF-8, no newline inside it)."
@@ -101,10 +116,13 @@ class StdinLines:
         #: line, which the SDK's reader may take before :meth:`answering` is called
         self._handed: deque[str] = deque()
 
-    def answering(self, read_stream: Any, write_stream: Any) -> AnsweredReads:
-        """``read_stream`` (the SDK transport's, fed from these lines) as the server is to
-        read it: a malformed line is answered on ``write_stream`` instead of passed on."""
-        return AnsweredReads(read_stream, write_stream, self._handed)
+    def answering(self, read_stream: Any, write_stream: Any) -> tuple[AnsweredReads, TrackedWrites]:
+        """``read_stream`` and ``write_stream`` (the SDK transport's, fed from and writing
+        to stdio) as the server is to use them: a malformed line is answered on
+        ``write_stream`` instead of passed on, and the end of input waits for the answers to
+        the requests read before it (see the module docstring)."""
+        writes = TrackedWrites(write_stream)
+        return AnsweredReads(read_stream, write_stream, self._handed, writes), writes
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
         def put(item: str | None) -> None:
@@ -148,10 +166,13 @@ class AnsweredReads:
     """The server's read stream over :class:`StdinLines`: the SDK's items, less those of
     malformed lines, which get their JSON-RPC error answer (see the module's docstring)."""
 
-    def __init__(self, inner: Any, answers: Any, handed: deque[str]) -> None:
+    def __init__(
+        self, inner: Any, answers: Any, handed: deque[str], writes: TrackedWrites | None = None
+    ) -> None:
         self._inner = inner
         self._answers = answers
         self._handed = handed
+        self._writes = writes
 
     @property
     def last_context(self) -> Any:
@@ -159,10 +180,21 @@ class AnsweredReads:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
+        import anyio
+
         while True:
-            item = await self._inner.receive()
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                if self._writes is not None:
+                    await self._writes.all_answered(EOF_ANSWER_WAIT_S)
+                raise
             line = self._handed.popleft() if self._handed else None
-            if not isinstance(item, Exception) or line is None:
+            if not isinstance(item, Exception):
+                if self._writes is not None:
+                    self._writes.asked(item)
+                return item
+            if line is None:
                 return item
             error = malformed(line)
             if error is None:  # the SDK refused what we cannot name: it logs it
@@ -186,6 +218,53 @@ class AnsweredReads:
         await self._inner.aclose()
 
     async def __aenter__(self) -> AnsweredReads:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class TrackedWrites:
+    """The server's write stream, noting which of the requests read were answered."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._open: set[Any] = set()  # ids of requests read and not answered yet
+        self._changed = asyncio.Event()
+
+    def asked(self, item: Any) -> None:
+        """``item`` (a message the server is about to read) is a request to answer."""
+        import mcp_types
+
+        message = getattr(item, "message", None)
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self._open.add(message.id)
+
+    async def all_answered(self, timeout: float) -> None:
+        """Return once every request read was answered, or after ``timeout`` s."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._open and loop.time() < deadline:
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), deadline - loop.time())
+
+    async def send(self, item: Any) -> None:
+        import mcp_types
+
+        message = getattr(item, "message", None)
+        await self._inner.send(item)
+        if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+            self._open.discard(message.id)
+            self._changed.set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> TrackedWrites:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

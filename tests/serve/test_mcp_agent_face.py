@@ -260,3 +260,41 @@ async def test_over_http_paths_are_shown_in_short_and_over_stdio_in_full(tmp_pat
     assert 'File "tools/noisy.py"' in library_trace
     assert 'File "python/json/' in library_trace  # Python's own module, from its folder
     assert sys.prefix not in library_trace and sys.base_prefix not in library_trace
+
+
+def test_requests_piped_in_are_all_answered_before_serve_ends_at_the_end_of_input(
+    tmp_path: Path,
+) -> None:
+    """``printf ... | nexus-tools serve`` (a trial's finding): the end of input used to
+    cancel what was still being answered ("Connection closed"), or leave a request with no
+    answer at all. Each request read before the end gets its answer."""
+    project = make_project(tmp_path)
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    requests = [
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {**init, "clientInfo": {**init["clientInfo"], "version": "1"}},
+        },
+        {"method": "notifications/initialized"},
+        {"id": 2, "method": "tools/call", "params": {"name": "nosuch", "arguments": {}}},
+        {"id": 3, "method": "tools/list"},
+        {"id": 4, "method": "tools/call", "params": {"name": "slow", "arguments": {}}},
+        {"id": 5, "method": "tools/call", "params": {"name": "noisy", "arguments": {"n": 5}}},
+    ]
+    piped = "".join(json.dumps({"jsonrpc": "2.0", **r}) + "\n" for r in requests)
+    done = subprocess.run(
+        [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--dir", "tools"],
+        input=piped,
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [1, 2, 3, 4, 5], done.stdout
+    assert "No tool named 'nosuch'" in answers[2]["error"]["message"]
+    assert "slow" in {t["name"] for t in answers[3]["result"]["tools"]}
+    assert answers[4]["result"]["isError"] is True  # timed out after its 0.5 s: still said
+    assert answers[5]["result"]["structuredContent"] == {"result": 2}, answers[5]

@@ -63,7 +63,7 @@ async def serve_lines(
         with anyio.fail_after(30):
             async with stdio_server(stdin=watched, stdout=stdout) as (read, write):  # type: ignore[arg-type]
                 await before_answering(watched)
-                async for item in lines.answering(read, write):
+                async for item in lines.answering(read, write)[0]:
                     received.append(item)
                 await write.aclose()
     finally:
