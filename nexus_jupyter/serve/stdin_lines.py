@@ -30,7 +30,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "EOF_ANSWER_WAIT_S",
@@ -162,7 +162,22 @@ class StdinLines:
             return line
 
 
-class AnsweredReads:
+class _Wrapped:
+    """A stream wrapped around the SDK's (``_inner``): closing, and ``async with``, are its."""
+
+    _inner: Any
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class AnsweredReads(_Wrapped):
     """The server's read stream over :class:`StdinLines`: the SDK's items, less those of
     malformed lines, which get their JSON-RPC error answer (see the module's docstring)."""
 
@@ -214,17 +229,8 @@ class AnsweredReads:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> AnsweredReads:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class TrackedWrites:
+class TrackedWrites(_Wrapped):
     """The server's write stream, noting which of the requests read were answered."""
 
     def __init__(self, inner: Any) -> None:
@@ -260,15 +266,6 @@ class TrackedWrites:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> TrackedWrites:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 @contextlib.contextmanager
