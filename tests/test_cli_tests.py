@@ -149,7 +149,7 @@ def test_a_case_whose_tool_does_not_exist_is_an_error_that_names_it(
     assert "No tool named 'ad'. Did you mean 'add'" in out
     assert "ERROR   add.tests.yaml case 4 (line 9)  (" in out
     assert "`tool:` must name the tool to call; add `tool: NAME` to the case." in out
-    assert "3 error, 1 passed in" in out
+    assert "3 errors, 1 passed in" in out
     report = json.loads(run(env, ws, "--json", "test").stdout)
     assert report["counts"] == {"failed": 0, "error": 3, "passed": 1, "skipped": 0}
 

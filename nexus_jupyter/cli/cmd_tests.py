@@ -234,5 +234,9 @@ def _stats(args: argparse.Namespace) -> int:
         _print_json({name: s.to_dict() for name, s in stats.items()})
         return 0
     since = f" since {args.since}" if args.since else ""
-    print(stats_text(stats, title=f"Calls recorded in {path}{since}:"))
+    if not stats and args.names:  # calls of other tools may be there: say whose were asked
+        asked = ", ".join(args.names)
+        print(f"No calls of {asked} recorded in {path}{since}.")
+        return 0
+    print(stats_text(stats, title=f"Calls recorded in {path}{since}"))
     return 0

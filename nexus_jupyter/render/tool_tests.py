@@ -192,11 +192,12 @@ _STATS_HEAD = (
 
 
 def stats_text(stats: Mapping[str, ToolStats], *, title: str = "") -> str:
+    """The figures as a table under ``title`` (a heading without its colon)."""
     if not stats:
         return (title + ": " if title else "") + "no calls yet."
     rows = [_STATS_HEAD, *_stats_rows(stats)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_STATS_HEAD))]
-    lines = [title] if title else []
+    lines = [title + ":"] if title else []
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines)
 

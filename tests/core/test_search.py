@@ -151,6 +151,21 @@ def test_unknown_mode_is_a_config_error() -> None:
         SearchIndex("fuzzy")
 
 
+def test_a_threshold_no_score_can_reach_is_refused_where_it_is_set(tmp_path: Path) -> None:
+    """A new user's trial: search: {threshold: 2} was taken, and every search found nothing."""
+    from nexus_jupyter import Registry
+    from nexus_jupyter.core.config.loading import load_settings
+
+    with pytest.raises(ConfigError, match="search threshold 2 is outside 0 to 1"):
+        Registry(search={"mode": "keyword", "threshold": 2})  # at once, not at a search
+    with pytest.raises(ConfigError, match="outside 0 to 1"):
+        SearchIndex("keyword", threshold=-0.5)
+    (tmp_path / "nex.yaml").write_text("search:\n  threshold: 2\n")
+    with pytest.raises(ConfigError, match=r"nex.yaml, line 2: key 'search.threshold'"):
+        load_settings(root=tmp_path, user=False)
+    assert SearchIndex("keyword", threshold=1.0).threshold == 1.0  # the edge is a setting
+
+
 def test_an_unknown_or_contradicting_precision_is_a_config_error() -> None:
     from nexus_jupyter.core.config.model import Settings
     from nexus_jupyter.core.search.options import SearchOptions

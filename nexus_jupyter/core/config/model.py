@@ -223,7 +223,7 @@ class SearchSignals(_Strict):
 
 class SearchSettings(_Strict):
     mode: Literal["auto", "keyword", "hybrid"] = "auto"
-    threshold: float | None = None
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)  # a confidence: [0, 1]
     signals: SearchSignals = Field(default_factory=SearchSignals)
     services: list[str] = Field(default_factory=list)  # added to the shipped service names
     abbreviations: dict[str, str] = Field(default_factory=dict)  # short form -> long form

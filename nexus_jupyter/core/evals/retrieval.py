@@ -172,7 +172,8 @@ class EvalReport:
             f"{len(self.results)} queries ({self.servable} servable) against {self.tools} tools"
             f"{f', {self.mode} search' if self.mode else ''}: recall@1 {m['recall@1']:.3f}, "
             f"recall@5 {m['recall@5']:.3f}, MRR {m['MRR']:.3f}; unservable left empty {empty}, "
-            f"servable left empty {m['servable_no_hits']:.1%}; {len(self.misses)} misses, "
+            f"servable left empty {m['servable_no_hits']:.1%}; {len(self.misses)} "
+            f"{'miss' if len(self.misses) == 1 else 'misses'}, "
             f"{len(self.confusable_pairs)} confusable pair(s)"
         )
 

@@ -45,6 +45,10 @@ class RegistryReader:
         search_threshold: float | None = None,
         credentials: Credentials | None = None,
     ) -> None:
+        from ..search.options import SearchOptions
+
+        # checked now, not at the first search: a bad setting is the caller's to hear at once
+        SearchOptions.coerce(search).with_threshold(search_threshold)
         self.search_mode = search
         self.search_threshold = search_threshold
         self.credentials: Credentials | None = credentials

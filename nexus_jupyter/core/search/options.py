@@ -92,6 +92,12 @@ class SearchOptions:
                 + ", ".join(repr(p) for p in PRECISIONS)
                 + f" (the default is {PRECISIONS[0]!r})."
             )
+        if self.threshold is not None and not 0.0 <= self.threshold <= 1.0:
+            raise ConfigError(
+                f"search threshold {self.threshold!r} is outside 0 to 1: a hit's score is a "
+                "confidence in [0, 1], so no hit could reach it. Use a value such as 0.3, or "
+                "leave it out for the mode's default (0.1 keyword, 0.2 hybrid)."
+            )
         if self.quantized and self.precision not in (None, "int8"):
             raise ConfigError(
                 f"search: quantized: true asks for precision 'int8', but precision is "

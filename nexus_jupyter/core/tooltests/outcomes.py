@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from .cases import TestCase
 
-__all__ = ["CaseOutcome", "CaseState", "TestReport", "TestState", "TestStatus"]
+__all__ = ["CaseOutcome", "CaseState", "TestReport", "TestState", "TestStatus", "counted"]
 
 CaseState = Literal["passed", "failed", "error", "skipped"]
 #: A tool's state: ``none`` (no cases), ``pending`` (cases not run yet), ``running``, or the
@@ -25,6 +25,11 @@ CaseState = Literal["passed", "failed", "error", "skipped"]
 TestState = Literal["none", "pending", "running", "passed", "failed", "error", "skipped"]
 _WORST_FIRST: tuple[CaseState, ...] = ("failed", "error", "passed", "skipped")
 _STATES = frozenset({"none", "pending", "running", "passed", "failed", "error", "skipped"})
+
+
+def counted(n: int, state: str) -> str:
+    """``"2 passed"``, ``"1 error"``, ``"2 errors"``: how many cases ended in ``state``."""
+    return f"{n} {state}s" if state == "error" and n != 1 else f"{n} {state}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +143,7 @@ class TestStatus:
         if self.state == "running":
             return f"running {self.cases} test(s)"
         counts = self.counts
-        parts = [f"{n} {state}" for state, n in counts.items() if n]
+        parts = [counted(n, state) for state, n in counts.items() if n]
         line = ", ".join(parts) or "no tests"
         first = self.first_problem
         if first is not None:
@@ -239,7 +244,7 @@ class TestReport:
 
     def summary(self) -> str:
         counts = self.counts
-        parts = [f"{n} {state}" for state, n in counts.items() if n]
+        parts = [counted(n, state) for state, n in counts.items() if n]
         if self.problems:
             parts.append(f"{len(self.problems)} unreadable case file(s)")
         return (", ".join(parts) or "no test cases") + f" in {self.duration:.2f} s"

@@ -79,7 +79,9 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
         if real.is_dir():
             raise IsADirectoryError(f"{path!r} is a folder; list it with the `ls` tool.")
         if not real.exists():
-            raise FileNotFoundError(f"No file {path!r} in the workspace; check the name with `ls`.")
+            raise FileNotFoundError(
+                f"No file {path!r} in the workspace; check the name with the ls tool (it lists a folder)."
+            )
         if not real.is_file():  # a FIFO or a device would block the reading thread
             raise ValueError(f"{path!r} is not a regular file; read shows files only.")
         if offset < 1 or limit < 1:
