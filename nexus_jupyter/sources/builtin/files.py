@@ -80,7 +80,8 @@ def file_tools(ws: Workspace, registry: Any = None) -> list[Tool]:
             raise IsADirectoryError(f"{path!r} is a folder; list it with the `ls` tool.")
         if not real.exists():
             raise FileNotFoundError(
-                f"No file {path!r} in the workspace; check the name with the ls tool (it lists a folder)."
+                f"No file {path!r} in the workspace; list its folder with the `ls` tool to "
+                "check the name."
             )
         if not real.is_file():  # a FIFO or a device would block the reading thread
             raise ValueError(f"{path!r} is not a regular file; read shows files only.")
