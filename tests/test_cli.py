@@ -438,3 +438,26 @@ def test_call_takes_a_boolean_typed_as_a_word(env: dict[str, str], tmp_path: Pat
     wrong = run(env, tmp_path, "call", "grep", "pattern=hello", "case_insensitive=maybe")
     assert wrong.returncode != 0
     assert '$.case_insensitive: expected a boolean (got "maybe")' in one_line_error(wrong)
+
+
+def test_a_tools_folder_that_is_not_there_is_said(env: dict[str, str], tmp_path: Path) -> None:
+    """A new user's trial: `tools_dir: nosuch` hid every tool file while `check` said all
+    was well. A folder the settings name is a broken source; the default one, not made yet,
+    is a note saying where tool files go."""
+    ws = tmp_path / "ws"
+    checked = run(env, tmp_path, "check")
+    assert checked.returncode == 0, checked.stdout
+    assert f"note: no tools folder yet: tool files saved in {ws / 'tools' / 'dynamic'}" in (
+        checked.stdout
+    )
+    (ws / "nex.yaml").write_text("search: {mode: keyword}\ntools_dir: nosuch\n")
+    checked = run(env, tmp_path, "check", "--json")
+    assert checked.returncode == 1, checked.stdout
+    folder = next(s for s in json.loads(checked.stdout)["sources"] if s["kind"] == "directory")
+    assert folder["status"] == "error"
+    assert folder["error"].startswith(f"the tools folder {ws / 'nosuch'} (tools_dir in nex.yaml)")
+    listed = run(env, tmp_path, "list")
+    assert listed.returncode == 0
+    assert "nexus-tools: warning: the tools folder" in listed.stderr
+    (ws / "nosuch").mkdir()
+    assert run(env, tmp_path, "check").returncode == 0

@@ -9,6 +9,7 @@ import difflib
 import getpass
 import importlib.util
 import json
+import os
 import sys
 import threading
 import time
@@ -223,12 +224,47 @@ def _source_error(error: str | None) -> str | None:
     return without_retry_note(error) if error else error
 
 
+def missing_tools_dir(reg: Any) -> tuple[str, bool] | None:
+    """Why no tool files load: the tools folder does not exist. ``(sentence, chosen)``:
+    ``chosen`` when nex.yaml's ``tools_dir`` or ``NEXUS_TOOLS_DIR`` names it (a broken setting,
+    which hides the tools the user meant), else the default folder, not made yet. ``None``
+    when the folder is there."""
+    from ..core.config.paths import DEFAULT_TOOLS_DIR, resolve_tools_dir
+
+    settings = reg.settings
+    configured = getattr(settings, "tools_dir", None) if settings is not None else None
+    root = getattr(reg, "root", None) or Path.cwd()
+    folder = resolve_tools_dir(root, configured)
+    if folder.is_dir():
+        return None
+    if os.environ.get("NEXUS_TOOLS_DIR"):
+        return (
+            f"the tools folder {folder} (NEXUS_TOOLS_DIR) does not exist, so no tool files are "
+            "loaded from it. Create it, or set NEXUS_TOOLS_DIR to your tools folder.",
+            True,
+        )
+    if configured and Path(configured) != Path(DEFAULT_TOOLS_DIR):
+        return (
+            f"the tools folder {folder} (tools_dir in nex.yaml) does not exist, so no tool "
+            "files are loaded from it. Create it, or point tools_dir at your tools folder.",
+            True,
+        )
+    return (
+        f"no tools folder yet: tool files saved in {folder} load as tools "
+        "(`%tool export` in a notebook creates it).",
+        False,
+    )
+
+
 def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
     """Every broken source, and every one still on its first attempt after ``wait`` s, on
     stderr (a listing must not look complete when it is not); 1 when the listing was asked
     for such a source (its tools are missing). Also each declared tool that cannot run
     until someone acts (a program to install), with the fix."""
     code = 0
+    missing = missing_tools_dir(reg)
+    if missing is not None and missing[1]:
+        print(f"nexus-tools: warning: {missing[0]}", file=sys.stderr)
     for state in reg.sources():
         details = state.details if isinstance(state.details, dict) else {}
         for name, why in dict(details.get("cannot_run") or {}).items():
@@ -415,6 +451,16 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
         "notes": _tool_notes(reg),
     }
+    missing = missing_tools_dir(reg)
+    if missing is not None:
+        said, chosen = missing
+        if chosen:  # the folder the settings name: its tools are missing
+            sources.append(
+                {"name": "directory", "kind": "directory", "status": "error", "error": said}
+                | {"tools": 0, "details": {"exists": False}}
+            )
+        else:
+            report["notes"].append(said)
     broken = [s for s in sources if s["status"] == "error"]
     failing = _add_test_status(reg, args, tools, report)
     serve_problem = _serve_problem(reg)
