@@ -375,6 +375,16 @@ def test_toolsets_names_a_misspelt_toolset_or_tool(env: dict[str, str], tmp_path
     )
     fine = run(env, tmp_path, "--root", str(ws), "--wait", "2", "toolsets")
     assert fine.returncode == 0, fine.stdout + fine.stderr
+    # a new user's trial: a switch-off one slip from a built-in toolset left it on unsaid;
+    # check and list say so too
+    (ws / "nex.yaml").write_text("search: {mode: keyword}\ntoolsets:\n  webb: {enabled: false}\n")
+    checked = run(env, tmp_path, "--root", str(ws), "--wait", "2", "check", "--json")
+    assert checked.returncode == 0, checked.stdout
+    [note] = [n for n in json.loads(checked.stdout)["notes"] if n.startswith("toolsets.")]
+    assert note.startswith("toolsets.webb: No toolset 'webb' to switch off")
+    assert "Did you mean 'web'? ('web' is still on.)" in note
+    listed = run(env, tmp_path, "--root", str(ws), "--wait", "2", "list")
+    assert f"nexus-tools: warning: {note}" in listed.stderr
 
 
 def test_a_module_toolset_does_not_hold_up_one_shot_commands(

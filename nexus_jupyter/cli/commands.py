@@ -262,9 +262,13 @@ def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
     for such a source (its tools are missing). Also each declared tool that cannot run
     until someone acts (a program to install), with the fix."""
     code = 0
+    from ..core.toolsets.overview import settings_problems
+
     missing = missing_tools_dir(reg)
     if missing is not None and missing[1]:
         print(f"nexus-tools: warning: {missing[0]}", file=sys.stderr)
+    for problem in settings_problems(reg):
+        print(f"nexus-tools: warning: {problem}", file=sys.stderr)
     for state in reg.sources():
         details = state.details if isinstance(state.details, dict) else {}
         for name, why in dict(details.get("cannot_run") or {}).items():
@@ -428,6 +432,8 @@ def _file_errors(details: Any) -> list[str]:
 def cmd_check(reg: Any, args: argparse.Namespace) -> int:
     """Every source loaded now (a folder's per-file errors included); exit code 1 when a
     source is broken."""
+    from ..core.toolsets.overview import settings_problems
+
     for state in reg.sources():
         rescan = getattr(state.source, "rescan", None)
         if callable(rescan):  # a folder publishes its per-file errors when scanned
@@ -449,7 +455,7 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "sources": sources,
         "credentials": reg.credentials.list() if reg.credentials is not None else {},
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
-        "notes": _tool_notes(reg),
+        "notes": _tool_notes(reg) + settings_problems(reg),
     }
     missing = missing_tools_dir(reg)
     if missing is not None:

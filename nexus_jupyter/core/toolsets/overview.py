@@ -10,7 +10,7 @@ from typing import Any
 from .names import BUILTIN_TOOLSETS
 from .settings import ToolsetSettings
 
-__all__ = ["toolset_rows"]
+__all__ = ["settings_problems", "toolset_rows"]
 
 
 def toolset_rows(registry: Any) -> list[dict[str, Any]]:
@@ -53,6 +53,22 @@ def toolset_rows(registry: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def settings_problems(registry: Any) -> list[str]:
+    """What is wrong with nex.yaml's ``toolsets:`` (a misspelt name, a tool no toolset has),
+    one sentence each, for the faces that check settings (``check``, ``list``). A toolset
+    module that failed to load is not here: its source says so."""
+    failed = {
+        s.name.partition(":")[2]
+        for s in registry.sources()
+        if s.name.startswith("toolset:") and s.error is not None
+    }
+    return [
+        f"toolsets.{row['toolset']}: {row['error']}"
+        for row in toolset_rows(registry)
+        if row["error"] and row["toolset"] not in failed
+    ]
+
+
 def _settings_problem(
     name: str, entry: ToolsetSettings, tools: list[str], loaded: bool, known: set[str]
 ) -> str | None:
@@ -62,7 +78,15 @@ def _settings_problem(
     nothing). A switched-off toolset is never loaded, so nothing can be said of it: an
     installed package's toolset turned off is as fine as a misspelt name turned off."""
     if not entry.enabled:
-        return None
+        # an installed package's toolset switched off is fine; a name one slip from a
+        # built-in one is a misspelt switch that leaves the one meant on
+        close = difflib.get_close_matches(name, sorted(BUILTIN_TOOLSETS), n=1)
+        if name in BUILTIN_TOOLSETS or entry.module or loaded or not close:
+            return None
+        return (
+            f"No toolset {name!r} to switch off: it is not built in, and no installed package "
+            f"advertises it. Did you mean {close[0]!r}? ({close[0]!r} is still on.)"
+        )
     if name not in BUILTIN_TOOLSETS and not entry.module and not loaded:
         others = sorted(n for n in known if n != name)
         close = difflib.get_close_matches(name, others, n=1)
