@@ -389,7 +389,8 @@ def test_an_mcp_server_whose_command_is_missing_says_what_to_change(
     assert listed.returncode == 1  # the source asked for is broken
     assert (
         "source mcp:ghost: '/no/such/mcp-server' was not found when starting the server: install"
-        " it, or correct this server's command (or cwd) in nex.yaml (mcp.servers)"
+        " it, or correct this server's command (or cwd) where it was added (nex.yaml's"
+        " mcp.servers;"
     ) in listed.stderr
     assert "Errno" not in listed.stderr and "reconnecting" not in listed.stderr  # it exits
     checked = run(env, tmp_path, "check")

@@ -429,7 +429,8 @@ def describe(exc: BaseException, connect_timeout: float = 60.0) -> str:
         problem = "was not found" if isinstance(exc, FileNotFoundError) else "cannot be run"
         return (
             f"{exc.filename!r} {problem} when starting the server: install it, or correct this "
-            "server's command (or cwd) in nex.yaml (mcp.servers)"
+            "server's command (or cwd) where it was added (nex.yaml's mcp.servers; or, for one "
+            "added with `%tool mcp add`, remove it with `%tool mcp remove` and add it again)"
         )
     if isinstance(exc, KeyError | IndexError):  # their str() is just the bare key
         return f"{type(exc).__name__}: {exc!r}"
