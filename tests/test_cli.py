@@ -65,6 +65,12 @@ def test_list_search_info(env: dict[str, str], tmp_path: Path) -> None:
     missing = run(env, tmp_path, "search", "create a Zendesk ticket")
     assert missing.returncode == 0 and missing.stdout == ""
     assert "no installed tool works with Zendesk" in missing.stderr
+    # a hit that cannot run now says so, as `list` does (a new user's trial)
+    web = run(env, tmp_path, "search", "search the web", "--limit", "1")
+    assert web.stdout.splitlines()[1].split()[0] == "web_search"
+    assert "[unavailable: web_search has no search provider configured" in web.stdout
+    web_json = run(env, tmp_path, "--json", "search", "search the web", "--limit", "1")
+    assert json.loads(web_json.stdout)[0]["status"] == "unavailable"
     info = run(env, tmp_path, "--json", "info", "read")
     assert json.loads(info.stdout)["input_schema"]["required"] == ["path"]
 

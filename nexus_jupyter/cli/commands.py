@@ -299,15 +299,21 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
     counted = max(args.limit + 1, _COUNTED)
     found = reg.search_results(args.query, limit=counted)
     total = len(found.hits)
+    entries = reg.snapshot.entries
     rows = [
         {
             "name": h.name,
             "score": round(h.score, 4),
             "summary": h.spec.summary,
             "matched": list(h.matched),
+            "status": entries[h.name].status if h.name in entries else "ok",
         }
         for h in found.hits[: args.limit]
     ]
+    for row in rows:  # a hit that cannot run now says so, as `list` does
+        entry = entries.get(row["name"])
+        if not args.json and entry is not None and entry.status != "ok":
+            row["summary"] = f"[{entry.status}: {entry.reason}] {row['summary']}"
     unserved = list(found.unserved)
     # the notes go to stderr, with --json too: the JSON rows on stdout stay a plain list
     if found.respelled:
