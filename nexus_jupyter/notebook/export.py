@@ -60,6 +60,15 @@ class ExportResult:
         served = f"\n\n{self.served}" if self.served else ""
         return f"{verb} `{self.path}`{tests}:{served}\n\n```python\n{self.text}```\n"
 
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """In a terminal (``ipython``): what the notebook shows, as text."""
+        verb = "Wrote" if self.written else "Would write (dry run)"
+        tests = (
+            f" and {self.cases} test case(s) to {self.path.stem}.tests.yaml" if self.cases else ""
+        )
+        served = f"\n{self.served}" if self.served else ""
+        p.text(f"{verb} {self.path}{tests}:{served}\n\n{self.text.rstrip()}")
+
     def __repr__(self) -> str:
         verb = "written" if self.written else "dry run"
         lines = len(self.text.splitlines())

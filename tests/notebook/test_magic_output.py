@@ -93,6 +93,7 @@ def test_ipython_runs_a_script_of_magics_and_prints_each(tmp_path: Path) -> None
         "%load_ext nexus_jupyter\n"
         + TOOLS
         + "%tool list --source notebook\n%tool info add\n%tool call add a=2 b=40\n%tool mode allow\n"
+        + "%tools\n%tool try add\n%tool export shout --dry-run\n"
     )
     env = {**os.environ, "IPYTHONDIR": str(tmp_path / "ipython"), "HOME": str(tmp_path)}
     run = subprocess.run(
@@ -109,6 +110,13 @@ def test_ipython_runs_a_script_of_magics_and_prints_each(tmp_path: Path) -> None
     assert "Add two integers." in out  # the card
     assert "42" in out  # the call's result
     assert "mode: allow" in out and "'mode: allow'" not in out
+    # the widgets, and export, say in words what they would show (a new user's trial: the
+    # terminal printed their repr, Catalog(children=(HTML(...)
+    assert "The tool catalog (" in out and "`%tool search QUERY` searches them." in out
+    assert "The form for add needs a notebook front end" in out
+    assert "`%tool call add key=value ...` calls it" in out
+    assert "Would write (dry run) " in out and "def shout(text: str) -> str:" in out
+    assert "children=" not in out and "<ExportResult" not in out
 
 
 def test_credentials_set_without_a_prompt_says_what_to_do(

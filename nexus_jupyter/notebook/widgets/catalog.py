@@ -20,6 +20,7 @@ from ...render.catalog import (
     unserved_text,
 )
 from ...render.tool_tests import stats_line, test_badge, test_status_html
+from .terminal import TerminalText
 
 __all__ = ["Catalog"]
 
@@ -81,8 +82,17 @@ _ROW_STYLE = (
 )
 
 
-class Catalog(W.VBox):
+class Catalog(TerminalText, W.VBox):
     """Every tool of ``registry``: ``search`` box, filter dropdowns, ``rows``, ``details``."""
+
+    def __repr__(self) -> str:
+        """What a terminal (``ipython``) shows instead of the widget: how to list there."""
+        count = len(self.registry.snapshot.entries)
+        return (
+            f"The tool catalog ({count} tools) is interactive: it needs a notebook front end "
+            "(JupyterLab, Notebook, VS Code). Here, `%tool list` lists the tools and "
+            "`%tool search QUERY` searches them."
+        )
 
     def __init__(self, registry: Any, *, query: str = "", history: Any = None) -> None:
         self.registry, self.history = registry, history

@@ -21,13 +21,23 @@ from .form_fields import Field, FieldInputError, build_field, field_at
 from .history_panel import HistoryPanel
 from .result import ResultPane
 from .save_test import TestSaver, refusal_text
+from .terminal import TerminalText
 
 __all__ = ["ToolForm"]
 
 
-class ToolForm(W.VBox):
+class ToolForm(TerminalText, W.VBox):
     """A form for one tool. ``fields`` is the root field (an object field), ``result`` the
     :class:`ResultPane`, ``history_panel`` the calls of this tool."""
+
+    def __repr__(self) -> str:
+        """What a terminal (``ipython``) shows instead of the widget: how to call there."""
+        name = self.tool.spec.name
+        return (
+            f"The form for {name} needs a notebook front end (JupyterLab, Notebook, VS Code). "
+            f"Here, `%tool call {name} key=value ...` calls it and `%tool info {name}` shows "
+            "its parameters."
+        )
 
     def __init__(
         self,
