@@ -170,10 +170,24 @@ def _rollback(ctx: MagicContext, argv: list[str]) -> Any:
         raise NexusError("Give the tool: `%tool rollback NAME [VERSION]`.")
     name, *rest = opts["args"]
     path = resolve_tool_file(name, registry=ctx.registry, tools_dir=opts.get("dir"))
+    existed = path.exists()
     chosen = rollback(path, rest[0] if rest else None, registry=ctx.registry)
-    return _Message(
-        f"Restored {path.name} to version {chosen.number} ({chosen.short}); it is live now."
+    restored = f"version {chosen.number} ({chosen.short})"
+    said = (
+        f"Restored {path.name} to {restored}"
+        if existed
+        else f"{path.name} did not exist: wrote it again as {restored}"
     )
+    entry = ctx.registry.snapshot.entries.get(name)
+    winner = entry.spec if entry is not None else None
+    if winner is not None and winner.origin != str(path) and winner.source_kind != "directory":
+        # the file's tool loads, but another source's tool of that name is what runs
+        return _Message(
+            f"{said}. Its {name} loads, but the {winner.source_kind} tool {name} "
+            f"({winner.source}) takes precedence, so calls of {name} run that one; "
+            f"`%tool remove {name}` lets the file's run."
+        )
+    return _Message(f"{said}; it is live now.")
 
 
 class _Message(str):

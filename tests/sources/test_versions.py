@@ -137,6 +137,20 @@ def test_magic_versions_and_rollback(folder: Path, tmp_path: Path) -> None:
         assert reg.call_sync("add", {"a": 3, "b": 4}).structured == 7
         bad = shell.run_cell("%tool rollback add 99")
         assert "there is no version '99'" in str(bad.error_in_exec)
+        assert str(done.result).endswith("; it is live now.")
+        # a new user's trial: the file deleted and a notebook's add defined since, rollback
+        # wrote the file again without a word, and said it was live though the notebook's ran
+        path.unlink()
+        shell.run_cell(
+            "from nexus_jupyter import tool\n@tool\ndef add(a: int, b: int) -> int:\n"
+            '    """Add, the notebook way."""\n    return a - b\n'
+        )
+        again = shell.run_cell("%tool rollback add 2")
+        said = str(again.result)
+        assert again.error_in_exec is None and path.exists(), said
+        assert said.startswith("add.py did not exist: wrote it again as version 2"), said
+        assert "the notebook tool add (notebook) takes precedence" in said
+        assert "`%tool remove add` lets the file's run" in said
     finally:
         reset_session_registry(None)
 
