@@ -116,8 +116,9 @@ def configure_registry(
             isolation=isolation if settings.isolation == "auto" else settings.isolation,
         )
     if builtins:  # the package's own toolsets come with the built-in ones
-        from .sources.toolsets import configured_toolsets
+        from .sources.toolsets import advertised_toolsets, configured_toolsets
 
+        reg.advertised_toolsets = frozenset(advertised_toolsets())
         for toolset in configured_toolsets(settings.toolsets, base.resolve()):
             reg.add_source(toolset)
     if settings.cli_tools:

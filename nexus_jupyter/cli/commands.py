@@ -9,7 +9,6 @@ import difflib
 import getpass
 import importlib.util
 import json
-import os
 import sys
 import threading
 import time
@@ -224,36 +223,13 @@ def _source_error(error: str | None) -> str | None:
     return without_retry_note(error) if error else error
 
 
-def missing_tools_dir(reg: Any) -> tuple[str, bool] | None:
-    """Why no tool files load: the tools folder does not exist. ``(sentence, chosen)``:
-    ``chosen`` when nex.yaml's ``tools_dir`` or ``NEXUS_TOOLS_DIR`` names it (a broken setting,
-    which hides the tools the user meant), else the default folder, not made yet. ``None``
-    when the folder is there."""
-    from ..core.config.paths import DEFAULT_TOOLS_DIR, resolve_tools_dir
+def _missing_tools_dir(reg: Any) -> tuple[str, bool, Path] | None:
+    """:func:`~nexus_jupyter.core.config.paths.tools_dir_problem` of ``reg``'s project."""
+    from ..core.config.paths import tools_dir_problem
 
     settings = reg.settings
     configured = getattr(settings, "tools_dir", None) if settings is not None else None
-    root = getattr(reg, "root", None) or Path.cwd()
-    folder = resolve_tools_dir(root, configured)
-    if folder.is_dir():
-        return None
-    if os.environ.get("NEXUS_TOOLS_DIR"):
-        return (
-            f"the tools folder {folder} (NEXUS_TOOLS_DIR) does not exist, so no tool files are "
-            "loaded from it. Create it, or set NEXUS_TOOLS_DIR to your tools folder.",
-            True,
-        )
-    if configured and Path(configured) != Path(DEFAULT_TOOLS_DIR):
-        return (
-            f"the tools folder {folder} (tools_dir in nex.yaml) does not exist, so no tool "
-            "files are loaded from it. Create it, or point tools_dir at your tools folder.",
-            True,
-        )
-    return (
-        f"no tools folder yet: tool files saved in {folder} load as tools "
-        "(`%tool export` in a notebook creates it).",
-        False,
-    )
+    return tools_dir_problem(getattr(reg, "root", None) or Path.cwd(), configured)
 
 
 def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
@@ -264,11 +240,12 @@ def _report_broken_sources(reg: Any, wanted: str | None, wait: float) -> int:
     code = 0
     from ..core.toolsets.overview import settings_problems
 
-    missing = missing_tools_dir(reg)
-    if missing is not None and missing[1]:
-        print(f"nexus-tools: warning: {missing[0]}", file=sys.stderr)
-    for problem in settings_problems(reg):
-        print(f"nexus-tools: warning: {problem}", file=sys.stderr)
+    if wanted is None or wanted in ("directory", "toolset"):  # (not when another is asked)
+        missing = _missing_tools_dir(reg)
+        if missing is not None and missing[1]:
+            print(f"nexus-tools: warning: {missing[0]}", file=sys.stderr)
+        for problem in settings_problems(reg):
+            print(f"nexus-tools: warning: {problem}", file=sys.stderr)
     for state in reg.sources():
         details = state.details if isinstance(state.details, dict) else {}
         for name, why in dict(details.get("cannot_run") or {}).items():
@@ -307,6 +284,7 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
             "summary": h.spec.summary,
             "matched": list(h.matched),
             "status": entries[h.name].status if h.name in entries else "ok",
+            "reason": entries[h.name].reason if h.name in entries else None,
         }
         for h in found.hits[: args.limit]
     ]
@@ -463,12 +441,13 @@ def cmd_check(reg: Any, args: argparse.Namespace) -> int:
         "config_files": list(reg.settings.files) if reg.settings is not None else [],
         "notes": _tool_notes(reg) + settings_problems(reg),
     }
-    missing = missing_tools_dir(reg)
+    missing = _missing_tools_dir(reg)
     if missing is not None:
-        said, chosen = missing
+        said, chosen, _folder = missing
         if chosen:  # the folder the settings name: its tools are missing
             sources.append(
-                {"name": "directory", "kind": "directory", "status": "error", "error": said}
+                {"name": f"directory:{missing[2]}", "kind": "directory", "status": "error"}
+                | {"error": said}
                 | {"tools": 0, "details": {"exists": False}}
             )
         else:

@@ -182,10 +182,15 @@ def _rollback(ctx: MagicContext, argv: list[str]) -> Any:
     winner = entry.spec if entry is not None else None
     if winner is not None and winner.origin != str(path) and winner.source_kind != "directory":
         # the file's tool loads, but another source's tool of that name is what runs
+        way = (
+            f"`%tool remove {name}` lets the file's run"
+            if winner.source_kind == "notebook"
+            else f"rename the file's tool to run it (or, for a built-in {name}, list it in "
+            "allow_overrides in nex.yaml)"
+        )
         return _Message(
             f"{said}. Its {name} loads, but the {winner.source_kind} tool {name} "
-            f"({winner.source}) takes precedence, so calls of {name} run that one; "
-            f"`%tool remove {name}` lets the file's run."
+            f"({winner.source}) takes precedence, so calls of {name} run that one; {way}."
         )
     return _Message(f"{said}; it is live now.")
 

@@ -490,7 +490,7 @@ async def serve_stdio(registry: Any, *, defer: bool = False, first_list_wait: fl
     connecting when serving begins (:mod:`.list_gate`)."""
     from mcp.server.stdio import stdio_server
 
-    from .stdin_lines import claimed_stdin
+    from .stdin_lines import EOF_ANSWER_WAIT_S, claimed_stdin
 
     app = RegistryServer(registry, defer=defer, granted_only=True, first_list_wait=first_list_wait)
     app.attach()
@@ -499,7 +499,9 @@ async def serve_stdio(registry: Any, *, defer: bool = False, first_list_wait: fl
         with claimed_stdin() as stdin:
             async with stdio_server(stdin=stdin) as (read, write):
                 # a malformed line gets its error; the end of input waits for the answers
-                answered, written = stdin.answering(read, write)
+                # (a first tools/list may wait first_list_wait for MCP servers: so may the end)
+                wait = max(EOF_ANSWER_WAIT_S, first_list_wait + 0.5)
+                answered, written = stdin.answering(read, write, eof_wait=wait)
                 await app.server.run(answered, written, app.server.create_initialization_options())
     finally:
         app.detach()

@@ -16,8 +16,9 @@ which hands the server one item per line, in order: a message, or the exception 
 failed raised. :meth:`StdinLines.answering` wraps what the server reads, and only for such
 an exception looks at its line again (:func:`malformed`) to word the answer.
 
-The end of input is passed on only once every request read before it was answered (or
-:data:`EOF_ANSWER_WAIT_S` went by): ``printf '...' | nexus-tools serve`` gets an answer to each
+The end of input is passed on only once every request read before it was answered or
+cancelled (or :data:`EOF_ANSWER_WAIT_S` went by, longer when ``serve`` lets the first
+``tools/list`` wait longer for its MCP servers): ``printf '...' | nexus-tools serve`` gets an answer to each
 of its requests, not "Connection closed", and a client that closes stdin right after its last
 request still reads the answer on stdout.
 """
@@ -28,7 +29,7 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from typing import Any, Self
 
@@ -116,13 +117,16 @@ class StdinLines:
         #: line, which the SDK's reader may take before :meth:`answering` is called
         self._handed: deque[str] = deque()
 
-    def answering(self, read_stream: Any, write_stream: Any) -> tuple[AnsweredReads, TrackedWrites]:
+    def answering(
+        self, read_stream: Any, write_stream: Any, *, eof_wait: float = EOF_ANSWER_WAIT_S
+    ) -> tuple[AnsweredReads, TrackedWrites]:
         """``read_stream`` and ``write_stream`` (the SDK transport's, fed from and writing
         to stdio) as the server is to use them: a malformed line is answered on
         ``write_stream`` instead of passed on, and the end of input waits for the answers to
-        the requests read before it (see the module docstring)."""
+        the requests read before it, for at most ``eof_wait`` s (see the module docstring)."""
         writes = TrackedWrites(write_stream)
-        return AnsweredReads(read_stream, write_stream, self._handed, writes), writes
+        reads = AnsweredReads(read_stream, write_stream, self._handed, writes, eof_wait)
+        return reads, writes
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
         def put(item: str | None) -> None:
@@ -182,12 +186,18 @@ class AnsweredReads(_Wrapped):
     malformed lines, which get their JSON-RPC error answer (see the module's docstring)."""
 
     def __init__(
-        self, inner: Any, answers: Any, handed: deque[str], writes: TrackedWrites | None = None
+        self,
+        inner: Any,
+        answers: Any,
+        handed: deque[str],
+        writes: TrackedWrites | None = None,
+        eof_wait: float = EOF_ANSWER_WAIT_S,
     ) -> None:
         self._inner = inner
         self._answers = answers
         self._handed = handed
         self._writes = writes
+        self._eof_wait = eof_wait
 
     @property
     def last_context(self) -> Any:
@@ -202,7 +212,7 @@ class AnsweredReads(_Wrapped):
                 item = await self._inner.receive()
             except anyio.EndOfStream:
                 if self._writes is not None:
-                    await self._writes.all_answered(EOF_ANSWER_WAIT_S)
+                    await self._writes.all_answered(self._eof_wait)
                 raise
             line = self._handed.popleft() if self._handed else None
             if not isinstance(item, Exception):
@@ -231,20 +241,38 @@ class AnsweredReads(_Wrapped):
 
 
 class TrackedWrites(_Wrapped):
-    """The server's write stream, noting which of the requests read were answered."""
+    """The server's write stream, noting which of the requests read were answered (a
+    request its client cancelled is never answered: it no longer counts)."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self._open: set[Any] = set()  # ids of requests read and not answered yet
+        self._open: Counter[Any] = Counter()  # ids of requests read and not answered yet
         self._changed = asyncio.Event()
 
     def asked(self, item: Any) -> None:
-        """``item`` (a message the server is about to read) is a request to answer."""
+        """``item`` is a message the server is about to read: a request to answer, or the
+        cancel of one."""
         import mcp_types
+        from mcp.shared.dispatcher import coerce_request_id
+        from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 
         message = getattr(item, "message", None)
         if isinstance(message, mcp_types.JSONRPCRequest):
-            self._open.add(message.id)
+            self._open[coerce_request_id(message.id)] += 1
+        elif (
+            isinstance(message, mcp_types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+        ):
+            cancelled = cancelled_request_id_from_params(message.params)
+            if cancelled is not None:
+                self._settled(coerce_request_id(cancelled))
+
+    def _settled(self, request_id: Any) -> None:
+        if self._open[request_id] > 1:
+            self._open[request_id] -= 1
+        else:
+            self._open.pop(request_id, None)
+        self._changed.set()
 
     async def all_answered(self, timeout: float) -> None:
         """Return once every request read was answered, or after ``timeout`` s."""
@@ -257,12 +285,14 @@ class TrackedWrites(_Wrapped):
 
     async def send(self, item: Any) -> None:
         import mcp_types
+        from mcp.shared.dispatcher import coerce_request_id
 
         message = getattr(item, "message", None)
         await self._inner.send(item)
-        if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
-            self._open.discard(message.id)
-            self._changed.set()
+        if not isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+            return
+        if message.id is not None:  # (an error answered to a line with no id)
+            self._settled(coerce_request_id(message.id))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

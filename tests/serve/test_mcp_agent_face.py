@@ -11,6 +11,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -298,3 +299,38 @@ def test_requests_piped_in_are_all_answered_before_serve_ends_at_the_end_of_inpu
     assert "slow" in {t["name"] for t in answers[3]["result"]["tools"]}
     assert answers[4]["result"]["isError"] is True  # timed out after its 0.5 s: still said
     assert answers[5]["result"]["structuredContent"] == {"result": 2}, answers[5]
+
+
+def test_a_request_cancelled_before_the_end_of_input_holds_nothing_up(tmp_path: Path) -> None:
+    """A review finding: the SDK never answers a request its client cancelled, and the SDK's
+    client cancels what it abandons before it closes stdin; the end must not wait for it."""
+    project = make_project(tmp_path)
+    (project / "tools" / "nap.py").write_text(
+        "import time\nfrom nexus_jupyter import tool\n\n\n@tool\ndef nap() -> str:\n"
+        '    """Sleep a while."""\n    time.sleep(20)\n    return "rested"\n'
+    )
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    requests = [
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {**init, "clientInfo": {"name": "t", "version": "1"}},
+        },
+        {"method": "notifications/initialized"},
+        {"id": 2, "method": "tools/call", "params": {"name": "nap", "arguments": {}}},
+        {"method": "notifications/cancelled", "params": {"requestId": 2, "reason": "gone"}},
+    ]
+    piped = "".join(json.dumps({"jsonrpc": "2.0", **r}) + "\n" for r in requests)
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--dir", "tools"],
+        input=piped,
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=60,
+    )
+    took = time.monotonic() - began
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1], done.stdout
+    assert took < 15.0, f"serve took {took:.1f} s to end"  # not the nap's 20 s

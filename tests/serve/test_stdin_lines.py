@@ -112,3 +112,43 @@ async def test_a_line_the_sdk_read_before_answering_began_is_answered(tmp_path: 
     assert all(isinstance(item, SessionMessage) for item in received), received
     assert [getattr(i.message, "id", None) for i in received] == [1, None]
     assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32700), (4, -32600)]
+
+
+async def test_the_end_of_input_waits_for_open_requests_only() -> None:
+    """Answered, cancelled (never answered: the SDK's rule) and repeated ids; "7" and 7 are
+    one id to the SDK."""
+    import mcp_types
+
+    from nexus_jupyter.serve.stdin_lines import TrackedWrites
+
+    sent: list[Any] = []
+
+    class Sink:
+        async def send(self, item: Any) -> None:
+            sent.append(item)
+
+    writes = TrackedWrites(Sink())
+
+    def request(rid: Any) -> SessionMessage:
+        return SessionMessage(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=rid, method="ping"))
+
+    def answer(rid: Any) -> SessionMessage:
+        return SessionMessage(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=rid, result={}))
+
+    cancel = mcp_types.JSONRPCNotification(
+        jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 2}
+    )
+    for rid in (1, 2, 3, 3):
+        writes.asked(request(rid))
+    writes.asked(SessionMessage(cancel))  # 2 is settled without an answer
+    await writes.send(answer(1))
+    await writes.send(answer(3))  # one of the two 3s
+    with anyio.fail_after(5):
+        began = anyio.current_time()
+        await writes.all_answered(0.3)  # 3 is still open once: it waits it out
+        assert anyio.current_time() - began >= 0.25
+        await writes.send(answer("3"))
+        began = anyio.current_time()
+        await writes.all_answered(3.0)  # nothing open: at once
+        assert anyio.current_time() - began < 0.1
+    assert len(sent) == 3

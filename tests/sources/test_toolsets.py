@@ -272,3 +272,24 @@ def test_a_librarys_adapter_is_imported_only_when_one_of_its_tools_is_met(tmp_pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_switching_off_an_advertised_toolset_is_fine_and_a_misspelt_switch_is_said(
+    tmp_path: Path,
+) -> None:
+    """A review finding: `web3: {enabled: false}` for a toolset an installed package
+    advertises read as a misspelt 'web' (disabled advertised toolsets are never loaded)."""
+    from nexus_jupyter.core.toolsets.overview import settings_problems
+
+    (tmp_path / "nex.yaml").write_text(
+        "toolsets: {web3: {enabled: false}, webb: {enabled: false}}\n"
+    )
+    reg = Registry.default(root=tmp_path, watch=False, mcp=False, search="keyword")
+    try:
+        reg.advertised_toolsets = frozenset({"web3"})  # what an installed package gives
+        assert settings_problems(reg) == [
+            "toolsets.webb: No toolset 'webb' to switch off: it is not built in, and no "
+            "installed package advertises it. Did you mean 'web'? ('web' is still on.)"
+        ]
+    finally:
+        reg.close()

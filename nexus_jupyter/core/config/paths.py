@@ -23,6 +23,7 @@ __all__ = [
     "resolve_tools_dir",
     "server_root",
     "server_tools_dirs",
+    "tools_dir_problem",
     "workspace_root",
 ]
 
@@ -41,6 +42,35 @@ def resolve_tools_dir(root: str | Path | None = None, configured: str | None = N
     chosen = os.environ.get("NEXUS_TOOLS_DIR") or configured or DEFAULT_TOOLS_DIR
     path = Path(chosen).expanduser()
     return path if path.is_absolute() else base / path
+
+
+def tools_dir_problem(
+    root: str | Path | None = None, configured: str | None = None
+) -> tuple[str, bool, Path] | None:
+    """Why no tool files load because the tools folder (:func:`resolve_tools_dir`) does not
+    exist: ``(sentence, chosen, folder)``, ``chosen`` when ``NEXUS_TOOLS_DIR`` or nex.yaml's
+    ``tools_dir`` names it (a broken setting, which hides the tools meant), else the default
+    folder, not made yet. ``None`` when the folder is there."""
+    folder = resolve_tools_dir(root, configured)
+    if folder.is_dir():
+        return None
+    if os.environ.get("NEXUS_TOOLS_DIR"):
+        said = (
+            f"the tools folder {folder} (NEXUS_TOOLS_DIR) does not exist, so no tool files are "
+            "loaded from it. Create it, or set NEXUS_TOOLS_DIR to your tools folder."
+        )
+        return said, True, folder
+    if configured and Path(configured) != Path(DEFAULT_TOOLS_DIR):
+        said = (
+            f"the tools folder {folder} (tools_dir in nex.yaml) does not exist, so no tool "
+            "files are loaded from it. Create it, or point tools_dir at your tools folder."
+        )
+        return said, True, folder
+    said = (
+        f"no tools folder yet: tool files saved in {folder} load as tools "
+        "(`%tool export` in a notebook creates it)."
+    )
+    return said, False, folder
 
 
 def find_project_file(start: str | Path, stop: str | Path | None = None) -> Path | None:

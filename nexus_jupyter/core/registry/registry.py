@@ -89,6 +89,9 @@ class Registry(RegistryWriter):
         self._calls = CallPipeline(self)
         self._settings: Any = None
         self.root: Path | None = None  # the project root, when built by Registry.default
+        #: the toolsets installed packages advertise (``Registry.default`` fills it in): a
+        #: setting that switches one of them off names a real toolset, though none loads
+        self.advertised_toolsets: frozenset[str] = frozenset()
         # (entry, request, approved) -> installed?; set when nex.yaml says auto_install
         self.auto_installer: Callable[[Any, Any, bool], bool] | None = None
         self._bg: BackgroundLoop | None = None

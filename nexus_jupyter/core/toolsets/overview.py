@@ -25,6 +25,7 @@ def toolset_rows(registry: Any) -> list[dict[str, Any]]:
     loaded = [s for s in registry.sources() if s.name.startswith("toolset:")]
     errors = {state.name.partition(":")[2]: state.error for state in loaded}
     references = {s.name.partition(":")[2]: getattr(s.source, "reference", None) for s in loaded}
+    advertised: frozenset[str] = getattr(registry, "advertised_toolsets", frozenset())
     names = set(tools) | set(configured) | set(errors) | set(BUILTIN_TOOLSETS)
     rows = []
     for name in sorted(names):
@@ -47,7 +48,13 @@ def toolset_rows(registry: Any) -> list[dict[str, Any]]:
                 or ("ask" if external else "by permission"),
                 "ceiling": entry.permission,
                 "error": errors.get(name)
-                or _settings_problem(name, entry, tools.get(name, []), name in references, names),
+                or _settings_problem(
+                    name,
+                    entry,
+                    tools.get(name, []),
+                    name in references or name in advertised,
+                    names,
+                ),
             }
         )
     return rows
@@ -75,8 +82,9 @@ def _settings_problem(
     """What is wrong with ``toolsets.<name>`` in nex.yaml that would otherwise go unnoticed:
     a toolset that exists nowhere (a misspelt name), or a tool name in ``tools:`` or in the
     approval map that no tool of the toolset has (a misspelt ``blocked`` entry blocks
-    nothing). A switched-off toolset is never loaded, so nothing can be said of it: an
-    installed package's toolset turned off is as fine as a misspelt name turned off."""
+    nothing). ``loaded``: a package advertises it or it loaded. A switched-off toolset is
+    never loaded, so only its name can be checked: one no package advertises, one slip from
+    a built-in toolset's name, is a misspelt switch."""
     if not entry.enabled:
         # an installed package's toolset switched off is fine; a name one slip from a
         # built-in one is a misspelt switch that leaves the one meant on
