@@ -270,27 +270,12 @@ def test_requests_piped_in_are_all_answered_before_serve_ends_at_the_end_of_inpu
     cancel what was still being answered ("Connection closed"), or leave a request with no
     answer at all. Each request read before the end gets its answer."""
     project = make_project(tmp_path)
-    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
-    requests = [
-        {
-            "id": 1,
-            "method": "initialize",
-            "params": {**init, "clientInfo": {**init["clientInfo"], "version": "1"}},
-        },
-        {"method": "notifications/initialized"},
+    done = _piped_into_serve(
+        project,
         {"id": 2, "method": "tools/call", "params": {"name": "nosuch", "arguments": {}}},
         {"id": 3, "method": "tools/list"},
         {"id": 4, "method": "tools/call", "params": {"name": "slow", "arguments": {}}},
         {"id": 5, "method": "tools/call", "params": {"name": "noisy", "arguments": {"n": 5}}},
-    ]
-    piped = "".join(json.dumps({"jsonrpc": "2.0", **r}) + "\n" for r in requests)
-    done = subprocess.run(
-        [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--dir", "tools"],
-        input=piped,
-        capture_output=True,
-        text=True,
-        cwd=project,
-        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
@@ -309,20 +294,35 @@ def test_a_request_cancelled_before_the_end_of_input_holds_nothing_up(tmp_path: 
         "import time\nfrom nexus_jupyter import tool\n\n\n@tool\ndef nap() -> str:\n"
         '    """Sleep a while."""\n    time.sleep(20)\n    return "rested"\n'
     )
-    init = {"protocolVersion": "2025-06-18", "capabilities": {}}
-    requests = [
+    began = time.monotonic()
+    done = _piped_into_serve(
+        project,
+        {"id": 2, "method": "tools/call", "params": {"name": "nap", "arguments": {}}},
+        {"method": "notifications/cancelled", "params": {"requestId": 2, "reason": "gone"}},
+    )
+    took = time.monotonic() - began
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1], done.stdout
+    assert took < 15.0, f"serve took {took:.1f} s to end"  # not the nap's 20 s
+
+
+def _piped_into_serve(project: Path, *requests: dict[str, Any]) -> Any:
+    """``printf ... | serve`` of ``project``'s tools: initialize, initialized, ``requests``,
+    then the end of input; the finished process."""
+    opening = [
         {
             "id": 1,
             "method": "initialize",
-            "params": {**init, "clientInfo": {"name": "t", "version": "1"}},
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
         },
         {"method": "notifications/initialized"},
-        {"id": 2, "method": "tools/call", "params": {"name": "nap", "arguments": {}}},
-        {"method": "notifications/cancelled", "params": {"requestId": 2, "reason": "gone"}},
     ]
-    piped = "".join(json.dumps({"jsonrpc": "2.0", **r}) + "\n" for r in requests)
-    began = time.monotonic()
-    done = subprocess.run(
+    piped = "".join(json.dumps({"jsonrpc": "2.0", **r}) + "\n" for r in [*opening, *requests])
+    return subprocess.run(
         [sys.executable, "-m", "nexus_jupyter.serve.cli_serve", "--dir", "tools"],
         input=piped,
         capture_output=True,
@@ -330,7 +330,3 @@ def test_a_request_cancelled_before_the_end_of_input_holds_nothing_up(tmp_path: 
         cwd=project,
         timeout=60,
     )
-    took = time.monotonic() - began
-    assert done.returncode == 0, done.stderr
-    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1], done.stdout
-    assert took < 15.0, f"serve took {took:.1f} s to end"  # not the nap's 20 s
