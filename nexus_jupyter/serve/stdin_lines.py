@@ -18,9 +18,9 @@ an exception looks at its line again (:func:`malformed`) to word the answer.
 
 The end of input is passed on only once every request read before it was answered or
 cancelled (or :data:`EOF_ANSWER_WAIT_S` went by, longer when ``serve`` lets the first
-``tools/list`` wait longer for its MCP servers): ``printf '...' | nexus-tools serve`` gets an answer to each
-of its requests, not "Connection closed", and a client that closes stdin right after its last
-request still reads the answer on stdout.
+``tools/list`` wait longer for its MCP servers): ``printf '...' | nexus-tools serve`` gets
+an answer to each of its requests, not "Connection closed", and a client that closes stdin
+right after its last request still reads the answer on stdout.
 """
 
 from __future__ import annotations
