@@ -283,15 +283,15 @@ def cmd_search(reg: Any, args: argparse.Namespace) -> int:
             "score": round(h.score, 4),
             "summary": h.spec.summary,
             "matched": list(h.matched),
-            "status": entries[h.name].status if h.name in entries else "ok",
-            "reason": entries[h.name].reason if h.name in entries else None,
+            "status": entry.status if entry is not None else "ok",
+            "reason": entry.reason if entry is not None else None,
         }
         for h in found.hits[: args.limit]
+        for entry in [entries.get(h.name)]
     ]
     for row in rows:  # a hit that cannot run now says so, as `list` does
-        entry = entries.get(row["name"])
-        if not args.json and entry is not None and entry.status != "ok":
-            row["summary"] = f"[{entry.status}: {entry.reason}] {row['summary']}"
+        if not args.json and row["status"] != "ok":
+            row["summary"] = f"[{row['status']}: {row['reason']}] {row['summary']}"
     unserved = list(found.unserved)
     # the notes go to stderr, with --json too: the JSON rows on stdout stay a plain list
     if found.respelled:
